@@ -1,0 +1,158 @@
+"""Argument checks shared by every layer.
+
+Each check raises ``ValueError`` whose message starts with the name of the
+offending argument, so that the explorer can show it verbatim and tests can
+match it exactly.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_points",
+    "check_triplets",
+    "check_random_state",
+    "check_int",
+    "check_float",
+    "index_dtype",
+]
+
+
+def index_dtype(n_items: int) -> np.dtype:
+    """The smallest of int32/int64 that holds indices below ``n_items``."""
+    return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``Generator``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
+        return np.random.default_rng(random_state)
+    raise ValueError(
+        f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Validate an integer argument (bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_float(
+    value, name: str, *, minimum: float | None = None, maximum: float | None = None,
+    strict_minimum: bool = False,
+) -> float:
+    """Validate a finite real argument."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if minimum is not None:
+        if strict_minimum and value <= minimum:
+            raise ValueError(f"{name} must be > {minimum}, got {value}")
+        if not strict_minimum and value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_points(X, name: str = "X", *, min_points: int = 1) -> np.ndarray:
+    """A finite float64 array of shape (n, d)."""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array of shape (n_points, n_dims): {exc}") from None
+    if arr.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-D of shape (n_points, n_dims), got 1-D with {arr.shape[0]} values; "
+            "use X.reshape(-1, 1) for one-dimensional points"
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_points, n_dims), got shape {arr.shape}")
+    if arr.shape[0] < min_points:
+        raise ValueError(f"{name} must have at least {min_points} points, got {arr.shape[0]}")
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row = int(np.argwhere(bad)[0, 0])
+        kind = "NaN" if np.isnan(arr[bad]).any() else "infinite"
+        raise ValueError(f"{name} contains {kind} values (first at row {row})")
+    return np.ascontiguousarray(arr)
+
+
+def check_triplets(triplets, n_items: int | None = None, name: str = "triplets") -> tuple[np.ndarray, int]:
+    """Validate list-order triplets and return ``(triplets, n_items)``.
+
+    Parameters
+    ----------
+    triplets : array-like of shape (m, 3)
+        Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+    n_items : int, optional
+        Number of items; inferred as ``max index + 1`` when omitted.
+
+    Returns
+    -------
+    triplets : ndarray of shape (m, 3), C-contiguous, int32 or int64
+    n_items : int
+    """
+    arr = np.asarray(triplets)
+    if arr.dtype == object:
+        raise ValueError(f"{name} must be an integer array of shape (m, 3), got objects")
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (m, 3), got {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: at least one triplet is needed")
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or infinite values")
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must hold integer item indices, got non-integer values")
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must hold integer item indices, got dtype {arr.dtype}")
+    lo = arr.min()
+    if lo < 0:
+        row = int(np.argwhere(arr < 0)[0, 0])
+        raise ValueError(f"{name} contains a negative index ({int(lo)}) at row {row}")
+    hi = int(arr.max())
+    if n_items is None:
+        n_items = hi + 1
+    else:
+        n_items = check_int(n_items, "n_items", minimum=3)
+        if hi >= n_items:
+            row = int(np.argwhere(arr >= n_items)[0, 0])
+            raise ValueError(
+                f"{name} index {hi} is out of range for n_items={n_items} (first at row {row})"
+            )
+    if n_items < 3:
+        raise ValueError(f"n_items must be >= 3, got {n_items}")
+    out = np.ascontiguousarray(arr, dtype=index_dtype(n_items))
+    rep = (out[:, 0] == out[:, 1]) | (out[:, 0] == out[:, 2]) | (out[:, 1] == out[:, 2])
+    if rep.any():
+        row = int(np.argmax(rep))
+        raise ValueError(
+            f"{name} row {row} repeats an item: {tuple(int(v) for v in out[row])}; "
+            "a triplet needs three distinct items"
+        )
+    return out, n_items

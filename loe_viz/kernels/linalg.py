@@ -1,0 +1,117 @@
+"""Numba kernels for the landmark block: EDM projection (Dykstra) and LMDS triangulation."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(nogil=True, cache=True)
+def _project_hollow(X, out):
+    """Nearest symmetric matrix with zero diagonal."""
+    l = X.shape[0]
+    for i in range(l):
+        out[i, i] = 0.0
+        for j in range(i + 1, l):
+            v = 0.5 * (X[i, j] + X[j, i])
+            out[i, j] = v
+            out[j, i] = v
+
+
+@njit(nogil=True, cache=True)
+def _project_cone(X, V, out):
+    """Nearest matrix with ``V X V`` negative semidefinite: subtract the positive part of ``V X V``."""
+    B = V @ X @ V
+    B = 0.5 * (B + B.T)
+    vals, vecs = np.linalg.eigh(B)
+    l = X.shape[0]
+    for i in range(l):
+        for j in range(l):
+            out[i, j] = X[i, j]
+    for k in range(l):
+        if vals[k] > 0.0:
+            for i in range(l):
+                for j in range(l):
+                    out[i, j] -= vals[k] * vecs[i, k] * vecs[j, k]
+
+
+@njit(nogil=True, cache=True)
+def dykstra_edm(W, max_iter, tol, residuals):
+    """Project ``W`` onto the cone of Euclidean distance matrices by Dykstra's algorithm.
+
+    Alternates the projection onto symmetric hollow matrices (a subspace: no
+    correction needed) with the projection onto ``{X : V X V <= 0}`` (a convex
+    cone: Dykstra's correction applied). Stops when
+    ``||Y - X||_inf / ||Y||_inf <= tol``.
+
+    Parameters
+    ----------
+    W : float64 (l, l)
+    max_iter : int
+    tol : float
+    residuals : float64 (max_iter,)
+        Written with the relative change of each iteration.
+
+    Returns
+    -------
+    E : float64 (l, l)
+        The projection (symmetric, hollow, conditionally negative definite).
+    n_iter : int
+    """
+    l = W.shape[0]
+    V = np.eye(l) - np.ones((l, l)) / l
+    X = np.empty((l, l))
+    Y = np.empty((l, l))
+    P = np.zeros((l, l))  # Dykstra correction of the cone step
+    T = np.empty((l, l))
+    _project_hollow(W, X)
+    it = 0
+    for it in range(1, max_iter + 1):
+        for i in range(l):
+            for j in range(l):
+                T[i, j] = X[i, j] + P[i, j]
+        _project_cone(T, V, Y)
+        for i in range(l):
+            for j in range(l):
+                P[i, j] = T[i, j] - Y[i, j]
+        X_new = np.empty((l, l))
+        _project_hollow(Y, X_new)
+        num = 0.0
+        den = 0.0
+        for i in range(l):
+            for j in range(l):
+                diff = abs(Y[i, j] - X_new[i, j])
+                if diff > num:
+                    num = diff
+                if abs(Y[i, j]) > den:
+                    den = abs(Y[i, j])
+        X = X_new
+        r = num / den if den > 0 else 0.0
+        residuals[it - 1] = r
+        if r <= tol:
+            break
+    return X, it
+
+
+@njit(nogil=True, cache=True)
+def triangulate(F, mu, Lsharp, out):
+    """Landmark MDS placement: ``out[a] = -1/2 * Lsharp @ (F[a] - mu)`` for every row ``a``.
+
+    Parameters
+    ----------
+    F : float64 (n, l)
+        Estimated squared distances from each item to each landmark.
+    mu : float64 (l,)
+        Column means of the landmark distance matrix.
+    Lsharp : float64 (d, l)
+        ``Lambda^(-1/2) Q^T`` of the top eigenpairs.
+    out : float64 (n, d)
+    """
+    n, l = F.shape
+    d = Lsharp.shape[0]
+    for a in range(n):
+        for c in range(d):
+            s = 0.0
+            for k in range(l):
+                s += Lsharp[c, k] * (F[a, k] - mu[k])
+            out[a, c] = -0.5 * s

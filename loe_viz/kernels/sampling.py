@@ -1,0 +1,149 @@
+"""Numba kernels that draw and answer triplet queries.
+
+Randomness comes from a counter-based SplitMix64 stream whose 64-bit seed is an
+argument, so every kernel is a pure function of its inputs: the same seed gives
+the same comparisons on any thread, process or machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_INV53 = 1.0 / 9007199254740992.0  # 2 ** -53
+
+
+@njit(nogil=True, cache=True, inline="always")
+def splitmix64(state):
+    """Advance a SplitMix64 state; return ``(new_state, 64 random bits)``."""
+    state = state + _GOLDEN
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return state, z ^ (z >> np.uint64(31))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def uniform01(state):
+    """A double in [0, 1) and the advanced state."""
+    state, z = splitmix64(state)
+    return state, np.float64(z >> np.uint64(11)) * _INV53
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _sqdist(X, a, b):
+    s = 0.0
+    for t in range(X.shape[1]):
+        diff = X[a, t] - X[b, t]
+        s += diff * diff
+    return s
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _answer(X, i, j, k, temperature, state):
+    """Return (closer, farther, state) for the query "is j or k closer to i?"."""
+    dij = _sqdist(X, i, j)
+    dik = _sqdist(X, i, k)
+    state, u = uniform01(state)
+    if temperature > 0.0:
+        # P(j is closer) = sigmoid((D_ik - D_ij) / T)
+        z = (dik - dij) / temperature
+        if z >= 0:
+            p = 1.0 / (1.0 + np.exp(-z))
+        else:
+            e = np.exp(z)
+            p = e / (1.0 + e)
+        j_closer = u < p
+    elif dij == dik:
+        j_closer = u < 0.5
+    else:
+        j_closer = dij < dik
+    if j_closer:
+        return j, k, state
+    return k, j, state
+
+
+@njit(nogil=True, cache=True)
+def landmark_comparisons(X, head, m, temperature, seed, near, far):
+    """Draw ``m`` answered comparisons headed by ``head`` into ``near``/``far``.
+
+    Each comparison is a uniformly random pair of distinct items other than
+    ``head`` (pairs may repeat), answered under the BTL model with the given
+    temperature (0 = noiseless).
+
+    Parameters
+    ----------
+    X : float64 (n, d)
+    head : int
+    m : int
+    temperature : float
+    seed : uint64
+    near, far : int arrays of length >= m, written in place.
+    """
+    n = X.shape[0]
+    state = np.uint64(seed)
+    for t in range(m):
+        state, z = splitmix64(state)
+        j = np.int64(z % np.uint64(n - 1))
+        state, z = splitmix64(state)
+        k = np.int64(z % np.uint64(n - 2))
+        # map j into [0, n) \ {head}, then k into [0, n) \ {head, j}
+        if j >= head:
+            j += 1
+        lo = head if head < j else j
+        hi = j if head < j else head
+        if k >= lo:
+            k += 1
+        if k >= hi:
+            k += 1
+        a, b, state = _answer(X, head, j, k, temperature, state)
+        near[t] = a
+        far[t] = b
+
+
+@njit(nogil=True, cache=True)
+def uniform_triplets(X, m, temperature, seed, out):
+    """Draw ``m`` answered triplets with uniformly random distinct (i, j, k).
+
+    Rows of ``out`` (shape (m, 3)) are written in list-order.
+    """
+    n = X.shape[0]
+    state = np.uint64(seed)
+    for t in range(m):
+        state, z = splitmix64(state)
+        i = np.int64(z % np.uint64(n))
+        state, z = splitmix64(state)
+        j = np.int64(z % np.uint64(n - 1))
+        state, z = splitmix64(state)
+        k = np.int64(z % np.uint64(n - 2))
+        if j >= i:
+            j += 1
+        lo = i if i < j else j
+        hi = j if i < j else i
+        if k >= lo:
+            k += 1
+        if k >= hi:
+            k += 1
+        a, b, state = _answer(X, i, j, k, temperature, state)
+        out[t, 0] = i
+        out[t, 1] = a
+        out[t, 2] = b
+
+
+@njit(nogil=True, cache=True)
+def triplet_agreement(Z, triplets):
+    """Fraction of list-order ``triplets`` that the embedding ``Z`` satisfies (ties count half)."""
+    m = triplets.shape[0]
+    good = 0.0
+    for t in range(m):
+        i = triplets[t, 0]
+        dij = _sqdist(Z, i, triplets[t, 1])
+        dik = _sqdist(Z, i, triplets[t, 2])
+        if dij < dik:
+            good += 1.0
+        elif dij == dik:
+            good += 0.5
+    return good / m

@@ -1,0 +1,136 @@
+"""Quality of an embedding against ground truth, or against triplets."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_int, check_points, check_random_state, check_triplets, index_dtype
+from .kernels import sampling
+
+__all__ = ["procrustes_error", "align", "triplet_error", "triplet_accuracy"]
+
+
+def _check_pair(X, Z):
+    X = check_points(X, "X")
+    Z = check_points(Z, "Z")
+    if X.shape[0] != Z.shape[0]:
+        raise ValueError(f"Z must have as many rows as X ({X.shape[0]}), got {Z.shape[0]}")
+    d = max(X.shape[1], Z.shape[1])
+    # compare in the larger dimension: pad the smaller with zero columns
+    if X.shape[1] < d:
+        X = np.hstack([X, np.zeros((X.shape[0], d - X.shape[1]))])
+    if Z.shape[1] < d:
+        Z = np.hstack([Z, np.zeros((Z.shape[0], d - Z.shape[1]))])
+    return X, Z
+
+
+def _standardise(A):
+    A = A - A.mean(axis=0)
+    norm = np.linalg.norm(A)
+    if norm == 0:
+        raise ValueError("X and Z must each contain more than one distinct point")
+    return A / norm
+
+
+def align(X, Z):
+    """Move ``Z`` onto ``X`` by the best translation, rotation/reflection and scaling.
+
+    Parameters
+    ----------
+    X : array-like (n, d)
+        Reference (ground truth).
+    Z : array-like (n, d')
+        Embedding to align.
+
+    Returns
+    -------
+    Z_aligned : ndarray (n, max(d, d'))
+        ``Z`` in the frame and scale of ``X``.
+    per_point_error : ndarray (n,)
+        Euclidean distance from each point of ``X`` to its aligned estimate.
+    """
+    X, Z = _check_pair(X, Z)
+    mx = X.mean(axis=0)
+    nx = np.linalg.norm(X - mx)
+    A = _standardise(X)
+    B = _standardise(Z)
+    U, s, Vt = np.linalg.svd(A.T @ B)
+    R = (U @ Vt).T
+    Zs = (B @ R) * s.sum() * nx + mx
+    return Zs, np.linalg.norm(Zs - X, axis=1)
+
+
+def procrustes_error(X, Z) -> float:
+    """Procrustes disparity between ground truth ``X`` and embedding ``Z``.
+
+    The sum of squared differences between the standardised ``X`` and the best
+    translated, rotated/reflected and scaled ``Z`` (``scipy.spatial.procrustes``'s
+    disparity): 0 is a perfect recovery, 1 is no better than a point.
+
+    Parameters
+    ----------
+    X, Z : array-like of shape (n, d)
+
+    Returns
+    -------
+    float
+    """
+    X, Z = _check_pair(X, Z)
+    A = _standardise(X)
+    B = _standardise(Z)
+    s = np.linalg.svd(A.T @ B, compute_uv=False)
+    return float(max(0.0, 1.0 - s.sum() ** 2))
+
+
+def triplet_error(X, Z, n_test: int = 10_000, random_state=None) -> float:
+    """Fraction of random noiseless triplets of ``X`` that ``Z`` answers wrongly.
+
+    Parameters
+    ----------
+    X : array-like (n, d)
+        Ground truth.
+    Z : array-like (n, d')
+        Embedding.
+    n_test : int, default 10_000
+        Number of uniformly random triplets (distinct items) drawn.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    X = check_points(X, "X", min_points=3)
+    Z = check_points(Z, "Z")
+    if X.shape[0] != Z.shape[0]:
+        raise ValueError(f"Z must have as many rows as X ({X.shape[0]}), got {Z.shape[0]}")
+    n_test = check_int(n_test, "n_test", minimum=1)
+    seed = np.uint64(check_random_state(random_state).integers(0, 2**63 - 1))
+    T = np.empty((n_test, 3), dtype=index_dtype(X.shape[0]))
+    sampling.uniform_triplets(X, n_test, 0.0, seed, T)
+    return 1.0 - sampling.triplet_agreement(Z, T)
+
+
+def triplet_accuracy(Z, triplets) -> float:
+    """Fraction of list-order ``triplets`` that the embedding ``Z`` satisfies (ties count half).
+
+    Parameters
+    ----------
+    Z : array-like (n, d)
+    triplets : int array-like (m, 3), list-order
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    Z = check_points(Z, "Z")
+    T, _ = check_triplets(triplets, n_items=Z.shape[0])
+    return float(sampling.triplet_agreement(Z, T))
+
+
+def sample_rows(n: int, k: int, random_state=None) -> np.ndarray:
+    """``min(n, k)`` distinct row indices, for measuring errors on a sample at large n."""
+    n = check_int(n, "n", minimum=1)
+    k = check_int(k, "k", minimum=1)
+    if k >= n:
+        return np.arange(n)
+    return np.sort(check_random_state(random_state).choice(n, size=k, replace=False))

@@ -1,0 +1,151 @@
+"""A simulated triplet oracle: answers "is i closer to j or to k?" about known points."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import check_float, check_int, check_points, index_dtype
+from .kernels import sampling
+
+__all__ = ["TripletOracle", "total_budget"]
+
+
+def total_budget(n: int, c: float) -> int:
+    """The paper's budget ``floor(c * n * ln n)`` comparisons in total.
+
+    Parameters
+    ----------
+    n : int
+        Number of items.
+    c : float
+        Budget multiplier (the paper uses 50 to 200).
+    """
+    n = check_int(n, "n", minimum=2)
+    c = check_float(c, "c", minimum=0.0, strict_minimum=True)
+    return int(math.floor(c * n * math.log(n)))
+
+
+class TripletOracle:
+    """Answers triplet queries about points ``X`` under the BTL / logistic noise model.
+
+    A query ``(i; j, k)`` is answered "j is closer to i than k" with probability
+    ``sigmoid((D_ik - D_ij) / temperature)`` where ``D`` holds squared Euclidean
+    distances; ``temperature = 1`` is the paper's model and ``temperature = 0``
+    answers without noise.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Ground-truth points.
+    temperature : float, default 1.0
+        Noise scale, ``>= 0``.
+    random_state : None, int or numpy.random.SeedSequence
+        Seed of the queries and the answers. Each sampling call draws fresh
+        seeds from it, so a sequence of calls is reproducible.
+
+    Examples
+    --------
+    >>> X = make_points("gaussian", 100, random_state=0)
+    >>> oracle = TripletOracle(X, random_state=1)
+    >>> oracle.landmark_triplets([0, 1, 2, 3, 4], per_landmark=1000).shape
+    (5000, 3)
+    """
+
+    def __init__(self, X, temperature: float = 1.0, random_state=None):
+        self.X = check_points(X, "X", min_points=3)
+        self.temperature = check_float(temperature, "temperature", minimum=0.0)
+        if isinstance(random_state, np.random.SeedSequence):
+            self._seeds = random_state
+        elif random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)):
+            if random_state is not None and random_state < 0:
+                raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
+            self._seeds = np.random.SeedSequence(random_state)
+        elif isinstance(random_state, np.random.Generator):
+            self._seeds = np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
+        else:
+            raise ValueError(
+                f"random_state must be None, an int, a SeedSequence or a Generator, got {type(random_state).__name__}"
+            )
+
+    @property
+    def n_items(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_dims(self) -> int:
+        return self.X.shape[1]
+
+    def next_seeds(self, k: int) -> np.ndarray:
+        """``k`` fresh 64-bit seeds (advances the oracle's seed sequence)."""
+        return np.array([c.generate_state(1, np.uint64)[0] for c in self._seeds.spawn(k)], dtype=np.uint64)
+
+    def _check_landmarks(self, landmarks) -> np.ndarray:
+        lm = np.asarray(landmarks)
+        if lm.ndim != 1 or lm.size == 0:
+            raise ValueError(f"landmarks must be a non-empty 1-D sequence of item indices, got shape {lm.shape}")
+        if lm.dtype.kind not in "iu":
+            raise ValueError(f"landmarks must hold integer item indices, got dtype {lm.dtype}")
+        if lm.min() < 0 or lm.max() >= self.n_items:
+            bad = int(lm[(lm < 0) | (lm >= self.n_items)][0])
+            raise ValueError(f"landmarks index {bad} is out of range for {self.n_items} items")
+        if np.unique(lm).size != lm.size:
+            raise ValueError("landmarks must be distinct items")
+        return lm.astype(np.int64)
+
+    def comparisons(self, head: int, per_landmark: int, seed) -> tuple[np.ndarray, np.ndarray]:
+        """The answered comparisons of one landmark, as ``(near, far)`` index arrays.
+
+        A pure function of ``(X, temperature, head, per_landmark, seed)``: workers
+        of an executor reproduce a landmark's comparisons from its seed alone.
+        """
+        dt = index_dtype(self.n_items)
+        near = np.empty(per_landmark, dtype=dt)
+        far = np.empty(per_landmark, dtype=dt)
+        sampling.landmark_comparisons(self.X, int(head), int(per_landmark), self.temperature, np.uint64(seed), near, far)
+        return near, far
+
+    def landmark_triplets(self, landmarks, per_landmark: int) -> np.ndarray:
+        """Answered triplets headed by each landmark.
+
+        Parameters
+        ----------
+        landmarks : sequence of int
+            Distinct item indices.
+        per_landmark : int
+            Comparisons per landmark, each a uniformly random pair of other items.
+
+        Returns
+        -------
+        triplets : int ndarray of shape (len(landmarks) * per_landmark, 3)
+            List-order rows ``(landmark, closer, farther)``, grouped by landmark.
+        """
+        lm = self._check_landmarks(landmarks)
+        per_landmark = check_int(per_landmark, "per_landmark", minimum=1)
+        if self.n_items < 3:
+            raise ValueError("X must have at least 3 points to form a triplet")
+        seeds = self.next_seeds(lm.size)
+        out = np.empty((lm.size * per_landmark, 3), dtype=index_dtype(self.n_items))
+        for c, (head, seed) in enumerate(zip(lm, seeds)):
+            block = out[c * per_landmark:(c + 1) * per_landmark]
+            near, far = self.comparisons(head, per_landmark, seed)
+            block[:, 0] = head
+            block[:, 1] = near
+            block[:, 2] = far
+        return out
+
+    def uniform_triplets(self, m: int) -> np.ndarray:
+        """``m`` answered triplets with uniformly random distinct heads and pairs.
+
+        Returns
+        -------
+        triplets : int ndarray of shape (m, 3), list-order.
+        """
+        m = check_int(m, "m", minimum=1)
+        out = np.empty((m, 3), dtype=index_dtype(self.n_items))
+        sampling.uniform_triplets(self.X, m, self.temperature, self.next_seeds(1)[0], out)
+        return out
+
+    def __repr__(self) -> str:
+        return f"TripletOracle(n_items={self.n_items}, n_dims={self.n_dims}, temperature={self.temperature})"

@@ -1,0 +1,192 @@
+"""Ground-truth point configurations.
+
+Every generator is seeded through ``random_state`` and returns a C-contiguous
+float64 array of shape ``(n, d)``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from ._validation import check_int, check_points, check_random_state
+
+__all__ = ["POINT_KINDS", "make_points", "load_points"]
+
+#: Names accepted by :func:`make_points`.
+POINT_KINDS = ("gaussian", "uniform", "circle", "blobs", "moons", "spiral", "grid", "swiss_roll")
+
+# Kinds whose intrinsic construction fixes the ambient dimension.
+_FIXED_DIM = {"moons": 2, "spiral": 2, "swiss_roll": 3}
+
+
+def _pad(X: np.ndarray, d: int, rng: np.random.Generator, jitter: float = 0.0) -> np.ndarray:
+    """Embed 2-D/3-D constructions in d >= their dimension (extra axes get small jitter)."""
+    if X.shape[1] == d:
+        return X
+    extra = jitter * rng.standard_normal((X.shape[0], d - X.shape[1]))
+    return np.hstack([X, extra])
+
+
+def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: float = 0.05) -> np.ndarray:
+    """Draw a ground-truth point configuration.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`POINT_KINDS`:
+
+        - ``"gaussian"``: the paper's ``x ~ N(0, I_d / (2d))`` (so ``E ||x_i - x_j||^2 = 1``);
+        - ``"uniform"``: uniform in the cube ``[-1/2, 1/2]^d``;
+        - ``"circle"``: points on the unit circle (first two axes) with radial ``noise``;
+        - ``"blobs"``: four Gaussian clusters with means on a simplex-like frame;
+        - ``"moons"``: two interleaved half circles (2-D);
+        - ``"spiral"``: an Archimedean spiral (2-D);
+        - ``"grid"``: the regular grid with ``ceil(n ** (1/d))`` points a side, first ``n`` points
+          in a random order;
+        - ``"swiss_roll"``: the 3-D Swiss roll.
+    n : int
+        Number of points, at least 2.
+    d : int, default 2
+        Ambient dimension. ``moons`` and ``spiral`` need ``d >= 2`` and ``swiss_roll`` needs
+        ``d >= 3``; their extra axes carry ``noise``-sized jitter.
+    random_state : None, int or numpy.random.Generator
+        Seed of the draw.
+    noise : float, default 0.05
+        Noise level of the curve-like kinds (circle, moons, spiral, swiss_roll).
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+
+    Examples
+    --------
+    >>> X = make_points("gaussian", 1000, d=2, random_state=0)
+    >>> X.shape
+    (1000, 2)
+    """
+    if not isinstance(kind, str) or kind not in POINT_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(POINT_KINDS)}; got {kind!r}")
+    n = check_int(n, "n", minimum=2)
+    d = check_int(d, "d", minimum=1)
+    need = _FIXED_DIM.get(kind, 2 if kind == "circle" else 1)
+    if d < need:
+        raise ValueError(f"d must be >= {need} for kind={kind!r}, got {d}")
+    rng = check_random_state(random_state)
+
+    if kind == "gaussian":
+        X = rng.standard_normal((n, d)) / np.sqrt(2.0 * d)
+    elif kind == "uniform":
+        X = rng.uniform(-0.5, 0.5, size=(n, d))
+    elif kind == "circle":
+        t = rng.uniform(0.0, 2.0 * np.pi, n)
+        r = 1.0 + noise * rng.standard_normal(n)
+        X = _pad(np.column_stack([r * np.cos(t), r * np.sin(t)]), d, rng, noise)
+    elif kind == "blobs":
+        k = 4
+        centres = 1.5 * rng.standard_normal((k, d)) / np.sqrt(d)
+        labels = rng.integers(0, k, n)
+        X = centres[labels] + 0.25 * rng.standard_normal((n, d)) / np.sqrt(d)
+    elif kind == "moons":
+        n1 = n // 2
+        t1 = rng.uniform(0.0, np.pi, n1)
+        t2 = rng.uniform(0.0, np.pi, n - n1)
+        a = np.column_stack([np.cos(t1), np.sin(t1)])
+        b = np.column_stack([1.0 - np.cos(t2), 0.5 - np.sin(t2)])
+        X = np.vstack([a, b]) + noise * rng.standard_normal((n, 2))
+        X = _pad(X[rng.permutation(n)], d, rng, noise)
+    elif kind == "spiral":
+        t = np.sqrt(rng.uniform(0.0, 1.0, n)) * 3.0 * np.pi
+        X = np.column_stack([t * np.cos(t), t * np.sin(t)]) / (3.0 * np.pi)
+        X = _pad(X + noise * rng.standard_normal((n, 2)) / 3.0, d, rng, noise)
+    elif kind == "grid":
+        side = int(np.ceil(n ** (1.0 / d) - 1e-9))
+        axes = [np.linspace(-0.5, 0.5, side)] * d
+        G = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
+        X = G[rng.permutation(G.shape[0])[:n]]
+    else:  # swiss_roll
+        t = 1.5 * np.pi * (1.0 + 2.0 * rng.uniform(0.0, 1.0, n))
+        h = 21.0 * rng.uniform(0.0, 1.0, n)
+        X = np.column_stack([t * np.cos(t), h, t * np.sin(t)]) / 10.0
+        X = _pad(X + noise * rng.standard_normal((n, 3)), d, rng, noise)
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def load_points(source, *, name: str | None = None) -> np.ndarray:
+    """Read a point table from CSV (an optional header row, numeric columns).
+
+    Parameters
+    ----------
+    source : path, str of CSV text, bytes or file-like
+        A path to a ``.csv``/``.tsv``/``.txt`` or ``.npy`` file, or the file's content.
+    name : str, optional
+        Name used in error messages (defaults to the path or ``"points"``).
+
+    Returns
+    -------
+    X : ndarray of shape (n, d)
+
+    Raises
+    ------
+    ValueError
+        When the content is not a finite numeric table with at least three rows.
+    """
+    label = name
+    if isinstance(source, (str, os.PathLike)) and os.path.exists(source):
+        label = label or os.path.basename(os.fspath(source))
+        if os.fspath(source).endswith(".npy"):
+            try:
+                X = np.load(source, allow_pickle=False)
+            except ValueError as exc:
+                raise ValueError(f"{label}: not a numeric .npy array ({exc})") from None
+            return check_points(X, name=label, min_points=3)
+        with open(source, "rb") as fh:
+            raw = fh.read()
+    elif isinstance(source, bytes):
+        raw = source
+    elif isinstance(source, str):
+        raw = source.encode()
+    elif hasattr(source, "read"):
+        raw = source.read()
+        raw = raw.encode() if isinstance(raw, str) else raw
+    else:
+        raise ValueError(f"points source must be a path, text, bytes or a file object, got {type(source).__name__}")
+    label = label or "points"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(f"{label}: not a text file (it is not UTF-8)") from None
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    if not lines:
+        raise ValueError(f"{label}: the file is empty")
+    delim = "\t" if "\t" in lines[0] else ("," if "," in lines[0] else (";" if ";" in lines[0] else None))
+
+    def split(ln):
+        return [f.strip() for f in (ln.split(delim) if delim else ln.split())]
+
+    def numeric(fields):
+        try:
+            [float(f) for f in fields]
+            return True
+        except ValueError:
+            return False
+
+    start = 0 if numeric(split(lines[0])) else 1
+    rows = []
+    width = None
+    for lineno, ln in enumerate(lines[start:], start=start + 1):
+        fields = split(ln)
+        if width is None:
+            width = len(fields)
+        if len(fields) != width:
+            raise ValueError(f"{label}: line {lineno} has {len(fields)} columns, expected {width}")
+        try:
+            rows.append([float(f) for f in fields])
+        except ValueError:
+            raise ValueError(f"{label}: line {lineno} has a non-numeric value: {ln[:60]!r}") from None
+    if not rows:
+        raise ValueError(f"{label}: the file has a header but no rows")
+    return check_points(np.array(rows), name=label, min_points=3)
