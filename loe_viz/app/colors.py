@@ -1,0 +1,124 @@
+"""Colours that follow position, so a point keeps its colour in every plot.
+
+The ground truth is centred and seen in its first two principal axes; a point's
+hue is its angle in that plane and its lightness falls with its radius (light in
+the middle, darker at the rim).  The same colour array is then used for the
+ground truth, the recovered embedding and every later plot, so a reader can see
+at a glance which part of the configuration went where.
+
+Only numpy is used here: no Panel, HoloViews or bokeh import.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["principal_plane", "project", "position_colors", "hsl_to_rgb", "rgb_to_hex"]
+
+
+def principal_plane(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Centre and the two leading principal axes of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, D)
+
+    Returns
+    -------
+    mean : ndarray of shape (D,)
+    basis : ndarray of shape (D, 2)
+        Orthonormal columns (the first two right singular vectors of the centred
+        data); for ``D == 1`` the second column is zero, for ``D == 2`` the plane
+        is the identity so the plot shows the data in its own coordinates.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    mean = X.mean(axis=0)
+    D = X.shape[1]
+    basis = np.zeros((D, 2))
+    if D == 1:
+        basis[0, 0] = 1.0
+    elif D == 2:
+        basis[:] = np.eye(2)
+    else:
+        _, _, vt = np.linalg.svd(X - mean, full_matrices=False)
+        basis[:] = vt[:2].T
+        # deterministic orientation: largest-magnitude entry of each axis positive
+        for c in range(2):
+            if basis[np.argmax(np.abs(basis[:, c])), c] < 0:
+                basis[:, c] *= -1
+    return mean, basis
+
+
+def project(Y: np.ndarray, mean: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Coordinates of ``Y`` (rows in the frame of ``mean``/``basis``) in the plot plane.
+
+    ``Y`` may have fewer columns than ``basis`` has rows (an embedding in fewer
+    dimensions than the data): missing columns are taken as zero.
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    D = basis.shape[0]
+    if Y.shape[1] < D:
+        Y = np.hstack([Y, np.zeros((Y.shape[0], D - Y.shape[1]))])
+    return (Y[:, :D] - mean) @ basis
+
+
+def hsl_to_rgb(h: np.ndarray, s: np.ndarray | float, l: np.ndarray | float) -> np.ndarray:
+    """Vectorised HSL to RGB.
+
+    Parameters
+    ----------
+    h : ndarray
+        Hue in turns, any real (taken modulo 1).
+    s, l : ndarray or float
+        Saturation and lightness in [0, 1].
+
+    Returns
+    -------
+    rgb : ndarray of shape h.shape + (3,), values in [0, 1]
+    """
+    h = np.mod(np.asarray(h, dtype=np.float64), 1.0)
+    s = np.broadcast_to(np.asarray(s, dtype=np.float64), h.shape)
+    l = np.broadcast_to(np.asarray(l, dtype=np.float64), h.shape)
+    a = s * np.minimum(l, 1.0 - l)
+    out = np.empty(h.shape + (3,))
+    for i, n in enumerate((0.0, 8.0, 4.0)):
+        k = np.mod(n + 12.0 * h, 12.0)
+        out[..., i] = l - a * np.maximum(-1.0, np.minimum(np.minimum(k - 3.0, 9.0 - k), 1.0))
+    return np.clip(out, 0.0, 1.0)
+
+
+def rgb_to_hex(rgb: np.ndarray) -> np.ndarray:
+    """``(..., 3)`` floats in [0, 1] to ``'#rrggbb'`` strings (object array)."""
+    ints = np.rint(np.clip(rgb, 0.0, 1.0) * 255).astype(np.int64)
+    flat = ints.reshape(-1, 3)
+    hexes = np.array([f"#{r:02x}{g:02x}{b:02x}" for r, g, b in flat], dtype=object)
+    return hexes.reshape(rgb.shape[:-1])
+
+
+def position_colors(X: np.ndarray, *, saturation: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
+    """One colour per point: hue by angle, lightness by radius.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, D)
+        Ground-truth points.
+    saturation : float, default 0.8
+
+    Returns
+    -------
+    hex_colors : object ndarray of shape (n,)
+        ``'#rrggbb'`` strings.
+    hue_lightness : ndarray of shape (n, 2)
+        The hue (turns) and lightness of each point, for binning colours when a
+        plot is rasterised.
+    """
+    mean, basis = principal_plane(X)
+    P = project(X, mean, basis)
+    angle = np.arctan2(P[:, 1], P[:, 0])
+    hue = (angle / (2.0 * np.pi)) % 1.0
+    radius = np.hypot(P[:, 0], P[:, 1])
+    scale = np.quantile(radius, 0.98) if radius.size else 1.0
+    rel = np.clip(radius / (scale if scale > 0 else 1.0), 0.0, 1.0)
+    lightness = 0.78 - 0.43 * rel  # 0.78 at the centre, 0.35 at the rim
+    rgb = hsl_to_rgb(hue, saturation, lightness)
+    return rgb_to_hex(rgb), np.column_stack([hue, lightness])

@@ -1,0 +1,325 @@
+"""The LOE explorer: a Panel app walking through Landmark Ordinal Embedding.
+
+``Explorer()`` renders inline in Jupyter (after ``pn.extension()``) and, when
+served with ``panel serve``, inside a template with its configuration synced to
+the URL (a shared link reopens the same configuration).  All state lives in an
+:class:`~loe_viz.app.state.ExplorerState`; the pipeline runs on a worker thread
+and hands its results back to the session's event loop.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+
+import numpy as np
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from .state import BUDGET_UNITS, STEPS, URL_PARAMS, ExplorerState, warm_up
+from .views import VIEW_CLASSES
+
+__all__ = ["Explorer", "TITLE"]
+
+log = logging.getLogger(__name__)
+
+#: Title of the page (the served app's template and the notebook header).
+TITLE = "Landmark Ordinal Embedding — explorer"
+
+_ACCENT = "#2b6cb0"
+
+
+def _session_dispatcher():
+    """A callable that runs a function on this session's event loop (server) or at once."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return lambda fn: fn()
+    from panel.io.state import set_curdoc
+
+    def run(fn):
+        def wrapped():
+            try:
+                with set_curdoc(doc):
+                    fn()
+            except Exception as exc:  # never let a UI update kill the session
+                log.warning("UI update failed: %s: %s", type(exc).__name__, exc)
+        doc.add_next_tick_callback(wrapped)
+    return run
+
+
+class Explorer(Viewer):
+    """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
+
+    Parameters
+    ----------
+    state : ExplorerState, optional
+        The session's state (a new one, computing in the background, by default).
+    sync_url : bool, default True
+        When served, keep the configuration in the page's URL.
+    **params
+        Passed to :class:`ExplorerState` when ``state`` is not given (e.g. ``n=2000``).
+
+    Examples
+    --------
+    In a notebook::
+
+        import panel as pn
+        from loe_viz.app import Explorer
+        pn.extension()
+        Explorer(n=500)
+    """
+
+    state = param.ClassSelector(class_=ExplorerState, doc="Configuration and results of the session.")
+
+    def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
+        warm_up()  # numba kernels compiled (or loaded from cache) once per process
+        own = state is None
+        if own:
+            state = ExplorerState(background=True, auto_update=False, **params)
+        super().__init__(state=state)
+        s = self.state
+        s.dispatch = _session_dispatcher()
+        self._views = [cls(state=s) for cls in VIEW_CLASSES]
+        self._compare = self._views[STEPS.index("Compare")].compare
+        self._run_all_pending = False
+        self._build_controls()
+        self._build_main()
+        s.param.watch(self._on_results, ["version"])
+        s.param.watch(self._on_status, ["busy", "error", "notice", "status", "metrics"])
+        s.param.watch(self._on_step, ["step"])
+        s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
+        self._served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        if self._served and sync_url and pn.state.location is not None:
+            pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
+            pn.state.on_session_destroyed(self._on_session_destroyed)
+        if own:
+            s.auto_update = True
+            s.run()
+        self._on_status()
+        self._on_config_shown()
+        self._refresh_active()
+
+    # ------------------------------------------------------------------ layout
+    def _build_controls(self):
+        s = self.state
+        W = pn.widgets
+        self.w_kind = W.Select.from_param(s.param.kind, label="Ground truth", sizing_mode="stretch_width")
+        self.w_n = self._slider(W.EditableIntSlider, "n", "Items n", start=20, end=5000, step=10)
+        self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1)
+        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", sizing_mode="stretch_width")
+        self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
+                                   start=0.0, end=2.0, step=0.05)
+        self.w_unit = W.RadioButtonGroup.from_param(s.param.budget_unit, label="Budget unit",
+                                                    options=BUDGET_UNITS, sizing_mode="stretch_width",
+                                                    orientation="vertical")
+        self.w_budget = W.FloatInput.from_param(s.param.budget, label="Budget (c, or per landmark)",
+                                                sizing_mode="stretch_width")
+        self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l",
+                                         placeholder="auto: d + 3", sizing_mode="stretch_width")
+        self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
+                                                   options={"random": "random", "MaxMin": "maxmin"},
+                                                   sizing_mode="stretch_width")
+        self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
+                                    label="Upload points (CSV)")
+        self.w_upload.param.watch(self._on_upload, "value")
+        self.b_run = W.Button(label="Run", color="primary", icon="player-play",
+                              description="Run the pipeline now, even when the estimate is large")
+        self.b_run.on_click(lambda e: self.state.run(force=True))
+        self.b_run_all = W.Button(label="Run all", color="success", icon="player-track-next",
+                                  description="Run every stage, draw every step and open the embedding")
+        self.b_run_all.on_click(lambda e: self.run_all())
+        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.05em"},
+                                       css_classes=["loe-status"])
+        self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                   css_classes=["loe-error"])
+        self.notice = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
+                                    css_classes=["loe-notice"])
+        self.l_hint = pn.pane.Markdown("", styles={"color": "#555"}, margin=(-8, 10, 0, 10))
+        self.dl_csv = W.FileDownload(callback=self._embedding_csv, filename="loe_embedding.csv",
+                                     label="Embedding (CSV)", icon="download", variant="outline",
+                                     sizing_mode="stretch_width")
+        self.dl_html = W.FileDownload(callback=self._plots_html, filename="loe_step.html",
+                                      label="This step's plots (HTML)", icon="download", variant="outline",
+                                      sizing_mode="stretch_width")
+        self.sidebar = pn.Column(
+            pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
+            self.w_upload,
+            pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit, self.w_budget,
+            pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel,
+            pn.Row(self.b_run, self.b_run_all, self.spinner),
+            self.alert, self.notice, self.status,
+            pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
+            pn.pane.Markdown("PNG: the 💾 tool above each plot.", styles={"color": "#555"}),
+            sizing_mode="stretch_width",
+        )
+
+    def _slider(self, cls, name, label, **kw):
+        """A slider bound to ``state.<name>`` that updates the state on release only."""
+        s = self.state
+        w = cls(label=label, value=getattr(s, name), sizing_mode="stretch_width", **kw)
+
+        def to_state(event):
+            if getattr(s, name) != event.new:
+                setattr(s, name, event.new)
+
+        def to_widget(event):
+            if w.value != event.new:
+                try:
+                    w.value = event.new
+                except Exception:  # a value the widget cannot show; the state reports it
+                    pass
+        w.param.watch(to_state, "value_throttled")
+        s.param.watch(to_widget, name)
+        return w
+
+    def _build_main(self):
+        s = self.state
+        self.tabs = pn.Tabs(*[(v.title, v) for v in self._views], active=s.step, dynamic=False,
+                            sizing_mode="stretch_width", css_classes=["loe-steps"])
+        self.tabs.param.watch(lambda e: setattr(self.state, "step", e.new), "active")
+        self.b_prev = pn.widgets.Button(label="◀ Previous", variant="outline", width=150)
+        self.b_next = pn.widgets.Button(label="Next ▶", color="primary", width=150)
+        self.b_prev.on_click(lambda e: self.go(-1))
+        self.b_next.on_click(lambda e: self.go(+1))
+        self.step_label = pn.pane.Markdown("", styles={"font-size": "1.2em"}, margin=(0, 20))
+        self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.b_next, sizing_mode="stretch_width")
+        self.main = pn.Column(self.nav, self.tabs, sizing_mode="stretch_width")
+        self._update_nav()
+
+    def __panel__(self):
+        if self._served and pn.state.template_served is not True:
+            pass
+        return pn.Row(pn.Column(self.sidebar, width=330), self.main, sizing_mode="stretch_width")
+
+    def servable_template(self):
+        """The explorer inside a :class:`panel.template.FastListTemplate` (used when served)."""
+        tpl = pn.template.FastListTemplate(
+            title=TITLE, sidebar=[self.sidebar], main=[self.main], accent=_ACCENT,
+            header_background=_ACCENT, sidebar_width=340, main_layout=None, theme_toggle=False)
+        return tpl
+
+    def servable(self, title: str | None = None, location: bool = True, area: str = "main", target=None):
+        """Serve the explorer in a template (or mark it servable in a notebook)."""
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None and target is None:
+            return self.servable_template().servable(title=title or TITLE)
+        return super().servable(title=title or TITLE, location=location, area=area, target=target)
+
+    # ------------------------------------------------------------------ actions
+    def go(self, delta: int) -> None:
+        """Move ``delta`` steps forward or back."""
+        self.state.step = int(np.clip(self.state.step + delta, 0, len(STEPS) - 1))
+
+    def run_all(self) -> None:
+        """Run the pipeline now (even a large run), then draw every step and open the embedding."""
+        self._run_all_pending = True
+        self.state.run(force=True)
+
+    def close(self) -> None:
+        """Stop the session's threads and drop its data."""
+        try:
+            self._compare.close()
+        except Exception:
+            pass
+        self.state.close()
+        for v in self._views:
+            v._body.objects = []
+
+    # ------------------------------------------------------------------ callbacks
+    def _on_session_destroyed(self, session_context):
+        self.close()
+
+    def _on_url_error(self, values):
+        self.state.error = "Some settings in the link could not be applied: " + ", ".join(
+            f"{k}={v!r}" for k, v in values.items())
+
+    def _on_upload(self, event):
+        if event.new is None:
+            return
+        self.state.load_file(event.new, self.w_upload.filename or "upload.csv")
+
+    def _on_results(self, *events):
+        if self._run_all_pending:
+            self._run_all_pending = False
+            for v in self._views:
+                v.refresh()
+            self.state.step = STEPS.index("Embedding")
+        self._refresh_active()
+
+    def _on_step(self, event):
+        if self.tabs.active != event.new:
+            self.tabs.active = event.new
+        self._update_nav()
+        self._refresh_active()
+
+    def _refresh_active(self):
+        self._views[self.state.step].refresh()
+
+    def _update_nav(self):
+        k = self.state.step
+        self.b_prev.disabled = k == 0
+        self.b_next.disabled = k == len(STEPS) - 1
+        self.b_next.label = f"Next: {STEPS[k + 1]} ▶" if k < len(STEPS) - 1 else "Next ▶"
+        self.step_label.object = f"**Step {k + 1} of {len(STEPS)}: {STEPS[k]}**"
+
+    def _on_config_shown(self, *events):
+        s = self.state
+        l = s.n_landmarks_effective
+        self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})" if isinstance(s.d, int) else ""
+
+    def _on_status(self, *events):
+        s = self.state
+        self.spinner.value = bool(s.busy)
+        self.alert.object = s.error
+        self.alert.visible = bool(s.error)
+        self.notice.object = s.notice
+        self.notice.visible = bool(s.notice)
+        m = s.metrics
+        if m:
+            self.status.object = (
+                f"{'⏳ computing… ' if s.busy else ''}{s.status}.  \n"
+                f"**Procrustes error {m['procrustes']:.4f}**, triplet error {100 * m['triplet_error']:.2f} %  \n"
+                f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons")
+        else:
+            self.status.object = "⏳ computing the first embedding…" if s.busy else ""
+
+    # ------------------------------------------------------------------ downloads
+    def _embedding_csv(self):
+        s = self.state
+        buf = io.StringIO()
+        if s.model is None:
+            buf.write("no embedding yet\n")
+            buf.seek(0)
+            return buf
+        X, Z, A = s.points, np.asarray(s.model.embedding_), s.aligned
+        n = X.shape[0]
+        is_lm = np.zeros(n, dtype=int)
+        is_lm[np.asarray(s.model.landmarks_)] = 1
+        cols = (["item", "landmark"] + [f"y{k + 1}" for k in range(Z.shape[1])]
+                + [f"aligned{k + 1}" for k in range(A.shape[1])] + [f"x{k + 1}" for k in range(X.shape[1])]
+                + ["point_error", "color"])
+        data = np.column_stack([np.arange(n), is_lm, Z, A, X, s.point_error])
+        buf.write("# LOE embedding: y = embedding, aligned = Procrustes-aligned to the truth x; "
+                  + ", ".join(f"{k}={v}" for k, v in s.config_used.items()) + "\n")
+        buf.write(",".join(cols) + "\n")
+        for row, c in zip(data, s.colors):
+            buf.write(",".join([str(int(row[0])), str(int(row[1]))] + [f"{v:.8g}" for v in row[2:]] + [c]) + "\n")
+        buf.seek(0)
+        return buf
+
+    def _plots_html(self):
+        from bokeh.resources import INLINE
+        view = self._views[self.state.step]
+        panes = [o for o in view._body.select(pn.pane.HoloViews)]
+        buf = io.StringIO()
+        if not panes:
+            buf.write("<html><body>Nothing drawn in this step yet.</body></html>")
+        else:
+            col = pn.Column(pn.pane.Markdown(f"# {TITLE}: {view.title}"),
+                            *[pn.pane.HoloViews(p.object, sizing_mode="stretch_width", min_height=420) for p in panes])
+            col.save(buf, resources=INLINE, title=f"LOE explorer: {view.title}")
+        buf.seek(0)
+        self.dl_html.filename = f"loe_{view.title.lower()}.html"
+        return buf

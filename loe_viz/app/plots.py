@@ -1,0 +1,246 @@
+"""HoloViews plot builders shared by the explorer's steps.
+
+Every function takes plain numpy arrays and returns a HoloViews object styled
+for a projector (large fonts, thick marks).  Point plots keep each point's
+position colour (:mod:`loe_viz.app.colors`).  Above :data:`RASTER_ABOVE`
+points a scatter is rasterised with datashader (the colours are binned into a
+few dozen hue/lightness classes and blended per pixel), and plots that draw a
+mark per point (segments, labels) are decimated to a seeded subsample.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import holoviews as hv
+import pandas as pd
+
+from .colors import hsl_to_rgb, rgb_to_hex
+
+# Register the bokeh backend (without notebook side effects) so options can be set.
+import holoviews.plotting.bokeh  # noqa: E402,F401
+
+if hv.Store.current_backend != "bokeh":  # pragma: no cover - only if another backend was chosen
+    hv.Store.set_current_backend("bokeh")
+
+__all__ = [
+    "RASTER_ABOVE", "SEGMENTS_MAX", "FONTSCALE", "scatter", "landmark_marks", "identity_line",
+    "heatmap", "convergence", "subsample", "linked_embedding",
+]
+
+#: Point plots with more points than this are rasterised.
+RASTER_ABOVE = 20_000
+#: At most this many true-to-estimate segments are drawn.
+SEGMENTS_MAX = 3_000
+#: Font scale of every plot (readable on a projector).
+FONTSCALE = 1.35
+#: Colour of landmarks (dark, so they stand out from the light/mid point colours).
+LANDMARK_COLOR = "#111111"
+
+_TOOLS = ["hover", "box_zoom", "wheel_zoom", "pan", "reset", "save"]
+
+try:  # datashader is optional: without it large plots are decimated instead
+    import datashader as _ds  # noqa: F401
+    from holoviews.operation.datashader import datashade, dynspread
+    HAVE_DATASHADER = True
+except Exception:  # pragma: no cover - depends on the environment
+    HAVE_DATASHADER = False
+
+
+def base_opts(**kw) -> dict:
+    """Plot options common to every figure (fonts, tools, size)."""
+    opts = dict(fontscale=FONTSCALE, tools=["save"], toolbar="above", responsive=True,
+                min_height=380, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"])
+    opts.update(kw)
+    return opts
+
+
+def subsample(n: int, k: int, seed: int = 0) -> np.ndarray:
+    """Sorted indices of a seeded subsample of ``k`` of ``n`` items (all when ``n <= k``)."""
+    if n <= k:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
+
+
+def _color_bins(hue_lightness: np.ndarray, n_hue: int = 16, n_light: int = 4):
+    """Bin colours so datashader can blend them per pixel; returns (category strings, colour key)."""
+    h = np.mod(hue_lightness[:, 0], 1.0)
+    light = hue_lightness[:, 1]
+    hb = np.floor(h * n_hue).astype(int) % n_hue
+    lo, hi = 0.35, 0.78
+    lb = np.clip(np.floor((light - lo) / (hi - lo + 1e-9) * n_light).astype(int), 0, n_light - 1)
+    code = hb * n_light + lb
+    hc = (np.arange(n_hue) + 0.5) / n_hue
+    lc = lo + (np.arange(n_light) + 0.5) / n_light * (hi - lo)
+    H, L = np.meshgrid(hc, lc, indexing="ij")
+    hexes = rgb_to_hex(hsl_to_rgb(H.ravel(), 0.8, L.ravel()))
+    names = [f"c{i:02d}" for i in range(n_hue * n_light)]
+    cats = pd.Categorical([names[c] for c in code], categories=names)
+    return cats, dict(zip(names, hexes))
+
+
+def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, title: str = "",
+            xlabel: str = "x", ylabel: str = "y", size: float | None = None, extra: dict | None = None,
+            equal: bool = True, raster_above: int = RASTER_ABOVE, alpha: float = 0.9):
+    """Points coloured by position, rasterised when there are many.
+
+    Parameters
+    ----------
+    xy : ndarray of shape (n, 2)
+    colors : sequence of str
+        One hex colour per point.
+    hue_lightness : ndarray of shape (n, 2), optional
+        Needed to keep the colours when rasterising.
+    title, xlabel, ylabel : str
+    size : float, optional
+        Marker size (default shrinks with n).
+    extra : dict of str -> array, optional
+        More columns for the hover tool.
+    equal : bool
+        Equal aspect (data_aspect=1).
+    """
+    n = xy.shape[0]
+    df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "color": np.asarray(colors, dtype=object),
+                       "item": np.arange(n)})
+    for k, v in (extra or {}).items():
+        df[k] = v
+    kd = [hv.Dimension("x", label=xlabel), hv.Dimension("y", label=ylabel)]
+    if n > raster_above and HAVE_DATASHADER and hue_lightness is not None:
+        cats, key = _color_bins(hue_lightness)
+        df["cbin"] = cats
+        pts = hv.Points(df, kd, ["cbin"])
+        shaded = dynspread(datashade(pts, aggregator=_ds.by("cbin", _ds.count()), color_key=key,
+                                     min_alpha=120), threshold=0.6, max_px=3)
+        return shaded.opts(**base_opts(title=f"{title} (rasterised: {n:,} points)", data_aspect=1 if equal else None))
+    if n > raster_above:  # no datashader: decimate
+        idx = subsample(n, raster_above)
+        df = df.iloc[idx]
+        title = f"{title} (showing {len(idx):,} of {n:,})"
+    if size is None:
+        size = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
+    pts = hv.Points(df, kd, ["color", "item"] + list((extra or {}).keys()))
+    opts = base_opts(title=title, color="color", size=size, alpha=alpha, line_color=None,
+                     tools=["hover", "save", "box_select", "lasso_select", "tap"])
+    if equal:
+        opts["data_aspect"] = 1
+    return pts.opts(**opts)
+
+
+def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None, size: float = 20):
+    """Landmarks as black-rimmed stars with their index written beside them."""
+    l = xy.shape[0]
+    labels = list(range(l)) if labels is None else list(labels)
+    df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "landmark": [f"L{c}" for c in range(l)],
+                       "item": labels})
+    stars = hv.Points(df, ["x", "y"], ["landmark", "item"]).opts(
+        marker="star", size=size, color="white", line_color=LANDMARK_COLOR, line_width=2.5,
+        tools=["hover"])
+    text = hv.Labels(df, ["x", "y"], "landmark").opts(
+        text_font_size="13pt", text_color=LANDMARK_COLOR, xoffset=0.0, yoffset=0.0,
+        text_align="left", text_baseline="bottom")
+    out = stars * text
+    if highlight is not None and 0 <= highlight < l:
+        ring = hv.Points(df.iloc[[highlight]], ["x", "y"], ["landmark", "item"]).opts(
+            marker="star", size=size * 1.8, color="#ffd400", line_color=LANDMARK_COLOR, line_width=3)
+        out = ring * out
+    return out
+
+
+def identity_line(lo: float, hi: float, label: str = "identity"):
+    """The dashed y = x line over [lo, hi]."""
+    return hv.Curve([(lo, lo), (hi, hi)], label=label).opts(color="#444444", line_dash="dashed",
+                                                          line_width=2.5)
+
+
+def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = False,
+            clim: tuple | None = None, label: str = "value"):
+    """A matrix as an image with row 0 at the top and hover showing (row, column, value)."""
+    M = np.asarray(M, dtype=np.float64)
+    r, c = M.shape
+    rows, cols = np.meshgrid(np.arange(r), np.arange(c), indexing="ij")
+    df = pd.DataFrame({"column": cols.ravel(), "row": rows.ravel(), label: M.ravel()})
+    hm = hv.HeatMap(df, ["column", "row"], [label])
+    if clim is None:
+        finite = M[np.isfinite(M)]
+        if finite.size:
+            if symmetric:
+                m = float(np.max(np.abs(finite))) or 1.0
+                clim = (-m, m)
+            else:
+                clim = (float(finite.min()), float(finite.max()))
+    return hm.opts(**base_opts(title=title, cmap=cmap, colorbar=True, clim=clim, invert_yaxis=True,
+                               tools=["hover", "save"], xlabel="column (landmark)", ylabel="row (landmark)",
+                               data_aspect=1, min_height=340))
+
+
+def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):
+    """One curve per entry of ``histories`` (name -> 1-D array), iteration on x."""
+    curves = []
+    for name, h in histories.items():
+        h = np.asarray(h, dtype=np.float64)
+        if h.size == 0:
+            continue
+        y = np.where(h > 0, h, np.nan) if logy else h
+        curves.append(hv.Curve((np.arange(h.size), y), "iteration", ylabel, label=str(name)).opts(
+            line_width=2.5, tools=["hover"]))
+    if not curves:
+        return hv.Curve([], "iteration", ylabel).opts(**base_opts(title=f"{title} (no history)"))
+    ov = hv.Overlay(curves)
+    return ov.opts(**base_opts(title=title, logy=logy, legend_position="right",
+                               show_legend=len(curves) <= 12))
+
+
+def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_error=None,
+                     hue_lightness=None, landmarks=None, seed: int = 0, raster_above: int = RASTER_ABOVE):
+    """Ground truth beside the recovered embedding (linked selection), and both overlaid.
+
+    Returns
+    -------
+    side_by_side : holoviews.Layout
+        Truth and estimate from one Dataset, so bokeh shares the data source and a
+        box/lasso selection in one plot selects the same items in the other.
+    overlay : holoviews.Overlay
+        Truth (faint) and estimate, with a segment from each true point to its estimate.
+    """
+    n = truth_xy.shape[0]
+    err = np.zeros(n) if point_error is None else np.asarray(point_error)
+    lo = np.minimum(truth_xy.min(0), est_xy.min(0))
+    hi = np.maximum(truth_xy.max(0), est_xy.max(0))
+    pad = 0.05 * (hi - lo + 1e-12)
+    xlim, ylim = (lo[0] - pad[0], hi[0] + pad[0]), (lo[1] - pad[1], hi[1] + pad[1])
+    if n > raster_above:
+        left = scatter(truth_xy, colors, hue_lightness=hue_lightness, title="Ground truth")
+        right = scatter(est_xy, colors, hue_lightness=hue_lightness, title="Recovered (aligned)")
+        side = (left + right)
+    else:
+        ds = hv.Dataset(pd.DataFrame({
+            "x": truth_xy[:, 0], "y": truth_xy[:, 1], "ex": est_xy[:, 0], "ey": est_xy[:, 1],
+            "color": np.asarray(colors, dtype=object), "item": np.arange(n), "error": err,
+        }))
+        size = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
+        common = dict(color="color", size=size, line_color=None, alpha=0.9,
+                      nonselection_alpha=0.08, selection_line_color="black",
+                      tools=["hover", "box_select", "lasso_select", "tap", "save"],
+                      active_tools=["box_select"], data_aspect=1)
+        left = hv.Points(ds, [hv.Dimension("x", label="x₁"), hv.Dimension("y", label="x₂")],
+                         ["color", "item", "error"]).opts(**base_opts(title="Ground truth (select here…)", **common))
+        right = hv.Points(ds, [hv.Dimension("ex", label="x₁"), hv.Dimension("ey", label="x₂")],
+                          ["color", "item", "error"]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common))
+        side = (left + right).opts(shared_axes=False)
+    idx = subsample(n, SEGMENTS_MAX, seed)
+    segs = hv.Segments(
+        pd.DataFrame({"x0": truth_xy[idx, 0], "y0": truth_xy[idx, 1], "x1": est_xy[idx, 0],
+                      "y1": est_xy[idx, 1], "color": np.asarray(colors, dtype=object)[idx]}),
+        ["x0", "y0", "x1", "y1"], ["color"]).opts(color="color", alpha=0.55, line_width=1.5)
+    faint = hv.Points((truth_xy[idx, 0], truth_xy[idx, 1]), label="truth").opts(
+        color="#bbbbbb", size=5, line_color="#777777", alpha=0.6)
+    est = hv.Points(pd.DataFrame({"x": est_xy[idx, 0], "y": est_xy[idx, 1],
+                                  "color": np.asarray(colors, dtype=object)[idx]}),
+                    ["x", "y"], ["color"], label="estimate").opts(color="color", size=6, line_color=None)
+    title = "Truth (grey) → estimate (coloured)"
+    if idx.size < n:
+        title += f", {idx.size:,} of {n:,} items"
+    overlay = (segs * faint * est).opts(**base_opts(title=title, xlim=xlim, ylim=ylim, data_aspect=1,
+                                                    show_legend=False, xlabel="x₁", ylabel="x₂"))
+    if landmarks is not None and len(landmarks):
+        overlay = overlay * landmark_marks(est_xy[np.asarray(landmarks)], labels=landmarks, size=16)
+    return side, overlay

@@ -1,0 +1,108 @@
+"""Base class of the explorer's step views and small display helpers."""
+
+from __future__ import annotations
+
+import html
+from typing import ClassVar
+
+import numpy as np
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from ..state import ExplorerState
+
+__all__ = ["StepView", "explanation", "swatch", "fmt"]
+
+
+def explanation(blocks) -> pn.Column:
+    """Markdown paragraphs and display formulas (strings starting with ``$$``).
+
+    Formulas are typeset with KaTeX (bundled with Panel, so the page needs no
+    network); the rest is Markdown.
+    """
+    objs = []
+    for b in blocks:
+        b = b.strip("\n")
+        if b.startswith("$$"):
+            objs.append(pn.pane.LaTeX(b, renderer="katex", styles={"font-size": "1.15em"},
+                                      margin=(0, 10)))
+        else:
+            objs.append(pn.pane.Markdown(b, margin=(0, 10), styles={"font-size": "1.05em"},
+                                         disable_math=True))
+    return pn.Column(*objs, sizing_mode="stretch_width")
+
+
+def swatch(color: str, text: str) -> str:
+    """HTML for ``text`` after a coloured disc (the point's colour)."""
+    return (f'<span style="display:inline-block;width:0.9em;height:0.9em;border-radius:50%;'
+            f'background:{html.escape(color)};border:1px solid #333;vertical-align:middle;'
+            f'margin-right:0.25em"></span><b>{html.escape(text)}</b>')
+
+
+def fmt(x, digits: int = 3) -> str:
+    """A number for display (``—`` for None/NaN)."""
+    if x is None:
+        return "—"
+    try:
+        xf = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if not np.isfinite(xf):
+        return "—"
+    if xf != 0 and (abs(xf) >= 1e5 or abs(xf) < 10 ** (-digits)):
+        return f"{xf:.{digits - 1}e}"
+    return f"{xf:.{digits}g}" if abs(xf) < 1 else f"{xf:,.{digits}g}" if abs(xf) >= 1e4 else f"{xf:.{digits}g}"
+
+
+class StepView(Viewer):
+    """One step of the walk-through: an explanation and plots of the shared state.
+
+    Subclasses set :attr:`title` and :attr:`text` and implement :meth:`_render`,
+    which returns the objects shown under the explanation.  The explorer calls
+    :meth:`refresh` when new results arrive and the step is visible, so hidden
+    steps cost nothing.
+    """
+
+    state = param.ClassSelector(class_=ExplorerState, doc="The session's state.")
+
+    title: ClassVar[str] = ""
+    text: ClassVar[tuple] = ()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._rendered_version = -1
+        self._body = pn.Column(sizing_mode="stretch_width", min_height=200)
+        self._explain = pn.Card(explanation(self.text), title=f"What happens in “{self.title}”",
+                                collapsed=False, sizing_mode="stretch_width",
+                                header_background="#eef3f8", margin=(5, 5, 10, 5))
+        self._layout = pn.Column(self._explain, self._body, sizing_mode="stretch_width",
+                                 name=self.title)
+
+    def __panel__(self):
+        return self._layout
+
+    # ------------------------------------------------------------------
+    def controls(self) -> list:
+        """Widgets of this step shown above its plots (none by default)."""
+        return []
+
+    def refresh(self, force: bool = False) -> None:
+        """Re-render when the state's results changed since the last render."""
+        if not force and self._rendered_version == self.state.version:
+            return
+        self._rendered_version = self.state.version
+        if self.state.points is None or self.state.model is None:
+            self._body.objects = [pn.pane.Alert(
+                "No results yet: the first fit is running (see the status in the sidebar).",
+                alert_type="info")]
+            return
+        try:
+            objs = self._render()
+        except Exception as exc:  # a plot must never take the page down
+            objs = [pn.pane.Alert(f"This step could not be drawn: {type(exc).__name__}: {exc}",
+                                  alert_type="danger")]
+        self._body.objects = list(self.controls()) + list(objs)
+
+    def _render(self) -> list:  # pragma: no cover - abstract
+        raise NotImplementedError

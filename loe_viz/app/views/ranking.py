@@ -1,0 +1,125 @@
+"""Step 3, Ranking: one Bradley–Terry fit per landmark column."""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+
+from .. import plots
+from ..colors import principal_plane, project
+from .base import StepView, fmt
+
+
+def true_scores(X: np.ndarray, head: int, temperature: float) -> np.ndarray:
+    """What the scores of landmark ``head`` estimate: ``(D[:, head] - mean) / T``.
+
+    The mean is over the items other than ``head`` (the scores sum to zero over
+    them) and the entry of ``head`` itself is 0.  With ``T = 0`` the scale is
+    not identified, so no division happens.
+    """
+    d = ((X - X[head]) ** 2).sum(1)
+    mask = np.ones(X.shape[0], bool)
+    mask[head] = False
+    out = d - d[mask].mean()
+    out[head] = 0.0
+    return out / temperature if temperature > 0 else out
+
+
+class RankingView(StepView):
+    """Estimated scores of a chosen landmark against the true distances."""
+
+    title = "Ranking"
+    text = (
+        """
+**Each landmark column is a ranking problem.**  In a comparison (*i*; *j*, *k*) about landmark *i*,
+the item *farther* from *i* "wins".  LOE fits one score *w* per item by ℓ2-regularised maximum
+likelihood of the Bradley–Terry model, with the scores summing to zero:
+""",
+        r"$$\hat w = \arg\max_{\sum_a w_a = 0}\; \sum_{(i;\,\text{near},\,\text{far})} \log \sigma\big(w_{\text{far}} - w_{\text{near}}\big) \;-\; \frac{\lambda}{2}\lVert w\rVert^2 .$$",
+        """
+The scores estimate the distance column up to an unknown shift *s<sub>i</sub>* (and in units of
+the temperature *T*); the error of each entry shrinks like √(n log n / m):
+""",
+        r"$$R_{a i} = \hat w_a \;\approx\; \frac{D_{a i}}{T} - s_i \qquad (a \ne i).$$",
+        """
+Below: the scores of the chosen landmark against the truth (D minus its mean, divided by T) —
+points on the dashed identity line are perfect; the solver's convergence for every landmark;
+and where the landmarks are.  Items that never appeared in a landmark's comparisons carry no
+information and keep score 0.
+""",
+    )
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._select = pn.widgets.Select(label="Landmark", options={}, width=260)
+        self._syncing = False
+        self._select.param.watch(self._on_select, "value")
+
+    def _on_select(self, event):
+        if not self._syncing:
+            self.refresh(force=True)
+
+    def controls(self):
+        return [self._select]
+
+    def _render(self):
+        s = self.state
+        X, cfg, model = s.points, s.config_used, s.model
+        rk = model.stages_.ranking
+        landmarks = np.asarray(model.landmarks_)
+        l = landmarks.size
+        opts = {f"L{c}: item {int(lm)}": c for c, lm in enumerate(landmarks)}
+        if self._select.options != opts:
+            self._syncing = True
+            try:
+                keep = self._select.value in opts.values()
+                self._select.param.update(options=opts, value=self._select.value if keep else 0)
+            finally:
+                self._syncing = False
+        c = int(self._select.value or 0)
+        c = min(c, l - 1)
+        head = int(landmarks[c])
+        R = np.asarray(rk.R)
+        est = R[:, c]
+        truth = true_scores(X, head, cfg["temperature"])
+        mask = np.ones(X.shape[0], bool)
+        mask[head] = False
+        lo = float(min(truth[mask].min(), est[mask].min()))
+        hi = float(max(truth[mask].max(), est[mask].max()))
+        xy = np.column_stack([truth[mask], est[mask]])
+        T = cfg["temperature"]
+        xl = "true (D − mean) / T" if T > 0 else "true D − mean"
+        sc = plots.scatter(xy, np.asarray(s.colors)[mask], hue_lightness=s.hue_lightness[mask],
+                           title=f"Landmark L{c} (item {head}): estimated vs true", xlabel=xl,
+                           ylabel="estimated score R", equal=False)
+        fit_plot = (sc * plots.identity_line(lo, hi)).opts(show_legend=False)
+        cols = getattr(rk, "columns", ())
+        hist = {f"L{k}": getattr(col, "grad_history", np.array([])) for k, col in enumerate(cols)}
+        conv = plots.convergence(hist, "Solver convergence (Newton, projected gradient norm)",
+                                 "‖gradient‖")
+        mean, basis = principal_plane(X)
+        P = project(X, mean, basis)
+        where = (plots.scatter(P, s.colors, hue_lightness=s.hue_lightness, title="Landmarks (★), the chosen one in yellow",
+                               xlabel="x₁", ylabel="x₂", alpha=0.5)
+                 * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c))
+        col = cols[c] if c < len(cols) else None
+        unranked = len(getattr(col, "unranked", ())) if col is not None else 0
+        corr = float(np.corrcoef(truth[mask], est[mask])[0, 1]) if mask.sum() > 2 else float("nan")
+        rmse = float(np.sqrt(np.mean((truth[mask] - est[mask]) ** 2)))
+        info = pn.pane.Markdown(
+            f"**L{c}** (item {head}): {getattr(col, 'n_comparisons', 0):,} comparisons, "
+            f"{getattr(col, 'n_iter', 0)} Newton iterations, "
+            f"{'converged' if getattr(col, 'converged', False) else '**not converged**'}, "
+            f"final gradient norm {fmt(getattr(col, 'grad_norm', float('nan')))}; "
+            f"correlation with the truth **{corr:.3f}**, RMS error {fmt(rmse)}; "
+            f"{unranked} item{'s' if unranked != 1 else ''} never compared "
+            f"(regularisation λ = {fmt(getattr(rk, 'regularization', float('nan')))}).",
+            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
+        return [
+            info,
+            pn.Row(pn.pane.HoloViews(fit_plot, sizing_mode="stretch_width", min_height=460),
+                   pn.pane.HoloViews(where, sizing_mode="stretch_width", min_height=460),
+                   sizing_mode="stretch_width"),
+            pn.pane.HoloViews(conv, sizing_mode="stretch_width", min_height=360),
+        ]
+

@@ -1,0 +1,110 @@
+"""Step 2, Sample: the comparisons LOE asks for, in words and counts."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+
+from .. import plots
+from ..colors import principal_plane, project
+from ..state import _fmt_bytes, _fmt_seconds
+from .base import StepView, fmt, swatch
+
+
+class SampleView(StepView):
+    """A few answered triplets in words, the counts, and what the next run will cost."""
+
+    title = "Sample"
+    text = (
+        """
+LOE only asks questions **about landmarks**: *l* items (at least *d* + 3) chosen at random or
+far apart (MaxMin).  For landmark *i* it draws pairs {*j*, *k*} of other items uniformly at random
+and asks which is closer.  The answers are noisy, with the logistic (Bradley–Terry) model
+""",
+        r"$$P(\text{“}j\text{ is closer to }i\text{ than }k\text{”}) = \sigma\!\left(\frac{D_{ik} - D_{ij}}{T}\right),\qquad \sigma(t) = \frac{1}{1+e^{-t}},$$",
+        """
+where *T* is the temperature (*T* = 1 is the paper's model, *T* = 0 answers without noise).
+A triplet is stored as a row (*i*, *j*, *k*): "*i* is closer to *j* than to *k*".  The budget is
+either a count per landmark or the paper's total
+""",
+        r"$$m = \lfloor c \, n \ln n \rfloor \ \text{comparisons, split evenly over the } l \text{ landmarks.}$$",
+    )
+
+    n_examples = param.Integer(default=6, bounds=(1, 20))
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._draw = pn.widgets.Button(label="Show other examples", icon="refresh", variant="outline")
+        self._draw.on_click(lambda e: self.refresh(force=True))
+        self._example_seed = 0
+
+    def controls(self):
+        return []
+
+    def _render(self):
+        s = self.state
+        X, T, cfg, m = s.points, s.triplets, s.config_used, s.metrics
+        n, l = X.shape[0], cfg["n_landmarks"]
+        landmarks = np.asarray(s.model.landmarks_)
+        # noise: answers that contradict the true distances
+        a, b, c = T[:, 0], T[:, 1], T[:, 2]
+        d_near = ((X[a] - X[b]) ** 2).sum(1)
+        d_far = ((X[a] - X[c]) ** 2).sum(1)
+        flipped = d_near > d_far
+        rng = np.random.default_rng(self._example_seed)
+        self._example_seed += 1
+        pick = rng.choice(T.shape[0], min(self.n_examples, T.shape[0]), replace=False)
+        cols = s.colors
+        lines = []
+        for r in pick:
+            i, j, k = (int(v) for v in T[r])
+            verdict = ("<span style='color:#b00020'>✗ the noise flipped this one: in truth "
+                       f"{k} is closer</span>") if flipped[r] else "<span style='color:#1b7f3b'>✓ true</span>"
+            lines.append(f"<li style='margin:0.3em 0'>{swatch(cols[i], f'item {i}')} is closer to "
+                         f"{swatch(cols[j], str(j))} than to {swatch(cols[k], str(k))} &nbsp; {verdict}</li>")
+        words = pn.pane.HTML("<ul style='font-size:1.25em;line-height:1.6'>" + "".join(lines) + "</ul>",
+                             sizing_mode="stretch_width")
+        if cfg["budget_unit"] == "per_landmark":
+            budget = f"{cfg['per_landmark']:,} comparisons per landmark (the unit chosen)"
+        else:
+            budget = (f"c = {fmt(cfg['budget'])}: ⌊c·n·ln n⌋ = {int(np.floor(cfg['budget'] * n * np.log(n))):,} "
+                      f"in total → {cfg['per_landmark']:,} per landmark")
+        est = s.estimate
+        est_txt = (f"about **{_fmt_seconds(est.seconds)}** and **{_fmt_bytes(est.bytes)}**"
+                   if est is not None else "—")
+        sel = "chosen far apart (MaxMin)" if cfg["landmark_selection"] == "maxmin" else "drawn at random"
+        counts = pn.pane.Markdown(
+            f"""
+| | |
+|---|---|
+| items *n* | {n:,} |
+| landmarks *l* ({sel}) | {l} : items {', '.join(str(int(v)) for v in landmarks[:12])}{' …' if l > 12 else ''} |
+| budget | {budget} |
+| comparisons used | **{m['n_triplets']:,}** (of {n * (n - 1) * (n - 2) // 2:,} possible triplets) |
+| answers flipped by noise (T = {fmt(cfg['temperature'])}) | {flipped.mean():.1%} |
+| this run | sampling and fitting took {_fmt_seconds(m['fit_seconds'])}; estimate was {est_txt} |
+""", styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
+        # picture: the examples drawn on the ground truth
+        mean, basis = principal_plane(X)
+        P = project(X, mean, basis)
+        base = plots.scatter(P, cols, hue_lightness=s.hue_lightness, title="The examples on the ground truth",
+                             xlabel="x₁", ylabel="x₂", alpha=0.35)
+        i_, j_, k_ = T[pick, 0], T[pick, 1], T[pick, 2]
+        near = hv.Segments(pd.DataFrame({"x0": P[i_, 0], "y0": P[i_, 1], "x1": P[j_, 0], "y1": P[j_, 1]}),
+                           label="closer").opts(color="#1b7f3b", line_width=4)
+        far = hv.Segments(pd.DataFrame({"x0": P[i_, 0], "y0": P[i_, 1], "x1": P[k_, 0], "y1": P[k_, 1]}),
+                          label="farther").opts(color="#b00020", line_width=3, line_dash="dashed")
+        ends = np.unique(np.concatenate([i_, j_, k_]))
+        labels = hv.Labels(pd.DataFrame({"x": P[ends, 0], "y": P[ends, 1], "t": [str(v) for v in ends]}),
+                           ["x", "y"], "t").opts(text_font_size="14pt", text_color="#111111",
+                                                 text_baseline="bottom", yoffset=0.0)
+        picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks) * labels).opts(
+            legend_position="top_left")
+        return [
+            pn.Row(pn.pane.Markdown("### Some of the answers", margin=(0, 10)), self._draw),
+            words, counts,
+            pn.pane.HoloViews(picture, sizing_mode="stretch_width", min_height=480),
+        ]
