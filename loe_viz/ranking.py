@@ -165,8 +165,9 @@ def rank_column(
     hdiag, hdiag_t = np.empty(n), np.empty(n)
     h, h_t = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)
     work = np.empty((4, n))
-    gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h)
+    gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h, False)
     history = [gnorm]
+    precise = False
     converged = False
     cg_total = 0
     it = 0
@@ -189,15 +190,17 @@ def rank_column(
         if slope0 >= 0.0:  # not a descent direction: the curvature has collapsed
             break
         alpha = 1.0
+        # Single-precision logistic while far from the optimum, double precision near it.
+        precise = precise or gnorm < 1e-4 * history[0]
         np.add(w, d, out=trial)
-        gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t)
+        gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t, precise)
         slope1 = float(grad_t @ d)
         if slope1 > 0.5 * -slope0:
             # Overshot along d: step to the root of the secant of the directional derivative.
             alpha = slope0 / (slope0 - slope1)
             np.multiply(d, alpha, out=trial)
             trial += w
-            gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t)
+            gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t, precise)
         w, trial = trial, w
         grad, grad_t = grad_t, grad
         hdiag, hdiag_t = hdiag_t, hdiag

@@ -36,13 +36,15 @@ def objective(near, far, w, lam):
 
 
 @njit(nogil=True, cache=True)
-def gradient(near, far, w, lam, mask, grad, hdiag, h):
+def gradient(near, far, w, lam, mask, grad, hdiag, h, precise):
     """One pass: the gradient, the per-comparison curvature ``h`` and its diagonal sum.
 
     ``grad`` is projected onto the sum-zero subspace of ``mask``. ``grad``, ``hdiag``
-    (length n) and ``h`` (length m, float32) are written in place. The logistic
-    function is evaluated in single precision: its relative error (1e-7) is far
-    below the statistical error of the scores and it halves the cost of the pass.
+    (length n) and ``h`` (length m, float32) are written in place. Unless
+    ``precise``, the exponential is evaluated in single precision: its relative
+    error (1e-7) is far below the statistical error of the scores and it makes
+    the pass much cheaper; the driver switches to ``precise`` for the last
+    iterations so the optimum is found to full accuracy.
     Returns the Euclidean norm of the projected gradient.
     """
     n = w.shape[0]
@@ -57,7 +59,10 @@ def gradient(near, far, w, lam, mask, grad, hdiag, h):
             z = 80.0
         elif z < -80.0:
             z = -80.0
-        q = 1.0 / (1.0 + np.float64(np.exp(np.float32(z))))  # 1 - sigmoid(z)
+        if precise:
+            q = 1.0 / (1.0 + np.exp(z))  # 1 - sigmoid(z)
+        else:
+            q = 1.0 / (1.0 + np.float64(np.exp(np.float32(z))))
         # d f / d w_far = -q, d f / d w_near = +q
         grad[b] -= q
         grad[a] += q
@@ -126,6 +131,7 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
         if np.sqrt(np.dot(r, r)) <= tol or rz <= 0.0:
             break
         hessian_vector(near, far, h, lam, p, Hp)
+        _center(Hp, mask)  # projected CG: P H P on the sum-zero subspace
         pHp = np.dot(p, Hp)
         if pHp <= 0.0:
             break

@@ -1,0 +1,104 @@
+"""One landmark's BTL ranking: the optimum, its meaning, and its diagnostics."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from loe_viz import TripletOracle, make_points
+from loe_viz.ranking import RankingResult, rank_column
+
+
+def _objective(w_free, near, far, n, head, lam):
+    w = np.insert(w_free, head, 0.0)
+    z = w[far] - w[near]
+    f = np.sum(np.logaddexp(0.0, -z)) + 0.5 * lam * w @ w
+    q = 1.0 / (1.0 + np.exp(z))
+    g = lam * w
+    np.add.at(g, far, -q)
+    np.add.at(g, near, q)
+    return f, np.delete(g, head)
+
+
+@pytest.mark.parametrize("lam", [1e-3, 1.0])
+def test_matches_scipy_optimum(lam):
+    X = make_points("gaussian", 40, random_state=3)
+    oracle = TripletOracle(X, random_state=4)
+    near, far = oracle.comparisons(7, 3000, seed=11)
+    col = rank_column(near, far, 7, 40, regularization=lam, tol=1e-9)
+    assert col.converged
+    ref = minimize(_objective, np.zeros(39), args=(near, far, 40, 7, lam), jac=True, method="L-BFGS-B",
+                   options=dict(gtol=1e-12, ftol=1e-15, maxiter=10_000))
+    w_ref = np.insert(ref.x, 7, 0.0)
+    # the regularised optimum has sum zero on its own; ours enforces it exactly
+    w_ref[np.arange(40) != 7] -= w_ref[np.arange(40) != 7].mean()
+    np.testing.assert_allclose(col.scores, w_ref, atol=2e-5)
+    assert col.scores[7] == 0.0
+    assert abs(col.scores.sum()) < 1e-9
+
+
+def test_scores_estimate_centred_squared_distances():
+    n = 200
+    X = make_points("gaussian", n, random_state=5)
+    oracle = TripletOracle(X, random_state=6)
+    head = 17
+    near, far = oracle.comparisons(head, 400_000, seed=12)
+    col = rank_column(near, far, head, n)
+    D = ((X - X[head]) ** 2).sum(axis=1)
+    others = np.arange(n) != head
+    target = D[others] - D[others].mean()
+    err = col.scores[others] - target
+    # sqrt(n log n / m) ~ 0.05: the estimate is accurate and unbiased in scale
+    assert np.sqrt(np.mean(err**2)) < 0.08
+    slope = np.polyfit(target, col.scores[others], 1)[0]
+    assert slope == pytest.approx(1.0, abs=0.05)
+
+
+def test_never_fits_closer_wins():
+    # Farther items must get larger scores: the sign convention of the whole pipeline.
+    X = make_points("uniform", 60, random_state=1)
+    near, far = TripletOracle(X, temperature=0, random_state=2).comparisons(0, 20_000, seed=3)
+    col = rank_column(near, far, 0, 60)
+    D = ((X - X[0]) ** 2).sum(axis=1)
+    assert np.corrcoef(D[1:], col.scores[1:])[0, 1] > 0.95
+
+
+def test_unranked_items_are_reported_and_finite():
+    n = 30
+    rng = np.random.default_rng(0)
+    near = rng.integers(1, 20, 500).astype(np.int32)
+    far = rng.integers(1, 20, 500).astype(np.int32)
+    keep = near != far
+    col = rank_column(near[keep], far[keep], 0, n)
+    np.testing.assert_array_equal(col.unranked, np.arange(20, 30))
+    assert np.all(np.isfinite(col.scores))
+    np.testing.assert_allclose(col.scores[20:], 0.0, atol=1e-5)  # the mean: no information
+
+
+def test_separable_data_stays_finite_and_converges():
+    # Noiseless answers make the MLE diverge; regularisation and the trust region keep it finite.
+    X = make_points("circle", 50, random_state=1)
+    near, far = TripletOracle(X, temperature=0.0, random_state=2).comparisons(3, 5000, seed=4)
+    col = rank_column(near, far, 3, 50)
+    assert col.converged
+    assert np.all(np.isfinite(col.scores))
+    assert col.grad_history[-1] < col.grad_history[0]
+
+
+def test_coarse_to_fine_reaches_the_same_optimum():
+    n = 300
+    X = make_points("gaussian", n, random_state=8)
+    near, far = TripletOracle(X, random_state=9).comparisons(5, 8 * 16 * n + 1000, seed=1)
+    a = rank_column(near, far, 5, n, coarse_to_fine=True, tol=1e-9)
+    b = rank_column(near, far, 5, n, coarse_to_fine=False, tol=1e-9)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
+
+
+def test_ranking_result_stacks_columns():
+    X = make_points("gaussian", 50, random_state=1)
+    oracle = TripletOracle(X, random_state=2)
+    cols = [rank_column(*oracle.comparisons(h, 2000, seed=h), h, 50) for h in (4, 9, 1)]
+    res = RankingResult.from_columns(cols, 50, 1e-3)
+    assert res.R.shape == (50, 3)
+    np.testing.assert_array_equal(res.landmarks, [4, 9, 1])
+    assert res.R[4, 0] == 0 and res.R[9, 1] == 0 and res.R[1, 2] == 0
+    np.testing.assert_array_equal(res.n_comparisons, [2000, 2000, 2000])
