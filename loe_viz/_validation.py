@@ -45,7 +45,7 @@ def check_random_state(random_state) -> np.random.Generator:
 def check_int(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Validate an integer argument (bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
+        if not isinstance(value, bool) and isinstance(value, numbers.Real) and float(value).is_integer():
             value = int(value)
         else:
             raise ValueError(f"{name} must be an integer, got {value!r}")
@@ -117,7 +117,10 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
     triplets : ndarray of shape (m, 3), C-contiguous, int32 or int64
     n_items : int
     """
-    arr = np.asarray(triplets)
+    try:
+        arr = np.asarray(triplets)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer array of shape (m, 3), got ragged rows") from None
     if arr.dtype == object:
         raise ValueError(f"{name} must be an integer array of shape (m, 3), got objects")
     if arr.ndim != 2 or arr.shape[1] != 3:
