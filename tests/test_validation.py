@@ -1,0 +1,198 @@
+"""Argument checks: accepted values are normalised, every refusal names the argument."""
+
+import numpy as np
+import pytest
+
+from loe_viz._validation import (
+    check_float,
+    check_int,
+    check_points,
+    check_random_state,
+    check_triplets,
+    index_dtype,
+)
+
+
+# --------------------------------------------------------------------------- index_dtype
+def test_index_dtype_switches_at_int32_limit():
+    assert index_dtype(3) == np.int32
+    assert index_dtype(2**31 - 2) == np.int32
+    assert index_dtype(2**31 - 1) == np.int64
+    assert index_dtype(2**40) == np.int64
+
+
+# --------------------------------------------------------------------------- check_random_state
+def test_random_state_int_is_reproducible_and_seeds_differ():
+    a = check_random_state(7).random(5)
+    b = check_random_state(7).random(5)
+    c = check_random_state(8).random(5)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_random_state_generator_is_passed_through():
+    g = np.random.default_rng(0)
+    assert check_random_state(g) is g
+
+
+def test_random_state_accepts_none_seedsequence_numpy_int_and_randomstate():
+    assert isinstance(check_random_state(None), np.random.Generator)
+    ss = np.random.SeedSequence(3)
+    np.testing.assert_array_equal(
+        check_random_state(ss).random(3), np.random.default_rng(np.random.SeedSequence(3)).random(3)
+    )
+    np.testing.assert_array_equal(check_random_state(np.int64(5)).random(3), check_random_state(5).random(3))
+    g1 = check_random_state(np.random.RandomState(1))
+    g2 = check_random_state(np.random.RandomState(1))
+    assert isinstance(g1, np.random.Generator)
+    np.testing.assert_array_equal(g1.random(3), g2.random(3))
+
+
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        (-1, r"^random_state must be a non-negative integer, got -1$"),
+        ("seed", r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got str$"),
+        (1.5, r"^random_state must be None, an int, .* got float$"),
+    ],
+)
+def test_random_state_errors(value, match):
+    with pytest.raises(ValueError, match=match):
+        check_random_state(value)
+
+
+# --------------------------------------------------------------------------- check_int
+def test_check_int_accepts_integers_and_integral_floats():
+    assert check_int(5, "n") == 5
+    assert type(check_int(np.int64(5), "n")) is int
+    assert check_int(4.0, "n") == 4
+    assert check_int(np.float32(6.0), "n") == 6
+    assert check_int(3, "n", minimum=3, maximum=3) == 3
+
+
+@pytest.mark.parametrize(
+    "value, kw, match",
+    [
+        (3.5, {}, r"^n must be an integer, got 3\.5$"),
+        ("3", {}, r"^n must be an integer, got '3'$"),
+        (None, {}, r"^n must be an integer, got None$"),
+        (float("nan"), {}, r"^n must be an integer, got nan$"),
+        (float("inf"), {}, r"^n must be an integer, got inf$"),
+        (True, {}, r"^n must be an integer, got True$"),
+        (False, {}, r"^n must be an integer, got False$"),
+        (1, {"minimum": 2}, r"^n must be >= 2, got 1$"),
+        (11, {"maximum": 10}, r"^n must be <= 10, got 11$"),
+    ],
+)
+def test_check_int_errors(value, kw, match):
+    with pytest.raises(ValueError, match=match):
+        check_int(value, "n", **kw)
+
+
+# --------------------------------------------------------------------------- check_float
+def test_check_float_accepts_reals():
+    assert check_float(1, "t") == 1.0
+    assert type(check_float(np.float32(0.5), "t")) is float
+    assert check_float(0.0, "t", minimum=0.0) == 0.0
+    assert check_float(2.0, "t", maximum=2.0) == 2.0
+
+
+@pytest.mark.parametrize(
+    "value, kw, match",
+    [
+        ("1", {}, r"^t must be a real number, got '1'$"),
+        (True, {}, r"^t must be a real number, got True$"),
+        (None, {}, r"^t must be a real number, got None$"),
+        (1 + 2j, {}, r"^t must be a real number, got \(1\+2j\)$"),
+        (float("nan"), {}, r"^t must be finite, got nan$"),
+        (float("-inf"), {}, r"^t must be finite, got -inf$"),
+        (-0.5, {"minimum": 0.0}, r"^t must be >= 0\.0, got -0\.5$"),
+        (0.0, {"minimum": 0.0, "strict_minimum": True}, r"^t must be > 0\.0, got 0\.0$"),
+        (3.0, {"maximum": 2.0}, r"^t must be <= 2\.0, got 3\.0$"),
+    ],
+)
+def test_check_float_errors(value, kw, match):
+    with pytest.raises(ValueError, match=match):
+        check_float(value, "t", **kw)
+
+
+# --------------------------------------------------------------------------- check_points
+def test_check_points_returns_contiguous_float64():
+    X = np.asfortranarray(np.arange(12, dtype=np.int16).reshape(4, 3))
+    out = check_points(X)
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+    np.testing.assert_array_equal(out, X)
+    out = check_points([[1, 2], [3, 4]])
+    assert out.shape == (2, 2)
+
+
+@pytest.mark.parametrize(
+    "X, kw, match",
+    [
+        (np.zeros(5), {}, r"^X must be 2-D of shape \(n_points, n_dims\), got 1-D with 5 values; use X\.reshape"),
+        (np.zeros((2, 2, 2)), {}, r"^X must be 2-D of shape \(n_points, n_dims\), got shape \(2, 2, 2\)$"),
+        (np.zeros((3, 0)), {}, r"^X must have at least one column, got shape \(3, 0\)$"),
+        (np.zeros((2, 2)), {"min_points": 3}, r"^X must have at least 3 points, got 2$"),
+        ([["a", "b"]], {}, r"^X must be a numeric array of shape \(n_points, n_dims\)"),
+        ([[1.0, 2.0], [3.0]], {}, r"^X must be a numeric array of shape \(n_points, n_dims\)"),
+        ([[0.0, 1.0], [2.0, np.nan]], {}, r"^X contains NaN values \(first at row 1\)$"),
+        ([[0.0, 1.0], [2.0, 3.0], [np.inf, 0.0]], {}, r"^X contains infinite values \(first at row 2\)$"),
+    ],
+)
+def test_check_points_errors(X, kw, match):
+    with pytest.raises(ValueError, match=match):
+        check_points(X, **kw)
+
+
+def test_check_points_uses_given_name():
+    with pytest.raises(ValueError, match=r"^Z contains NaN"):
+        check_points([[np.nan]], name="Z")
+
+
+# --------------------------------------------------------------------------- check_triplets
+def test_check_triplets_infers_n_items_and_index_dtype():
+    T, n = check_triplets([[0, 1, 2], [4, 3, 1]])
+    assert n == 5
+    assert T.dtype == np.int32 and T.flags.c_contiguous and T.shape == (2, 3)
+    np.testing.assert_array_equal(T, [[0, 1, 2], [4, 3, 1]])
+
+
+def test_check_triplets_accepts_integral_floats_and_explicit_n_items():
+    T, n = check_triplets(np.array([[0.0, 1.0, 2.0]]), n_items=10)
+    assert n == 10 and T.dtype.kind == "i"
+    np.testing.assert_array_equal(T, [[0, 1, 2]])
+    T, n = check_triplets(np.array([[2, 1, 0]], dtype=np.uint64), n_items=np.int64(3))
+    assert n == 3 and T.dtype.kind == "i"
+
+
+@pytest.mark.parametrize(
+    "T, kw, match",
+    [
+        (np.array([[0, 1, None]], dtype=object), {}, r"^triplets must be an integer array of shape \(m, 3\), got objects$"),
+        ([[0, 1, 2], [3, 4]], {}, r"^triplets must be an integer array of shape \(m, 3\), got ragged rows$"),
+        (np.zeros((4, 2), dtype=int), {}, r"^triplets must have shape \(m, 3\), got \(4, 2\)$"),
+        (np.arange(3), {}, r"^triplets must have shape \(m, 3\), got \(3,\)$"),
+        (np.zeros((0, 3), dtype=int), {}, r"^triplets is empty: at least one triplet is needed$"),
+        ([[0.0, 1.0, np.nan]], {}, r"^triplets contains NaN or infinite values$"),
+        ([[0.0, 1.5, 2.0]], {}, r"^triplets must hold integer item indices, got non-integer values$"),
+        (np.array([[True, False, True]]), {}, r"^triplets must hold integer item indices, got dtype bool$"),
+        ([["a", "b", "c"]], {}, r"^triplets must hold integer item indices, got dtype <U1$"),
+        ([[0, 1, 2], [3, -1, 2]], {}, r"^triplets contains a negative index \(-1\) at row 1$"),
+        ([[0, 1, 2], [0, 1, 7], [9, 1, 2]], {"n_items": 8},
+         r"^triplets index 9 is out of range for n_items=8 \(first at row 2\)$"),
+        ([[0, 1, 2]], {"n_items": 2}, r"^n_items must be >= 3, got 2$"),
+        ([[0, 1, 1]], {}, r"^n_items must be >= 3, got 2$"),
+        ([[0, 1, 2]], {"n_items": 3.5}, r"^n_items must be an integer, got 3\.5$"),
+        ([[0, 1, 2], [0, 2, 2], [3, 3, 1]], {},
+         r"^triplets row 1 repeats an item: \(0, 2, 2\); a triplet needs three distinct items$"),
+        ([[5, 1, 5]], {}, r"^triplets row 0 repeats an item: \(5, 1, 5\)"),
+    ],
+)
+def test_check_triplets_errors(T, kw, match):
+    with pytest.raises(ValueError, match=match):
+        check_triplets(T, **kw)
+
+
+def test_check_triplets_uses_given_name():
+    with pytest.raises(ValueError, match=r"^held_out is empty"):
+        check_triplets(np.zeros((0, 3), dtype=int), name="held_out")
