@@ -158,8 +158,11 @@ def load_points(source, *, name: str | None = None) -> np.ndarray:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{label}: not a text file (it is not UTF-8)") from None
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    # keep the physical line numbers (1-based) for error messages
+    numbered = [(no, ln.strip()) for no, ln in
+                enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1)]
+    numbered = [(no, ln) for no, ln in numbered if ln and not ln.startswith("#")]
+    lines = [ln for _, ln in numbered]
     if not lines:
         raise ValueError(f"{label}: the file is empty")
     delim = "\t" if "\t" in lines[0] else ("," if "," in lines[0] else (";" if ";" in lines[0] else None))
@@ -177,7 +180,7 @@ def load_points(source, *, name: str | None = None) -> np.ndarray:
     start = 0 if numeric(split(lines[0])) else 1
     rows = []
     width = None
-    for lineno, ln in enumerate(lines[start:], start=start + 1):
+    for lineno, ln in numbered[start:]:
         fields = split(ln)
         if width is None:
             width = len(fields)
