@@ -1,0 +1,217 @@
+"""The simulated triplet oracle: sampling design, noise model, reproducibility."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from loe_viz.oracle import TripletOracle, total_budget
+from loe_viz.points import make_points
+
+
+def sqd(X, a, b):
+    return np.sum((X[a] - X[b]) ** 2, axis=-1)
+
+
+@pytest.fixture(scope="module")
+def X():
+    return make_points("gaussian", 60, d=3, random_state=101)
+
+
+# --------------------------------------------------------------------------- budget
+def test_total_budget_is_floor_c_n_ln_n():
+    for n, c in [(1000, 50), (1000, 200), (2, 1), (12345, 0.5), (100000, 50)]:
+        assert total_budget(n, c) == math.floor(c * n * math.log(n))
+    assert isinstance(total_budget(10, 2), int)
+
+
+@pytest.mark.parametrize(
+    "n, c, match",
+    [(1, 5, r"^n must be >= 2, got 1$"), (10, 0, r"^c must be > 0\.0, got 0\.0$"),
+     (10, -1.0, r"^c must be > 0\.0, got -1\.0$"), (10, "a", r"^c must be a real number")],
+)
+def test_total_budget_errors(n, c, match):
+    with pytest.raises(ValueError, match=match):
+        total_budget(n, c)
+
+
+# --------------------------------------------------------------------------- landmark triplets
+def test_landmark_triplets_shape_heads_and_items(X):
+    lm = [7, 0, 59, 31, 12]
+    o = TripletOracle(X, random_state=1)
+    T = o.landmark_triplets(lm, per_landmark=400)
+    assert T.shape == (5 * 400, 3) and T.dtype == np.int32
+    # grouped by landmark, in the given order
+    np.testing.assert_array_equal(T[:, 0], np.repeat(lm, 400))
+    assert ((T >= 0) & (T < 60)).all()
+    assert (T[:, 0] != T[:, 1]).all() and (T[:, 0] != T[:, 2]).all() and (T[:, 1] != T[:, 2]).all()
+    assert o.n_items == 60 and o.n_dims == 3 and o.temperature == 1.0
+    assert repr(o) == "TripletOracle(n_items=60, n_dims=3, temperature=1.0)"
+
+
+def test_landmark_pairs_are_uniform_over_other_items():
+    # n = 6, head 2: the 10 unordered pairs of {0, 1, 3, 4, 5} equally likely
+    Xs = make_points("uniform", 6, d=2, random_state=3)
+    T = TripletOracle(Xs, random_state=5).landmark_triplets([2], per_landmark=30000)
+    assert not (T[:, 1:] == 2).any()
+    pairs = np.sort(T[:, 1:], axis=1)
+    keys, counts = np.unique(pairs[:, 0] * 6 + pairs[:, 1], return_counts=True)
+    assert keys.size == 10
+    assert chisquare(counts).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("n", [3, 4, 17])
+def test_noiseless_answers_are_always_correct(n):
+    Xs = make_points("gaussian", n, d=2, random_state=n)
+    o = TripletOracle(Xs, temperature=0.0, random_state=9)
+    lm = np.arange(min(n, 5))
+    for T in (o.landmark_triplets(lm, per_landmark=500), o.uniform_triplets(3000)):
+        assert (sqd(Xs, T[:, 0], T[:, 1]) < sqd(Xs, T[:, 0], T[:, 2])).all()
+
+
+def test_noisy_answers_are_sometimes_wrong_and_mostly_right(X):
+    T = TripletOracle(X, temperature=0.05, random_state=2).uniform_triplets(20000)
+    right = np.mean(sqd(X, T[:, 0], T[:, 1]) < sqd(X, T[:, 0], T[:, 2]))
+    assert 0.6 < right < 0.995
+
+
+def _rate_bound(p, m):
+    return 5.0 * math.sqrt(p * (1 - p) / m) + 1e-9
+
+
+@pytest.mark.parametrize("T", [0.5, 1.0, 2.0])
+def test_answer_rate_matches_logistic_model(T):
+    # three items: the only query about head 0 is the pair {1, 2}
+    Xs = np.array([[0.0, 0.0], [0.6, 0.0], [0.0, 1.1]])
+    delta = sqd(Xs, 0, 2) - sqd(Xs, 0, 1)  # D_ik - D_ij for j = 1, k = 2
+    p = 1.0 / (1.0 + math.exp(-delta / T))
+    m = 40000
+    o = TripletOracle(Xs, temperature=T, random_state=int(T * 10))
+    L = o.landmark_triplets([0], per_landmark=m)
+    rate = np.mean(L[:, 1] == 1)
+    assert abs(rate - p) < _rate_bound(p, m)
+    # the same law for uniformly drawn triplets headed by 0
+    U = o.uniform_triplets(3 * m)
+    U = U[U[:, 0] == 0]
+    rate_u = np.mean(U[:, 1] == 1)
+    assert abs(rate_u - p) < _rate_bound(p, U.shape[0])
+
+
+def test_ties_are_broken_at_random_without_noise():
+    Xs = np.array([[0.0], [-1.0], [1.0]])  # D_01 == D_02
+    L = TripletOracle(Xs, temperature=0.0, random_state=4).landmark_triplets([0], per_landmark=20000)
+    assert abs(np.mean(L[:, 1] == 1) - 0.5) < _rate_bound(0.5, 20000)
+
+
+# --------------------------------------------------------------------------- uniform triplets
+def test_uniform_triplets_shape_and_head_coverage():
+    n, m = 20, 60000
+    Xs = make_points("gaussian", n, d=2, random_state=0)
+    T = TripletOracle(Xs, random_state=3).uniform_triplets(m)
+    assert T.shape == (m, 3) and T.dtype == np.int32
+    assert ((T >= 0) & (T < n)).all()
+    assert (T[:, 0] != T[:, 1]).all() and (T[:, 0] != T[:, 2]).all() and (T[:, 1] != T[:, 2]).all()
+    heads = np.bincount(T[:, 0], minlength=n)
+    assert chisquare(heads).pvalue > 1e-4
+    assert heads.min() > 0.8 * m / n and heads.max() < 1.2 * m / n
+    # every item also appears in the pair positions about equally often
+    members = np.bincount(T[:, 1:].ravel(), minlength=n)
+    assert members.min() > 0.8 * 2 * m / n and members.max() < 1.2 * 2 * m / n
+
+
+# --------------------------------------------------------------------------- reproducibility
+def test_same_seed_same_sequence_of_calls(X):
+    a, b = TripletOracle(X, random_state=42), TripletOracle(X, random_state=42)
+    a1, a2 = a.landmark_triplets([1, 2, 3], 200), a.uniform_triplets(500)
+    b1, b2 = b.landmark_triplets([1, 2, 3], 200), b.uniform_triplets(500)
+    np.testing.assert_array_equal(a1, b1)
+    np.testing.assert_array_equal(a2, b2)
+    # successive calls draw fresh queries
+    assert not np.array_equal(a1, a.landmark_triplets([1, 2, 3], 200))
+    assert not np.array_equal(a2, a.uniform_triplets(500))
+
+
+def test_different_seeds_differ(X):
+    a = TripletOracle(X, random_state=1).landmark_triplets([0, 1], 300)
+    b = TripletOracle(X, random_state=2).landmark_triplets([0, 1], 300)
+    assert not np.array_equal(a, b)
+    assert not np.array_equal(TripletOracle(X, random_state=1).uniform_triplets(300),
+                              TripletOracle(X, random_state=2).uniform_triplets(300))
+
+
+def test_seedsequence_and_generator_random_states(X):
+    a = TripletOracle(X, random_state=np.random.SeedSequence(8)).uniform_triplets(100)
+    b = TripletOracle(X, random_state=np.random.SeedSequence(8)).uniform_triplets(100)
+    np.testing.assert_array_equal(a, b)
+    g1 = TripletOracle(X, random_state=np.random.default_rng(8)).uniform_triplets(100)
+    g2 = TripletOracle(X, random_state=np.random.default_rng(8)).uniform_triplets(100)
+    np.testing.assert_array_equal(g1, g2)
+
+
+def test_comparisons_are_a_pure_function_of_the_seed(X):
+    # a worker holding only (X, T, head, m, seed) reproduces a landmark's block
+    o = TripletOracle(X, temperature=0.5, random_state=77)
+    seeds = TripletOracle(X, random_state=77).next_seeds(2)
+    T = o.landmark_triplets([5, 9], per_landmark=250)
+    other = TripletOracle(X, temperature=0.5, random_state=0)
+    for c, (head, seed) in enumerate(zip([5, 9], seeds)):
+        near, far = other.comparisons(head, 250, seed)
+        np.testing.assert_array_equal(T[c * 250:(c + 1) * 250, 1], near)
+        np.testing.assert_array_equal(T[c * 250:(c + 1) * 250, 2], far)
+    n1, f1 = other.comparisons(5, 100, 123)
+    n2, f2 = other.comparisons(5, 100, 123)
+    np.testing.assert_array_equal(n1, n2)
+    np.testing.assert_array_equal(f1, f2)
+
+
+# --------------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"temperature": -0.1}, r"^temperature must be >= 0\.0, got -0\.1$"),
+        ({"temperature": float("nan")}, r"^temperature must be finite, got nan$"),
+        ({"random_state": -1}, r"^random_state must be a non-negative integer, got -1$"),
+        ({"random_state": "x"}, r"^random_state must be None, an int, a SeedSequence or a Generator, got str$"),
+        ({"random_state": True}, r"^random_state must be None, an int, a SeedSequence or a Generator, got bool$"),
+    ],
+)
+def test_oracle_constructor_errors(X, kw, match):
+    with pytest.raises(ValueError, match=match):
+        TripletOracle(X, **kw)
+
+
+@pytest.mark.parametrize(
+    "Xbad, match",
+    [
+        (np.zeros((2, 2)), r"^X must have at least 3 points, got 2$"),
+        (np.zeros(5), r"^X must be 2-D"),
+        ([[0.0], [1.0], [np.nan]], r"^X contains NaN values \(first at row 2\)$"),
+    ],
+)
+def test_oracle_bad_points(Xbad, match):
+    with pytest.raises(ValueError, match=match):
+        TripletOracle(Xbad)
+
+
+@pytest.mark.parametrize(
+    "landmarks, per, match",
+    [
+        ([], 10, r"^landmarks must be a non-empty 1-D sequence of item indices, got shape \(0,\)$"),
+        ([[0, 1]], 10, r"^landmarks must be a non-empty 1-D sequence of item indices, got shape \(1, 2\)$"),
+        ([0.0, 1.0], 10, r"^landmarks must hold integer item indices, got dtype float64$"),
+        ([0, 60], 10, r"^landmarks index 60 is out of range for 60 items$"),
+        ([-1, 3], 10, r"^landmarks index -1 is out of range for 60 items$"),
+        ([3, 4, 3], 10, r"^landmarks must be distinct items$"),
+        ([0, 1], 0, r"^per_landmark must be >= 1, got 0$"),
+        ([0, 1], 2.5, r"^per_landmark must be an integer, got 2\.5$"),
+    ],
+)
+def test_landmark_triplets_errors(X, landmarks, per, match):
+    with pytest.raises(ValueError, match=match):
+        TripletOracle(X, random_state=0).landmark_triplets(landmarks, per)
+
+
+def test_uniform_triplets_errors(X):
+    with pytest.raises(ValueError, match=r"^m must be >= 1, got 0$"):
+        TripletOracle(X).uniform_triplets(0)
