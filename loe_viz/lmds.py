@@ -70,7 +70,9 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
     vals = vals[::-1]
     vecs = vecs[:, ::-1]
     top = vals[:n_components]
-    scale = max(abs(vals[0]), 1e-300)
+    # relative to the spectral norm of A (eigenvalue round-off is ~eps * ||A||), not to the
+    # largest signed eigenvalue, which may itself be round-off when A has no positive part
+    scale = max(float(np.abs(vals).max()), 1e-300)
     positive = int(np.sum(vals > 1e-12 * scale))
     if positive < n_components:
         raise DimensionError(
