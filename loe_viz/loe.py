@@ -444,6 +444,15 @@ class LOE:
                 LOEWarning,
                 stacklevel=3,
             )
+        agree = min(c.agreement for c in columns)
+        if agree >= 0.999:
+            warnings.warn(
+                f"the fitted rankings reproduce {100 * agree:.2f}% of the comparisons: the answers look noiseless. "
+                "BTL scores of noiseless answers are rank-like, not distances, so the embedding is distorted "
+                "monotonically; LOE recovers points closely from noisy (or low-noise) answers",
+                LOEWarning,
+                stacklevel=3,
+            )
         t0 = time.perf_counter()
         W = ranking.R[landmarks, :].copy()
         np.fill_diagonal(W, 0.0)

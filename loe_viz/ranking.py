@@ -35,6 +35,10 @@ class ColumnRanking:
     unranked : ndarray
         Items (other than ``head``) that took part in no comparison: their score is
         the mean, 0, and carries no information.
+    agreement : float
+        Fraction of the comparisons the fitted scores reproduce. Close to 1 means
+        the answers look noiseless: the likelihood then has no finite maximiser and
+        the regularised scores behave like ranks, not distances.
     """
 
     head: int
@@ -46,6 +50,7 @@ class ColumnRanking:
     converged: bool
     grad_history: np.ndarray
     unranked: np.ndarray
+    agreement: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -224,4 +229,5 @@ def rank_column(
         converged=converged,
         grad_history=np.array(history),
         unranked=unranked,
+        agreement=float(btl.agreement(near, far, w)),
     )

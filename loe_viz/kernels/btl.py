@@ -160,3 +160,19 @@ def count_appearances(near, far, n, counts):
     for t in range(near.shape[0]):
         counts[near[t]] += 1
         counts[far[t]] += 1
+
+
+@njit(nogil=True, cache=True)
+def agreement(near, far, w):
+    """Fraction of comparisons whose winner (``far``) has the larger score (ties count half)."""
+    m = near.shape[0]
+    if m == 0:
+        return 1.0
+    good = 0.0
+    for t in range(m):
+        diff = w[far[t]] - w[near[t]]
+        if diff > 0:
+            good += 1.0
+        elif diff == 0:
+            good += 0.5
+    return good / m

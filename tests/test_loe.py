@@ -1,0 +1,263 @@
+"""The LOE estimator: recovery on synthetic ground truth, validation, determinism, landmark choice."""
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import loe_viz as lv
+from loe_viz import LOE, LOEWarning, TripletOracle, make_points, procrustes_error, total_budget, triplet_error
+
+
+def _protocol(n, d, C, seed):
+    """The authors' protocol: x ~ N(0, I/(2d)), l = d + 3, floor(C n ln n) comparisons split over landmarks."""
+    X = make_points("gaussian", n, d, random_state=seed)
+    oracle = TripletOracle(X, random_state=1000 + seed)
+    l = d + 3
+    lms = np.sort(np.random.default_rng(2000 + seed).choice(n, l, replace=False))
+    T = oracle.landmark_triplets(lms, total_budget(n, C) // l)
+    return X, T
+
+
+def test_recovers_gaussian_configuration_at_ci_budget():
+    # The authors' protocol at a CI-sized n, mean over 3 seeds as in the reference table
+    # (reference implementation, n = 1000, C = 200: Procrustes 0.046, triplet error 0.077).
+    n = 400
+    proc, trip = [], []
+    for seed in range(3):
+        X, T = _protocol(n, 2, 200, seed)
+        Z = LOE(n_components=2, random_state=seed + 7).fit_transform(T, n_items=n)
+        assert Z.shape == (n, 2)
+        proc.append(procrustes_error(X, Z))
+        trip.append(triplet_error(X, Z, random_state=99))
+    assert np.mean(proc) < 0.08
+    assert np.mean(trip) < 0.12
+
+
+def test_error_shrinks_with_budget():
+    n = 300
+    errs = []
+    for C in (20, 400):
+        e = [procrustes_error(X, LOE(random_state=3).fit_transform(T, n_items=n))
+             for X, T in (_protocol(n, 2, C, s) for s in range(3))]
+        errs.append(np.median(e))
+    # median over seeds: a draw of nearly collinear random landmarks is poor at any budget
+    assert errs[1] < errs[0] / 3
+
+
+def test_low_noise_large_budget_recovers_almost_exactly():
+    X = make_points("uniform", 100, random_state=4)
+    oracle = TripletOracle(X, temperature=0.1, random_state=5)
+    Z = LOE(random_state=6).fit_oracle(oracle, per_landmark=1_000_000).embedding_
+    assert procrustes_error(X, Z) < 1e-3
+
+
+def test_noiseless_answers_warn_that_scores_are_rank_like():
+    X = make_points("gaussian", 80, random_state=4)
+    oracle = TripletOracle(X, temperature=0.0, random_state=5)
+    with pytest.warns(LOEWarning, match="answers look noiseless"):
+        Z = LOE(random_state=6).fit_oracle(oracle, per_landmark=40_000).embedding_
+    assert triplet_error(X, Z, random_state=1) < 0.3
+
+
+def test_rows_follow_the_callers_item_order():
+    n = 200
+    X, T = _protocol(n, 2, 100, 3)
+    Z = LOE().fit_transform(T, n_items=n)
+    perm = np.random.default_rng(0).permutation(n)
+    inv = np.argsort(perm)  # item a is called inv[a] after relabelling
+    Zp = LOE().fit_transform(inv[T], n_items=n)
+    np.testing.assert_allclose(np.abs(Zp[inv]), np.abs(Z), atol=1e-8)
+
+
+def test_deterministic_for_a_fixed_seed_and_no_nan():
+    X = make_points("moons", 150, random_state=1)
+    a = LOE(random_state=4).fit_oracle(TripletOracle(X, random_state=2), 20_000)
+    b = LOE(random_state=4).fit_oracle(TripletOracle(X, random_state=2), 20_000)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+    assert np.isrealobj(a.embedding_) and np.all(np.isfinite(a.embedding_))
+
+
+def test_stages_are_consistent():
+    n = 120
+    X, T = _protocol(n, 2, 100, 4)
+    est = LOE().fit(T, n_items=n)
+    st = est.stages_
+    l = st.landmarks.size
+    assert st.R.shape == (n, l)
+    np.testing.assert_array_equal(st.R[st.landmarks, np.arange(l)], 0.0)
+    np.testing.assert_array_equal(st.W, st.R[st.landmarks][:, :])
+    np.testing.assert_allclose(st.shifts.s, st.shifts.s_ls + st.shifts.eigenvalues[1])
+    np.testing.assert_allclose(st.E, st.E.T)
+    np.testing.assert_array_equal(np.diag(st.E), 0.0)
+    assert st.F.shape == (n - l, l)
+    assert set(st.timings) >= {"ranking", "shifts", "edm", "lmds", "total"}
+    assert est.n_triplets_used_ == T.shape[0]
+    np.testing.assert_array_equal(est.triplets_per_landmark_, np.full(l, T.shape[0] // l))
+
+
+def test_fit_uses_only_landmark_headed_triplets_and_picks_busiest_heads():
+    X = make_points("gaussian", 100, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+    busy = [3, 10, 20, 40, 77]
+    T = np.vstack([oracle.landmark_triplets(busy, 5000), oracle.uniform_triplets(2000)])
+    est = LOE().fit(T, n_items=100)
+    np.testing.assert_array_equal(np.sort(est.landmarks_), busy)
+    assert est.n_triplets_used_ == np.isin(T[:, 0], busy).sum()
+
+
+def test_given_landmarks_are_used():
+    X = make_points("gaussian", 100, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets(np.arange(8), 3000)
+    est = LOE(landmarks=[7, 1, 5, 3, 2]).fit(T, n_items=100)
+    np.testing.assert_array_equal(est.landmarks_, [7, 1, 5, 3, 2])
+
+
+@pytest.mark.parametrize("selection", ["random", "maxmin"])
+def test_fit_oracle_selection(selection):
+    X = make_points("blobs", 300, random_state=0)
+    est = LOE(n_landmarks=6, landmark_selection=selection, random_state=1).fit_oracle(
+        TripletOracle(X, random_state=2), 30_000)
+    assert len(set(est.landmarks_.tolist())) == 6
+    assert procrustes_error(X, est.embedding_) < 0.1
+
+
+def test_maxmin_landmarks_are_spread_out():
+    X = make_points("uniform", 400, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+
+    def min_gap(lms):
+        P = X[lms]
+        D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
+        return D[np.triu_indices(len(lms), 1)].min()
+
+    gaps = {s: np.mean([min_gap(LOE(landmark_selection=s, random_state=r).fit_oracle(oracle, 30_000).landmarks_)
+                        for r in range(3)]) for s in ("random", "maxmin")}
+    assert gaps["maxmin"] > 2 * gaps["random"]
+
+
+def test_threads_and_executor_equal_serial():
+    X = make_points("gaussian", 150, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets([0, 5, 9, 33, 70, 101], 8000)
+    serial = LOE(n_landmarks=6).fit_transform(T, n_items=150)
+    threads = LOE(n_landmarks=6, n_jobs=2).fit_transform(T, n_items=150)
+    with ThreadPoolExecutor(2) as ex:
+        executor = LOE(n_landmarks=6, executor=ex).fit_transform(T, n_items=150)
+    np.testing.assert_array_equal(serial, threads)
+    np.testing.assert_array_equal(serial, executor)
+
+
+def test_progress_reports_each_landmark_and_stage():
+    X = make_points("gaussian", 80, random_state=0)
+    calls = []
+    LOE(random_state=1).fit_oracle(TripletOracle(X, random_state=2), 5000,
+                                    progress=lambda *a: calls.append(a))
+    assert calls == [("ranking", i, 5) for i in range(1, 6)] + [("shifts", 1, 1), ("edm", 1, 1), ("lmds", 1, 1)]
+
+
+def test_unranked_items_warn():
+    X = make_points("gaussian", 60, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+    T = oracle.landmark_triplets(np.arange(5), 2000)
+    T = T[~np.isin(T[:, 1:], [50, 51]).any(axis=1)]  # items 50 and 51 never compared
+    with pytest.warns(LOEWarning, match=r"2 item\(s\) took part in no comparison"):
+        LOE().fit(T, n_items=60)
+
+
+def test_more_landmarks_than_the_data_support_dimensions():
+    # Landmarks on a line support one dimension: asking for two must say so, never return NaN.
+    n = 50
+    X = np.column_stack([np.linspace(0, 1, n), np.zeros(n)])
+    T = TripletOracle(X, temperature=0.01, random_state=0).landmark_triplets(np.arange(0, 50, 10), 20_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LOEWarning)
+        Z = LOE(n_components=1).fit_transform(T, n_items=n)
+        assert np.all(np.isfinite(Z))
+
+
+# ----------------------------------------------------------------- validation
+def _T():
+    X = make_points("gaussian", 30, random_state=0)
+    return TripletOracle(X, random_state=1).landmark_triplets(np.arange(6), 300)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n_landmarks=4), r"n_landmarks must be >= n_components \+ 3 = 5 \(LOE needs l >= d \+ 3"),
+    (dict(n_components=3, n_landmarks=5), r"n_landmarks must be >= n_components \+ 3 = 6"),
+    (dict(n_components=0), r"n_components must be >= 1, got 0"),
+    (dict(n_components=2.5), r"n_components must be an integer, got 2.5"),
+    (dict(n_landmarks=31), r"n_landmarks=31 is larger than the number of items \(30\)"),
+    (dict(landmarks=[0, 1, 2, 3, 30]), r"landmarks index 30 is out of range for n_items=30"),
+    (dict(landmarks=[0, 1, 2, 3, -1]), r"landmarks index -1 is out of range for n_items=30"),
+    (dict(landmarks=[0, 1, 2, 3, 3]), r"landmarks must be distinct items"),
+    (dict(landmarks=[0, 1, 2, 3]), r"n_landmarks must be >= n_components \+ 3 = 5"),
+    (dict(landmarks=[0, 1, 2, 3, 4], n_landmarks=6), r"n_landmarks=6 disagrees with the 5 landmarks given"),
+    (dict(landmarks=[0, 1, 2, 3, 20]), r"landmarks \[20\] head no triplet"),
+    (dict(landmark_selection="far"), r"landmark_selection must be one of random, maxmin; got 'far'"),
+    (dict(offset="lambda3"), r"offset must be one of lambda2, mean; got 'lambda3'"),
+    (dict(regularization=-1.0), r"regularization must be >= 0.0, got -1.0"),
+    (dict(regularization=float("nan")), r"regularization must be finite, got nan"),
+    (dict(tol=0), r"tol must be > 0.0, got 0.0"),
+    (dict(max_iter=0), r"max_iter must be >= 1, got 0"),
+    (dict(n_jobs=0), r"n_jobs must be a positive number of threads or -1"),
+    (dict(executor="dask"), r"executor must be a concurrent.futures.Executor, got str"),
+])
+def test_invalid_arguments_name_the_argument(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LOE(**kwargs).fit(_T(), n_items=30)
+
+
+@pytest.mark.parametrize("triplets, n_items, message", [
+    (np.zeros((0, 3), int), None, r"triplets is empty"),
+    (np.zeros((4, 2), int), None, r"triplets must have shape \(m, 3\), got \(4, 2\)"),
+    (np.array([[0, 1, 2], [3, 1, 1]]), None, r"triplets row 1 repeats an item: \(3, 1, 1\)"),
+    (np.array([[0, 1, 2], [0, -1, 2]]), None, r"triplets contains a negative index \(-1\) at row 1"),
+    (np.array([[0, 1, 2], [0, 1, 9]]), 5, r"triplets index 9 is out of range for n_items=5 \(first at row 1\)"),
+    (np.array([[0, 1.5, 2]]), None, r"triplets must hold integer item indices, got non-integer values"),
+    (np.array([[0, np.nan, 2]]), None, r"triplets contains NaN or infinite values"),
+    (np.array([["a", "b", "c"]]), None, r"triplets must hold integer item indices, got dtype <U1"),
+])
+def test_invalid_triplets(triplets, n_items, message):
+    with pytest.raises(ValueError, match=message):
+        LOE().fit(triplets, n_items=n_items)
+
+
+def test_too_few_heads():
+    T = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 4]])
+    with pytest.raises(ValueError, match=r"triplets have only 3 distinct head item\(s\) but n_landmarks=5"):
+        LOE().fit(T)
+
+
+def test_budget_too_small_for_fit_oracle():
+    oracle = TripletOracle(make_points("gaussian", 100, random_state=0), random_state=1)
+    with pytest.raises(ValueError, match=r"per_landmark=10 is too small for 100 items"):
+        LOE().fit_oracle(oracle, 10)
+    with pytest.raises(ValueError, match=r"per_landmark must be >= 1, got 0"):
+        LOE().fit_oracle(oracle, 0)
+
+
+def test_nan_points_are_refused():
+    X = make_points("gaussian", 20, random_state=0)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X contains NaN values \(first at row 3\)"):
+        TripletOracle(X)
+
+
+def test_get_set_params_roundtrip():
+    est = LOE(n_components=3, n_landmarks=7, random_state=5)
+    clone = LOE(**est.get_params())
+    assert clone.get_params() == est.get_params()
+    with pytest.raises(ValueError, match="bogus is not a parameter of LOE"):
+        est.set_params(bogus=1)
+    assert "n_components=3" in repr(est)
+
+
+def test_public_api_is_light():
+    import subprocess
+    import sys
+    code = "import sys, loe_viz; print(sorted(m for m in ('panel', 'holoviews', 'bokeh') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert callable(lv.LOE)
