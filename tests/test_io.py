@@ -1,0 +1,533 @@
+"""Tests of loe_viz.io: round trips, malformed files, fuzzing."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from loe_viz.io import TripletData, read_triplets, write_triplets
+
+
+def random_triplets(n=12, m=200, seed=0):
+    """Random list-order triplets in which every item 0..n-1 appears."""
+    rng = np.random.default_rng(seed)
+    rows = np.array([rng.choice(n, 3, replace=False) for _ in range(m)])
+    perm = rng.permutation(n)
+    for r in range(n):
+        rows[r] = [perm[r], perm[(r + 1) % n], perm[(r + 2) % n]]
+    return rows.astype(np.int64)
+
+
+T = random_triplets()
+CITIES = np.array(["Amsterdam", "Athens", "Berlin", "Bern", "Brussels", "Dublin", "Lisbon", "London",
+                   "Madrid", "Oslo", "Paris", "Rome"])
+
+
+def read_text(text, **kw):
+    return read_triplets(io.StringIO(text), **kw)
+
+
+def read_bytes(data, **kw):
+    return read_triplets(io.BytesIO(data), **kw)
+
+
+# ----------------------------------------------------------------------------- round trips
+
+@pytest.mark.parametrize("layout", ["list-order", "crowd", "list-boolean", "list-count"])
+@pytest.mark.parametrize("ext", [".csv", ".tsv", ".txt"])
+def test_round_trip_text_integer(tmp_path, layout, ext):
+    path = tmp_path / f"t{ext}"
+    fmt = "text" if ext == ".txt" else "auto"
+    write_triplets(path, T, layout=layout, format=fmt, random_state=3)
+    data = read_triplets(path)
+    np.testing.assert_array_equal(data.triplets, T)
+    np.testing.assert_array_equal(data.labels, np.arange(12))
+    assert data.n_items == 12
+    assert data.layout == layout
+    assert data.source == str(path)
+    assert data.triplets.dtype == np.int32
+
+
+@pytest.mark.parametrize("layout", ["list-order", "crowd", "list-boolean", "list-count"])
+@pytest.mark.parametrize("ext", [".csv", ".tsv"])
+def test_round_trip_text_labels(tmp_path, layout, ext):
+    path = tmp_path / f"t{ext}"
+    write_triplets(path, T, labels=CITIES, layout=layout)
+    data = read_triplets(path)  # labels come back sorted: CITIES is sorted, so indices are equal
+    np.testing.assert_array_equal(data.triplets, T)
+    np.testing.assert_array_equal(data.labels, CITIES)
+    assert data.layout == layout
+
+
+def test_round_trip_unsorted_labels_with_labels_argument(tmp_path):
+    labels = CITIES[::-1].copy()
+    path = tmp_path / "t.csv"
+    write_triplets(path, T, labels=labels, layout="crowd")
+    exact = read_triplets(path, labels=labels)
+    np.testing.assert_array_equal(exact.triplets, T)
+    np.testing.assert_array_equal(exact.labels, labels)
+    plain = read_triplets(path)
+    np.testing.assert_array_equal(plain.labelled(), labels[T])
+
+
+def test_round_trip_integer_labels(tmp_path):
+    ids = np.array([3, 10, 11, 17, 20, 42, 99, 100, 512, 1000, 4096, 70000])
+    for name in ("t.csv", "t.npz"):
+        path = tmp_path / name
+        write_triplets(path, T, labels=ids)
+        data = read_triplets(path)
+        np.testing.assert_array_equal(data.triplets, T)
+        np.testing.assert_array_equal(data.labels, ids)
+
+
+@pytest.mark.parametrize("layout", ["list-order", "list-boolean", "list-count"])
+def test_round_trip_npz(tmp_path, layout):
+    path = tmp_path / "t.npz"
+    write_triplets(path, T, labels=CITIES, layout=layout)
+    with np.load(path, allow_pickle=False) as z:
+        assert set(z.files) == ({"triplets", "labels"} if layout == "list-order" else {"X", "y", "labels"})
+        if layout == "list-boolean":
+            assert z["y"].dtype == bool and not z["y"].all()
+        if layout == "list-count":
+            assert set(np.unique(z["y"])) == {-1, 1}
+    data = read_triplets(path)
+    np.testing.assert_array_equal(data.triplets, T)
+    np.testing.assert_array_equal(data.labels, CITIES)
+    assert data.layout == layout and data.format == "npz"
+
+
+def test_round_trip_npy(tmp_path):
+    path = tmp_path / "t.npy"
+    write_triplets(path, T)
+    data = read_triplets(path)
+    np.testing.assert_array_equal(data.triplets, T)
+    assert data.format == "npy" and data.layout == "list-order"
+
+
+def test_round_trip_buffers_and_tripletdata(tmp_path):
+    bio = io.BytesIO()
+    write_triplets(bio, T, labels=CITIES, layout="crowd")
+    bio.seek(0)
+    first = read_triplets(bio)
+    sio = io.StringIO()
+    write_triplets(sio, first, layout="list-order")  # TripletData brings its labels
+    sio.seek(0)
+    second = read_triplets(sio)
+    np.testing.assert_array_equal(second.triplets, T)
+    np.testing.assert_array_equal(second.labels, CITIES)
+    assert isinstance(second, TripletData) and len(second) == len(T)
+
+
+def test_write_is_atomic_and_validates(tmp_path):
+    path = tmp_path / "t.csv"
+    write_triplets(path, T)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="triplets row 0 repeats an item"):
+        write_triplets(path, [[0, 0, 3]])
+    with pytest.raises(ValueError, match="labels must be distinct"):
+        write_triplets(path, T, labels=["a"] * 12)
+    with pytest.raises(ValueError, match="looks like a number"):
+        write_triplets(path, T, labels=["1"] + list(CITIES[1:]))
+    with pytest.raises(ValueError, match="labels cannot be stored in a .npy"):
+        write_triplets(tmp_path / "t.npy", T, labels=CITIES)
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["t.csv"]
+
+
+# ----------------------------------------------------------------------------- layouts
+
+@pytest.mark.parametrize("header", ["head,winner,loser", "anchor,near,far", "i,j,k", "Head_ID, Winner, Loser", None])
+@pytest.mark.parametrize("sep", [",", "\t", ";", " "])
+def test_list_order_headers_and_delimiters(header, sep):
+    body = "\n".join(sep.join(str(v) for v in row) for row in T)
+    text = (sep.join(h.strip() for h in header.split(",")) + "\n" if header else "") + body + "\n"
+    data = read_text(text)
+    np.testing.assert_array_equal(data.triplets, T)
+
+
+def test_column_order_follows_the_header():
+    data = read_text("loser,head,winner\n2,0,1\n0,1,2\n")
+    assert data.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+
+
+def test_crowd_answer_encodings():
+    rows = [("Paris", "Rome", "Oslo", "Rome"), ("Oslo", "Paris", "Rome", "Paris")]
+    want = [["Paris", "Rome", "Oslo"], ["Oslo", "Paris", "Rome"]]
+    label = "head,left,right,winner\n" + "\n".join(",".join(r) for r in rows)
+    side = "Center,Left,Right,Answer\nParis,Rome,Oslo,left\nOslo,Rome,Paris,RIGHT\n"
+    index = "Center,Left,Right,Answer\nParis,Oslo,Rome,1\nOslo,Paris,Rome,0\n"
+    for text, note in ((label, "label"), (side, "'left'/'right'"), (index, "0/1")):
+        data = read_text(text)
+        assert data.labelled().tolist() == want
+        assert data.layout == "crowd"
+        assert any(note in n for n in data.notes)
+
+
+def test_crowd_integer_answers_label_or_index():
+    by_label = read_text("head,left,right,winner\n5,7,9,9\n7,5,9,5\n")
+    assert by_label.labelled().tolist() == [[5, 9, 7], [7, 5, 9]]
+    by_index = read_text("head,left,right,winner\n5,7,9,1\n7,5,9,0\n")
+    assert by_index.labelled().tolist() == [[5, 9, 7], [7, 5, 9]]
+    forced = read_text("head,left,right,winner\n5,0,1,1\n", answer="index", n_items=6)
+    assert forced.triplets.tolist() == [[5, 1, 0]]
+
+
+def test_crowd_extra_columns_are_ignored():
+    text = "worker,head,left,right,winner,rt_ms\nw1,0,1,2,2,512\nw2,1,0,2,0,300\n"
+    data = read_text(text)
+    assert data.triplets.tolist() == [[0, 2, 1], [1, 0, 2]]
+    assert any("worker" in n and "rt_ms" in n for n in data.notes)
+
+
+def test_headerless_crowd_needs_layout():
+    with pytest.raises(ValueError, match="4 columns without a header"):
+        read_text("0,1,2,2\n")
+    assert read_text("0,1,2,2\n", layout="crowd").triplets.tolist() == [[0, 2, 1]]
+    assert read_text("0,1,2,-1\n1,0,2,1\n", layout="list-count").triplets.tolist() == [[0, 2, 1], [1, 0, 2]]
+
+
+def test_columns_argument():
+    data = read_text("x,y,z\nb,a,c\n", columns=["far", "head", "near"], header=True)
+    assert data.labelled().tolist() == [["a", "c", "b"]]
+
+
+def test_windows_line_endings_and_bom_work():
+    text = "head,winner,loser\r\n0,1,2\r\n\r\n2,1,0\r\n"
+    raw = b"\xef\xbb\xbf" + text.encode()
+    for data in (read_bytes(raw), read_bytes(text.encode()), read_text(text)):
+        assert data.triplets.tolist() == [[0, 1, 2], [2, 1, 0]]
+    labelled = b"\xef\xbb\xbfhead,left,right,winner\r\nParis,Rome,Oslo,Rome\r\n"
+    assert read_bytes(labelled).labelled().tolist() == [["Paris", "Rome", "Oslo"]]
+
+
+def test_comments_blank_lines_and_quotes():
+    text = '# exported\n\nhead,winner,loser\n# a comment\n"Washington, D.C.",Ottawa,Lima\n\nLima,Quito,Ottawa\n'
+    data = read_text(text)
+    assert data.labelled().tolist() == [["Washington, D.C.", "Ottawa", "Lima"], ["Lima", "Quito", "Ottawa"]]
+
+
+def test_integer_relabelling():
+    data = read_text("10,20,30\n30,10,40\n")
+    assert data.labels.tolist() == [10, 20, 30, 40]
+    assert data.triplets.tolist() == [[0, 1, 2], [2, 0, 3]]
+    assert any("mapped to 0..3" in n for n in data.notes)
+    one_based = read_text("1,2,3\n3,1,2\n")
+    assert one_based.labels.tolist() == [1, 2, 3] and one_based.triplets.tolist() == [[0, 1, 2], [2, 0, 1]]
+    kept = read_text("10,20,30\n", n_items=50)
+    assert kept.triplets.tolist() == [[10, 20, 30]] and kept.n_items == 50
+    assert any("47 of the 50 items never appear" in n for n in kept.notes)
+    assert read_text("1,2,3\n", relabel=False).n_items == 4
+
+
+def test_integral_floats_are_accepted():
+    data = read_text("0.0,1.000000000000000000e+00,2\n")
+    assert data.triplets.tolist() == [[0, 1, 2]]
+    assert any("floats" in n for n in data.notes)
+
+
+def test_item_type_str_reads_numbers_as_labels():
+    data = read_text("007,12,abc\n", item_type="str")
+    assert data.labelled().tolist() == [["007", "12", "abc"]]
+
+
+def test_errors_skip():
+    text = "head,left,right,winner\n0,1,2,2\n0,0,2,2\n1,2,3,9\n1,2\n3,1,2,1\n"
+    data = read_text(text, errors="skip")
+    assert data.triplets.tolist() == [[0, 2, 1], [3, 1, 2]]
+    assert data.n_skipped == 3
+    assert any("skipped 3 row(s)" in n and "line 3" in n for n in data.notes)
+
+
+def test_fast_path_error_far_into_the_file():
+    rows = "\n".join(f"{i % 7},{(i + 1) % 7},{(i + 2) % 7}" for i in range(50_000))
+    text = "head,winner,loser\n" + rows + "\n1,1,2\n"
+    with pytest.raises(ValueError, match="line 50002: the row repeats an item"):
+        read_text(text)
+
+
+def test_large_files_are_parsed_in_chunks(monkeypatch):
+    import loe_viz.io as lio
+
+    rng = np.random.default_rng(5)
+    big = np.array([rng.choice(50, 3, replace=False) for _ in range(3000)])
+    bio = io.BytesIO()
+    write_triplets(bio, big, layout="crowd")
+    whole = read_bytes(bio.getvalue())
+    monkeypatch.setattr(lio, "_CHUNK", 97)
+    chunked = read_bytes(bio.getvalue().replace(b"\n", b"\r\n"))
+    np.testing.assert_array_equal(whole.triplets, chunked.triplets)
+    lab = io.BytesIO()
+    write_triplets(lab, big, labels=[f"item{i}" for i in range(50)], layout="crowd")
+    np.testing.assert_array_equal(read_bytes(lab.getvalue()).labelled(), np.char.add("item", big.astype(str)))
+
+
+# ----------------------------------------------------------------------------- malformed files
+
+MALFORMED = [
+    ("", "the file is empty"),
+    ("\n\n# only a comment\n", "no data rows"),
+    ("head,winner,loser\n", "line 1: the file has a header but no data rows"),
+    ("0,1,2\n1,abc,2\n", "line 2: mixed types"),
+    ("Paris,Rome,Oslo\nRome,7,Oslo\n", "line 2: mixed types: closer item '7' is a number"),
+    ("head,winner,loser\n0,1,2\n-1,2,3\n", "line 3: negative item index -1"),
+    ("0,1,2\n1,3000000000,2\n", "line 2: item index 3000000000 .* too large"),
+    ("0,1,2\n1,99999999999999999999999999,2\n", "line 2: item index 9+ .* too large"),
+    ("0,1,2\n1,1.5,2\n", "line 2: non-integer item index '1.5'"),
+    ("head,winner\n0,1\n", "line 1: the header has no farther"),
+    ("0,1,2\n1,2\n", "line 2: expected 3 fields .*got 2"),
+    ("0,1,2\n1,2,3,4\n", "line 2: expected 3 fields .*got 4"),
+    ("0,1,2\n1,,2\n", "line 2: empty closer field"),
+    ("\n# c\nhead,winner,loser\n0,1,2\n0,1,1\n", "line 5: the row repeats an item"),
+    ("head,left,right,winner\n1,2,3,7\n", "line 2: the answer '7' names none of the row's items"),
+    ("Center,Left,Right,Answer\nParis,Rome,Oslo,Lyon\n", "line 2: the answer 'Lyon' names none"),
+    ("head,left,right,winner\n0,1,2,\n", "line 2: the answer field is empty"),
+    ("foo,bar,baz\n0,1,2\n", "line 1: the header .* names no known column"),
+    ("0,1,2,1\n", "line 1: 4 columns without a header"),
+    ("0 1 2 3 4\n", "line 1: expected 3 fields"),
+    ("head,j,k,y\n0,1,2,maybe\n", "line 2: the response 'maybe'"),
+]
+
+
+@pytest.mark.parametrize("text,message", MALFORMED)
+def test_malformed_text(text, message):
+    with pytest.raises(ValueError, match=message):
+        read_text(text)
+
+
+def test_messages_name_the_file(tmp_path):
+    path = tmp_path / "answers.csv"
+    path.write_text("head,winner,loser\n0,1,2\n0,1,x\n")
+    with pytest.raises(ValueError, match=r"answers\.csv: line 3: mixed types"):
+        read_triplets(path)
+
+
+def test_out_of_range_with_n_items():
+    with pytest.raises(ValueError, match="line 2: item index 5 .*out of range for n_items=5"):
+        read_text("0,1,2\n0,1,5\n", n_items=5)
+    with pytest.raises(ValueError, match="n_items=4 does not match the 3 distinct labels"):
+        read_text("a,b,c\n", n_items=4)
+    with pytest.raises(ValueError, match="farther item 'Lyon' is not one of the given labels"):
+        read_text("Paris,Rome,Lyon\n", labels=["Paris", "Rome", "Oslo"])
+
+
+def test_invalid_text_bytes():
+    with pytest.raises(ValueError, match="line 2: is not valid utf-8"):
+        read_bytes(b"0,1,2\n1,\xff,2\n")
+    assert read_bytes("Zürich,Genève,Bern\n".encode("latin-1"), encoding="latin-1").labels.tolist() == [
+        "Bern", "Genève", "Zürich"]
+    with pytest.raises(ValueError, match="not a recognised triplet file"):
+        read_bytes(b"\x00\x01\x02garbage")
+    with pytest.raises(ValueError, match="gzip-compressed"):
+        read_bytes(gzip.compress(b"0,1,2\n"))
+
+
+def test_unknown_format_and_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="^format must be one of"):
+        read_text("0,1,2\n", format="xlsx")
+    with pytest.raises(ValueError, match="^layout must be one of"):
+        read_text("0,1,2\n", layout="tensor")
+    with pytest.raises(ValueError, match="^answer must be"):
+        read_text("0,1,2\n", answer="maybe")
+    with pytest.raises(ValueError, match="^path_or_buffer must be a path or a file object"):
+        read_triplets(42)
+    bogus = tmp_path / "t.npy"
+    bogus.write_text("0,1,2\n")
+    with pytest.raises(ValueError, match="extension .npy but is not a NumPy .npy file"):
+        read_triplets(bogus)
+
+
+_UNPICKLED = []
+
+
+def _record_unpickling():
+    _UNPICKLED.append(True)
+    return "boom"
+
+
+class _Trap:
+    def __reduce__(self):
+        return (_record_unpickling, ())
+
+
+def test_object_npy_is_refused_without_unpickling(tmp_path):
+    path = tmp_path / "evil.npy"
+    arr = np.empty((1, 3), dtype=object)
+    arr[0] = [_Trap(), 1, 2]
+    np.save(path, arr, allow_pickle=True)
+    with pytest.raises(ValueError, match="evil.npy: .*object array.*never does"):
+        read_triplets(path)
+    npz = tmp_path / "evil.npz"
+    np.savez(npz, triplets=np.array([[0, 1, 2]]), labels=np.array([_Trap(), "b", "c"], dtype=object))
+    with pytest.raises(ValueError, match="labels is an object array"):
+        read_triplets(npz)
+    assert not _UNPICKLED
+    pickle.loads(pickle.dumps(_Trap()))  # the trap does fire when unpickled
+    assert _UNPICKLED
+
+
+def test_malformed_numpy_files(tmp_path):
+    p = tmp_path / "x.npz"
+    np.savez(p, a=np.zeros((2, 3), int))
+    with pytest.raises(ValueError, match=r"has the arrays \['a'\]; expected 'triplets', or 'X' and 'y'"):
+        read_triplets(p)
+    np.savez(p, X=np.array([[0, 1, 2]]), y=np.array([3]))
+    with pytest.raises(ValueError, match="y row 0 .*holds 3"):
+        read_triplets(p)
+    np.savez(p, X=np.array([[0, 1, 2]]), y=np.array([True, False]))
+    with pytest.raises(ValueError, match=r"y must have shape \(1,\)"):
+        read_triplets(p)
+    q = tmp_path / "x.npy"
+    np.save(q, np.zeros((4, 2), int))
+    with pytest.raises(ValueError, match=r"shape \(m, 3\), got \(4, 2\)"):
+        read_triplets(q)
+    np.save(q, np.array([[0, 1, 2], [0, -1, 2]]))
+    with pytest.raises(ValueError, match="row 1 .*negative index"):
+        read_triplets(q)
+    np.save(q, np.array([[0, 1, 2], [0, 2, 2]]))
+    with pytest.raises(ValueError, match="row 1 .*repeats an item"):
+        read_triplets(q)
+    np.save(q, np.array([[0, 1, 2**40]]))
+    with pytest.raises(ValueError, match="too large"):
+        read_triplets(q)
+    np.save(q, np.array([[0.0, 1.5, 2.0]]))
+    with pytest.raises(ValueError, match="non-integer"):
+        read_triplets(q)
+    (tmp_path / "t.npy").write_bytes(b"\x93NUMPY\x01\x00garbage")
+    with pytest.raises(ValueError, match="not a valid NumPy array"):
+        read_triplets(tmp_path / "t.npy")
+    (tmp_path / "z.npz").write_bytes(b"PK\x03\x04garbage")
+    with pytest.raises(ValueError, match="not a valid .npz archive"):
+        read_triplets(tmp_path / "z.npz")
+
+
+def test_failed_read_leaves_buffer_usable():
+    buf = io.BytesIO(b"0,1,2\n0,1,1\n")
+    with pytest.raises(ValueError):
+        read_triplets(buf)
+    buf.seek(0)
+    assert read_triplets(buf, errors="skip").triplets.tolist() == [[0, 1, 2]]
+
+
+# ----------------------------------------------------------------------------- fuzzing
+
+def _check_result(data):
+    assert isinstance(data, TripletData)
+    t = data.triplets
+    assert t.ndim == 2 and t.shape[1] == 3 and t.shape[0] >= 1
+    assert t.min() >= 0 and t.max() < data.n_items
+    assert (t[:, 0] != t[:, 1]).all() and (t[:, 0] != t[:, 2]).all() and (t[:, 1] != t[:, 2]).all()
+    assert data.labels.shape == (data.n_items,)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_fuzz_random_bytes(raw):
+    for kw in ({}, {"format": "csv"}, {"layout": "crowd"}):
+        try:
+            data = read_bytes(raw, **kw)
+        except ValueError:
+            continue
+        _check_result(data)
+
+
+TOKENS = st.sampled_from(["0", "1", "2", "3", "7", "-1", "1.5", "2.0", "abc", "Paris", "Rome", "", " 4 ",
+                          "99999999999", "left", "right", "1e3", "nan", '"5"', '"a,b"', "#", "\u00e9t\u00e9",
+                          "head", "winner", "loser", "True", "x"])
+
+
+@st.composite
+def near_valid_tables(draw):
+    ncols = draw(st.integers(2, 5))
+    nrows = draw(st.integers(0, 8))
+    sep = draw(st.sampled_from([",", "\t", ";", " "]))
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    lines = []
+    if draw(st.booleans()):
+        lines.append(sep.join(draw(st.lists(st.sampled_from(
+            ["head", "left", "right", "winner", "loser", "anchor", "near", "far", "y", "answer", "extra"]),
+            min_size=ncols, max_size=ncols))))
+    for _ in range(nrows):
+        k = ncols + draw(st.sampled_from([0, 0, 0, 0, -1, 1]))
+        if draw(st.booleans()):
+            row = [str(v) for v in draw(st.lists(st.integers(0, 6), min_size=k, max_size=k))]
+        else:
+            row = draw(st.lists(TOKENS, min_size=k, max_size=k))
+        lines.append(sep.join(row))
+        if draw(st.integers(0, 9)) == 0:
+            lines.append("")
+    text = eol.join(lines) + draw(st.sampled_from(["", eol]))
+    data = text.encode("utf-8")
+    if draw(st.booleans()):
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(near_valid_tables(), st.sampled_from(["raise", "skip"]), st.sampled_from(["auto", "crowd", "list-count"]))
+def test_fuzz_near_valid_tables(raw, errors, layout):
+    try:
+        data = read_bytes(raw, errors=errors, layout=layout)
+    except ValueError:
+        return
+    _check_result(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(-3, 2**33), min_size=1, max_size=4), min_size=0, max_size=6),
+       st.sampled_from(["triplets", "X", "other"]))
+def test_fuzz_numpy_files(rows, key):
+    width = len(rows[0]) if rows else 3
+    rows = [r for r in rows if len(r) == width]
+    arr = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+    bio = io.BytesIO()
+    if key == "triplets":
+        np.save(bio, arr)
+    elif key == "X":
+        np.savez(bio, X=arr, y=np.ones(len(rows), dtype=bool))
+    else:
+        np.savez(bio, other=arr)
+    try:
+        data = read_bytes(bio.getvalue())
+    except ValueError:
+        return
+    _check_result(data)
+
+
+def _read_with_paths(raw, **kw):
+    """Read ``raw`` through each reader path (numba, columnar, csv) and return their outcomes."""
+    import loe_viz.io as lio
+
+    outcomes = []
+    orig = lio._sniff_text
+    for fast, columnar in ((True, True), (False, True), (False, False)):
+        def sniff(src, opts, fmt, fast=fast, columnar=columnar):
+            spec = orig(src, opts, fmt)
+            spec.fast = spec.fast and fast
+            spec.columnar = spec.columnar and columnar
+            return spec
+        lio._sniff_text = sniff
+        try:
+            d = read_bytes(raw, **kw)
+            outcomes.append(("ok", d.triplets.tolist(), d.labels.tolist(), d.n_skipped, d.layout))
+        except ValueError as exc:
+            outcomes.append(("error", str(exc)))
+        finally:
+            lio._sniff_text = orig
+    return outcomes
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(near_valid_tables(), st.sampled_from(["raise", "skip"]), st.sampled_from(["auto", "crowd", "list-count"]))
+def test_fuzz_reader_paths_agree(raw, errors, layout):
+    """The numba, columnar and csv readers give the same triplets or the same error."""
+    if b'"' in raw:
+        return  # quotes are only understood by the csv reader
+    outcomes = _read_with_paths(raw, errors=errors, layout=layout)
+    assert outcomes[0] == outcomes[1] == outcomes[2], outcomes
