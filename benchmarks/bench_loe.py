@@ -1,0 +1,171 @@
+"""LOE speed and accuracy on the authors' protocol, against a plain NumPy/SciPy LOE.
+
+    python benchmarks/bench_loe.py                 # the reference table (n <= 5000)
+    python benchmarks/bench_loe.py --large         # adds n = 10^5, C = 200 (2.3e8 comparisons)
+    python benchmarks/bench_loe.py --seeds 10      # more seeds
+
+Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
+floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at
+temperature 1, 3 seeds. Prints per configuration: time per stage (warm: the kernels are
+compiled and cached first), peak memory of the fit, Procrustes and triplet error, and the
+NumPy/SciPy implementation's time and errors on the same comparisons, with the ratio.
+Results go to benchmarks/results/loe.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import loe_viz as lv  # noqa: E402
+from reference_numpy import loe_numpy  # noqa: E402
+
+REFERENCE = {  # the authors' MATLAB code under GNU Octave (loe-algorithm.md, section 6)
+    (1000, 2, 200): (4.0, 0.046, 0.077),
+    (1000, 2, 50): (2.0, 0.24, 0.155),
+    (2000, 2, 200): (10.4, 0.057, 0.069),
+    (1000, 5, 200): (2.5, 0.21, 0.187),
+    (5000, 2, 100): (27.0, 0.087, 0.096),
+}
+
+
+def cold_and_warm_first_call():
+    """Time the first LOE call in a fresh interpreter: cold (cache cleared) is not measured here,
+    warm-cache first call is (numba loads compiled kernels from __pycache__)."""
+    import subprocess
+
+    code = (
+        "import time; t=time.perf_counter(); import loe_viz as lv; t1=time.perf_counter();"
+        "X=lv.make_points('gaussian',200,random_state=0); o=lv.TripletOracle(X,random_state=1);"
+        "lv.LOE(random_state=2).fit_oracle(o, 5000); t2=time.perf_counter();"
+        "print(round(t1-t,3), round(t2-t1,3))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def run_config(n, d, C, seeds, numpy_ref=True):
+    rows = []
+    for seed in range(seeds):
+        X = lv.make_points("gaussian", n, d, random_state=seed)
+        oracle = lv.TripletOracle(X, random_state=1000 + seed)
+        l = d + 3
+        per = lv.total_budget(n, C) // l
+        lms = np.sort(np.random.default_rng(2000 + seed).choice(n, l, replace=False))
+        t0 = time.perf_counter()
+        T = oracle.landmark_triplets(lms, per)
+        t_sample = time.perf_counter() - t0
+        est = lv.LOE(n_components=d)
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        est.fit(T, n_items=n)
+        t_fit = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        Z = est.embedding_
+        row = dict(
+            seed=seed, n=n, d=d, C=C, comparisons=int(T.shape[0]), sample_s=t_sample, fit_s=t_fit,
+            fit_peak_mib=peak / 2**20, stages={k: v for k, v in est.stages_.timings.items()},
+            newton_iters=est.stages_.ranking.n_iter.tolist(),
+            procrustes=lv.procrustes_error(X, Z), triplet_error=lv.triplet_error(X, Z, random_state=seed),
+        )
+        if numpy_ref:
+            t0 = time.perf_counter()
+            Zr = loe_numpy(T, n, d, lms)
+            row["numpy_s"] = time.perf_counter() - t0
+            row["numpy_procrustes"] = lv.procrustes_error(X, Zr)
+            row["numpy_triplet_error"] = lv.triplet_error(X, Zr, random_state=seed)
+        rows.append(row)
+    return rows
+
+
+def summarise(rows):
+    def ms(key):
+        v = np.array([r[key] for r in rows])
+        return v.mean(), v.std()
+
+    r0 = rows[0]
+    out = dict(n=r0["n"], d=r0["d"], C=r0["C"], comparisons=r0["comparisons"], seeds=len(rows))
+    for key in ("fit_s", "sample_s", "fit_peak_mib", "procrustes", "triplet_error", "numpy_s", "numpy_procrustes",
+                "numpy_triplet_error"):
+        if key in r0:
+            out[key], out[key + "_std"] = ms(key)
+    out["stages_s"] = {k: float(np.mean([r["stages"][k] for r in rows])) for k in r0["stages"]}
+    if "numpy_s" in r0:
+        out["speedup_vs_numpy"] = out["numpy_s"] / out["fit_s"]
+    ref = REFERENCE.get((out["n"], out["d"], out["C"]))
+    if ref:
+        out["reference"] = dict(time_s=ref[0], procrustes=ref[1], triplet_error=ref[2])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--large", action="store_true", help="also n = 10^5, C = 200 (needs ~2 min and ~5 GiB)")
+    ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy/SciPy yardstick")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "loe.json"))
+    args = ap.parse_args()
+
+    # compile (or load from cache) before timing anything
+    lv.LOE().fit_oracle(lv.TripletOracle(lv.make_points("gaussian", 50, random_state=0), random_state=0), 2000)
+    imp, first = cold_and_warm_first_call()
+    print(f"fresh interpreter: import loe_viz {imp:.2f} s, first fit (kernels from the on-disk cache) {first:.2f} s")
+
+    results = dict(first_call=dict(import_s=imp, first_fit_s=first), configs=[])
+    configs = [(1000, 2, 200), (1000, 2, 50), (2000, 2, 200), (1000, 5, 200), (5000, 2, 100)]
+    header = (f"{'n':>7} {'d':>2} {'C':>4} {'comparisons':>12} | {'fit s':>7} {'rank':>6} {'rest ms':>7} {'peak MiB':>8} | "
+              f"{'Procrustes':>15} {'triplet err':>15} | {'numpy s':>8} {'ratio':>6} {'np Procr.':>9} | reference s / Procr. / trip")
+    print(header)
+    for n, d, C in configs:
+        s = summarise(run_config(n, d, C, args.seeds, numpy_ref=not args.no_numpy))
+        results["configs"].append(s)
+        st = s["stages_s"]
+        rest = 1e3 * (st["shifts"] + st["edm"] + st["lmds"])
+        ref = s.get("reference")
+        refs = f"{ref['time_s']:.1f} / {ref['procrustes']:.3f} / {ref['triplet_error']:.3f}" if ref else ""
+        nps = (f"{s['numpy_s']:8.2f} {s['speedup_vs_numpy']:5.0f}x {s['numpy_procrustes']:9.3f}"
+               if "numpy_s" in s else " " * 26)
+        print(f"{n:7d} {d:2d} {C:4d} {s['comparisons']:12d} | {s['fit_s']:7.3f} {st['ranking']:6.3f} {rest:7.2f} "
+              f"{s['fit_peak_mib']:8.1f} | {s['procrustes']:.3f} +- {s['procrustes_std']:.3f} "
+              f"{s['triplet_error']:.3f} +- {s['triplet_error_std']:.3f} | {nps} | {refs}", flush=True)
+
+    if args.large:
+        n, d, C = 100_000, 2, 200
+        X = lv.make_points("gaussian", n, d, random_state=0)
+        oracle = lv.TripletOracle(X, random_state=1)
+        l = d + 3
+        per = lv.total_budget(n, C) // l
+        for n_jobs in (1, 2):
+            t0 = time.perf_counter()
+            est = lv.LOE(n_components=d, random_state=2, n_jobs=n_jobs).fit_oracle(oracle, per)
+            wall = time.perf_counter() - t0
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+            rows = lv.metrics.sample_rows(n, 5000, random_state=0)
+            proc = lv.procrustes_error(X, est.embedding_)
+            trip = lv.triplet_error(X[rows], est.embedding_[rows], random_state=0)
+            big = dict(n=n, d=d, C=C, comparisons=per * l, n_jobs=n_jobs, sampling_plus_fit_s=wall,
+                       stages_s=est.stages_.timings, peak_rss_gib=peak, procrustes=proc,
+                       triplet_error_sampled=trip)
+            results.setdefault("large", []).append(big)
+            print(f"n=10^5 C=200 ({per * l:.3g} comparisons), n_jobs={n_jobs}: sampling+fit {wall:.1f} s "
+                  f"(sampling {est.stages_.timings['sampling']:.1f} s of thread time), peak RSS {peak:.2f} GiB, "
+                  f"Procrustes {proc:.4f}, triplet error {trip:.3f} (5000-item sample)", flush=True)
+
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(results, fh, indent=1, default=float)
+    print(f"saved {args.out}")
+
+
+if __name__ == "__main__":
+    main()
