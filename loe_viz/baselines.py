@@ -1,0 +1,522 @@
+"""Ordinal-embedding baselines: STE, t-STE, SOE, GNMDS and CKL.
+
+Each estimator minimises a loss over list-order triplets ``(i, j, k)`` ("item
+``i`` is closer to ``j`` than to ``k``") of an embedding ``X`` of shape
+``(n, d)`` with scipy's L-BFGS-B. Loss and gradient come from the numba
+kernels of :mod:`loe_viz.kernels.losses`: one pass over the triplets costs
+``O(m d)`` time and ``O(m + n d)`` memory, and no ``n x n`` matrix is ever
+formed, so the estimators run at ``n = 10^5`` and beyond.
+
+The objective is the **mean** per-triplet loss (plus, for GNMDS, the penalty
+``regularization * ||X||_F^2``); ``history_`` records it per iteration.
+
+Examples
+--------
+>>> from loe_viz import TripletOracle, make_points, procrustes_error
+>>> X = make_points("gaussian", 50, random_state=0)
+>>> T = TripletOracle(X, temperature=0.0, random_state=1).uniform_triplets(4000)
+>>> ste = STE(n_components=2, random_state=2).fit(T)
+>>> procrustes_error(X, ste.embedding_) < 0.05
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ._validation import check_float, check_int, check_points, check_random_state, check_triplets
+from .kernels import losses as _losses
+
+__all__ = ["FitHistory", "TripletEmbedding", "STE", "TSTE", "SOE", "GNMDS", "CKL", "STOP_REASONS"]
+
+try:  # optional: keeps L-BFGS-B's tiny BLAS calls single-threaded (see _blas_single_thread)
+    from threadpoolctl import threadpool_limits as _threadpool_limits
+except ImportError:  # pragma: no cover - depends on the environment
+    _threadpool_limits = None
+
+#: Values of ``stop_reason_``.
+STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search")
+
+
+def _blas_single_thread():
+    """Context limiting BLAS to one thread while L-BFGS-B runs.
+
+    L-BFGS-B calls BLAS/LAPACK on vectors of length ``n d`` and matrices of
+    size ~10; a multi-threaded OpenBLAS wakes and synchronises its threads
+    for each of those calls, which on a busy 2-core machine made one
+    iteration ~40x slower than the whole loss evaluation at n = 40 (and
+    doubled the run time at n = 1000). Uses ``threadpoolctl`` when it is
+    installed; otherwise does nothing.
+    """
+    if _threadpool_limits is None:
+        return contextlib.nullcontext()
+    return _threadpool_limits(limits=1, user_api="blas")
+
+
+class _Stop(Exception):
+    """Raised inside scipy's callbacks to end the optimisation early."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FitHistory:
+    """Trace of an iterative fit, one entry per iteration.
+
+    Entry 0 is the initial embedding; entry ``t`` the iterate after
+    ``iteration[t]`` optimiser iterations.
+
+    Attributes
+    ----------
+    iteration : ndarray of int64, shape (k,)
+        Iteration number (0 = initial embedding).
+    elapsed : ndarray of float64, shape (k,)
+        Wall-clock seconds since ``fit`` started (input validation and
+        initialisation included; time spent in a user ``callback`` included).
+    loss : ndarray of float64, shape (k,)
+        The objective at that iterate (mean per-triplet loss, plus the penalty
+        for GNMDS).
+    """
+
+    iteration: np.ndarray
+    elapsed: np.ndarray
+    loss: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.iteration.size)
+
+    def as_dict(self) -> dict:
+        """The three arrays as plain lists (for JSON)."""
+        return {
+            "iteration": self.iteration.tolist(),
+            "elapsed": self.elapsed.tolist(),
+            "loss": self.loss.tolist(),
+        }
+
+
+class TripletEmbedding:
+    """Base class: an embedding fitted by L-BFGS-B on a triplet loss.
+
+    Subclasses set ``_kind`` (a :mod:`loe_viz.kernels.losses` kind code) and
+    implement ``_loss_params(d) -> (param, regularization)``.
+
+    Parameters
+    ----------
+    n_components : int, default 2
+        Embedding dimension ``d``.
+    max_iter : int, default 1000
+        Maximum number of L-BFGS-B iterations.
+    tol : float, default 1e-7
+        Stop when an iteration lowers the objective by less than
+        ``tol * max(|f|, 1)`` (scipy's ``ftol``), or when the largest gradient
+        entry is below ``tol * 1e-3`` (scipy's ``gtol``).
+    time_budget : float, optional
+        Seconds after which the run stops and returns the last completed
+        iterate (checked at every loss evaluation once one iteration is done,
+        so at least one iteration always runs).
+    callback : callable, optional
+        ``callback(iteration, embedding)`` after every iteration, with the
+        iteration number (1-based) and a copy of the current ``(n, d)``
+        embedding. Returning a true value stops the run after that iteration.
+    random_state : None, int or numpy.random.Generator
+        Seed of the random initialisation.
+    verbose : bool, default False
+        Print the objective every 10 iterations and the stop reason.
+    init_scale : float, default 1e-2
+        Standard deviation of the Gaussian random initialisation.
+    n_jobs : int, default 1
+        Threads used by the loss kernel (``-1``: every core). ``1`` runs the
+        kernel serially; more splits the triplets into chunks with separate
+        gradient buffers (numba ``prange``).
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, d)
+    n_items_ : int
+    n_iter_ : int
+        L-BFGS-B iterations performed.
+    n_evals_ : int
+        Loss-and-gradient evaluations performed.
+    loss_ : float
+        Objective at ``embedding_``.
+    history_ : FitHistory
+        Iteration, elapsed seconds and objective, per iteration.
+    stop_reason_ : str
+        One of ``"converged"``, ``"max_iter"``, ``"callback"``,
+        ``"time_budget"``, ``"line_search"`` (L-BFGS-B could not make progress
+        along its search direction; usual at the optimum of the piecewise
+        quadratic SOE and GNMDS losses).
+    optimizer_message_ : str
+        scipy's own message (or the early-stop reason).
+    """
+
+    _kind: int = -1
+    _name = "TripletEmbedding"
+    _method_params: tuple = ()
+    _common_params = (
+        "n_components", "max_iter", "tol", "time_budget", "callback", "random_state",
+        "verbose", "init_scale", "n_jobs",
+    )
+
+    def __init__(
+        self,
+        n_components: int = 2,
+        max_iter: int = 1000,
+        tol: float = 1e-7,
+        time_budget: float | None = None,
+        callback=None,
+        random_state=None,
+        verbose: bool = False,
+        init_scale: float = 1e-2,
+        n_jobs: int = 1,
+    ):
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.time_budget = time_budget
+        self.callback = callback
+        self.random_state = random_state
+        self.verbose = verbose
+        self.init_scale = init_scale
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ params
+    @classmethod
+    def _param_names(cls) -> tuple:
+        return cls._common_params + cls._method_params
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments (scikit-learn idiom)."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params) -> "TripletEmbedding":
+        """Set constructor arguments (scikit-learn idiom)."""
+        names = self._param_names()
+        for k, v in params.items():
+            if k not in names:
+                raise ValueError(f"{k} is not a parameter of {type(self).__name__}; valid: {', '.join(names)}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = type(self)().get_params()
+        args = ", ".join(
+            f"{k}={v!r}" for k, v in self.get_params().items() if v is not defaults[k] and v != defaults[k]
+        )
+        return f"{type(self).__name__}({args})"
+
+    # -------------------------------------------------------------- checking
+    def _loss_params(self, d: int) -> tuple[float, float]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_common(self) -> dict:
+        d = check_int(self.n_components, "n_components", minimum=1)
+        max_iter = check_int(self.max_iter, "max_iter", minimum=1)
+        tol = check_float(self.tol, "tol", minimum=0.0)
+        budget = None
+        if self.time_budget is not None:
+            budget = check_float(self.time_budget, "time_budget", minimum=0.0)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {type(self.callback).__name__}")
+        if not isinstance(self.verbose, (bool, np.bool_)):
+            raise ValueError(f"verbose must be a bool, got {self.verbose!r}")
+        init_scale = check_float(self.init_scale, "init_scale", minimum=0.0, strict_minimum=True)
+        n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1)
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
+        if n_jobs == -1:
+            n_jobs = os.cpu_count() or 1
+        rng = check_random_state(self.random_state)
+        return dict(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs, rng=rng)
+
+    @staticmethod
+    def _check_init(init, n: int, d: int) -> np.ndarray:
+        X0 = check_points(init, "init")
+        if X0.shape != (n, d):
+            raise ValueError(f"init must have shape (n_items, n_components) = ({n}, {d}), got {X0.shape}")
+        return X0.copy()
+
+    # ----------------------------------------------------------------- fitting
+    def loss_and_grad(self, embedding, triplets) -> tuple[float, np.ndarray]:
+        """The objective and its gradient at ``embedding`` for ``triplets``.
+
+        Parameters
+        ----------
+        embedding : array-like of shape (n, d)
+        triplets : int array-like of shape (m, 3), list-order
+
+        Returns
+        -------
+        loss : float
+        grad : ndarray of shape (n, d)
+        """
+        X = check_points(embedding, "embedding")
+        T, _ = check_triplets(triplets, n_items=max(X.shape[0], 3))
+        if T.max() >= X.shape[0]:
+            raise ValueError(f"triplets index {int(T.max())} is out of range for {X.shape[0]} embedded items")
+        param, reg = self._loss_params(X.shape[1])
+        return _losses.triplet_loss_grad(X, T, self._kind, param, reg, 1)
+
+    def fit(self, triplets, n_items: int | None = None, init=None) -> "TripletEmbedding":
+        """Fit the embedding to list-order triplets.
+
+        Parameters
+        ----------
+        triplets : int array-like of shape (m, 3)
+            Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+        n_items : int, optional
+            Number of items (default: largest index + 1). Items that appear in
+            no triplet keep their initial position.
+        init : array-like of shape (n_items, n_components), optional
+            Starting embedding (e.g. LOE's); default a Gaussian with standard
+            deviation ``init_scale`` drawn from ``random_state``.
+
+        Returns
+        -------
+        self
+        """
+        t_start = time.perf_counter()
+        cfg = self._check_common()
+        d = cfg["d"]
+        param, reg = self._loss_params(d)
+        T, n = check_triplets(triplets, n_items)
+        if init is None:
+            X0 = cfg["rng"].normal(scale=cfg["init_scale"], size=(n, d))
+        else:
+            X0 = self._check_init(init, n, d)
+        return self._optimise(T, n, d, X0, param, reg, cfg, t_start)
+
+    def fit_transform(self, triplets, n_items: int | None = None, init=None) -> np.ndarray:
+        """Fit and return ``embedding_``."""
+        return self.fit(triplets, n_items=n_items, init=init).embedding_
+
+    def _optimise(self, T, n, d, X0, param, reg, cfg, t_start) -> "TripletEmbedding":
+        kind = self._kind
+        n_jobs = cfg["n_jobs"]
+        budget = cfg["budget"]
+        user_cb = self.callback
+        verbose = bool(self.verbose)
+
+        state = {"n_evals": 0, "last_x": None, "last_f": None, "n_iter": 0}
+        x_best = X0.ravel().copy()
+        hist_it, hist_t, hist_f = [], [], []
+
+        def fun(x):
+            if budget is not None and state["n_iter"] > 0 and time.perf_counter() - t_start > budget:
+                raise _Stop("time_budget")
+            f, g = _losses.triplet_loss_grad(x.reshape(n, d), T, kind, param, reg, n_jobs)
+            state["n_evals"] += 1
+            state["last_x"] = x
+            state["last_f"] = f
+            if not hist_it:  # scipy evaluates the starting point first
+                hist_it.append(0)
+                hist_t.append(time.perf_counter() - t_start)
+                hist_f.append(f)
+            return f, g.ravel()
+
+        f_best = np.inf
+
+        def cb(xk):
+            nonlocal x_best, f_best
+            state["n_iter"] += 1
+            it = state["n_iter"]
+            if state["last_x"] is not None and np.array_equal(state["last_x"], xk):
+                fk = state["last_f"]
+            else:  # not expected with L-BFGS-B, whose iterate is its last evaluation
+                fk, _ = _losses.triplet_loss_grad(xk.reshape(n, d), T, kind, param, reg, n_jobs)
+            x_best = xk.copy()
+            f_best = fk
+            hist_it.append(it)
+            hist_t.append(time.perf_counter() - t_start)
+            hist_f.append(fk)
+            if verbose and it % 10 == 0:
+                print(f"{type(self).__name__}: iteration {it}, loss {fk:.6g}, {hist_t[-1]:.2f} s")
+            if user_cb is not None and user_cb(it, x_best.reshape(n, d).copy()):
+                raise _Stop("callback")
+            if budget is not None and time.perf_counter() - t_start > budget:
+                raise _Stop("time_budget")
+
+        options = dict(
+            maxiter=cfg["max_iter"],
+            maxfun=max(15000, 50 * cfg["max_iter"]),
+            ftol=cfg["tol"],
+            gtol=cfg["tol"] * 1e-3,
+        )
+        try:
+            with _blas_single_thread():
+                res = minimize(fun, x_best, jac=True, method="L-BFGS-B", callback=cb, options=options)
+        except _Stop as stop:
+            reason = stop.reason
+            message = f"stopped by {reason}"
+        else:
+            message = res.message if isinstance(res.message, str) else str(res.message)
+            if res.status == 0:
+                reason = "converged"
+            elif res.status == 1:
+                reason = "max_iter"
+            else:
+                reason = "line_search"
+            # scipy's final x is its last accepted iterate; keep it if it is better
+            if res.fun <= f_best:
+                x_best = np.asarray(res.x, dtype=np.float64).copy()
+                f_best = float(res.fun)
+        if verbose:
+            print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}")
+
+        self.embedding_ = x_best.reshape(n, d)
+        self.n_items_ = n
+        self.n_iter_ = state["n_iter"]
+        self.n_evals_ = state["n_evals"]
+        self.loss_ = float(f_best)
+        self.stop_reason_ = reason
+        self.optimizer_message_ = message
+        self.history_ = FitHistory(
+            iteration=np.asarray(hist_it, dtype=np.int64),
+            elapsed=np.asarray(hist_t, dtype=np.float64),
+            loss=np.asarray(hist_f, dtype=np.float64),
+        )
+        return self
+
+
+class STE(TripletEmbedding):
+    """Stochastic Triplet Embedding (van der Maaten & Weinberger, 2012).
+
+    Minimises the mean of ``-log p_ijk`` with
+    ``p_ijk = exp(-D_ij) / (exp(-D_ij) + exp(-D_ik))`` (squared distances): the
+    maximum-likelihood embedding under the BTL noise model
+    ``P = sigmoid(D_ik - D_ij)``.
+
+    Parameters
+    ----------
+    n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
+        See :class:`TripletEmbedding`.
+
+    Attributes
+    ----------
+    embedding_, n_iter_, n_evals_, loss_, history_, stop_reason_, optimizer_message_
+        See :class:`TripletEmbedding`.
+    """
+
+    _kind = _losses.KIND_STE
+
+    def _loss_params(self, d):
+        return 0.0, 0.0
+
+
+class TSTE(TripletEmbedding):
+    """t-Distributed Stochastic Triplet Embedding (van der Maaten & Weinberger, 2012).
+
+    STE with the heavy-tailed Student-t kernel ``q = (1 + D / alpha) ** (-(alpha + 1) / 2)``:
+    minimises the mean of ``-log(q_ij / (q_ij + q_ik))``.
+
+    Parameters
+    ----------
+    n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
+        See :class:`TripletEmbedding`.
+    alpha : float, optional
+        Degrees of freedom (> 0); default ``max(n_components - 1, 1)``.
+    """
+
+    _kind = _losses.KIND_TSTE
+    _method_params = ("alpha",)
+
+    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
+                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, alpha=None):
+        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
+                         init_scale, n_jobs)
+        self.alpha = alpha
+
+    def _loss_params(self, d):
+        if self.alpha is None:
+            return float(max(d - 1, 1)), 0.0
+        return check_float(self.alpha, "alpha", minimum=0.0, strict_minimum=True), 0.0
+
+
+class SOE(TripletEmbedding):
+    """Soft Ordinal Embedding (Terada & von Luxburg, 2014).
+
+    Minimises the mean of ``max(0, margin + ||x_i - x_j|| - ||x_i - x_k||) ** 2``
+    (unsquared distances).
+
+    Parameters
+    ----------
+    n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
+        See :class:`TripletEmbedding`.
+    margin : float, default 0.1
+        Required gap between the two distances (> 0); it fixes the scale.
+    """
+
+    _kind = _losses.KIND_SOE
+    _method_params = ("margin",)
+
+    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
+                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, margin=0.1):
+        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
+                         init_scale, n_jobs)
+        self.margin = margin
+
+    def _loss_params(self, d):
+        return check_float(self.margin, "margin", minimum=0.0, strict_minimum=True), 0.0
+
+
+class GNMDS(TripletEmbedding):
+    """Generalised Non-metric Multidimensional Scaling (Agarwal et al., 2007), in embedding space.
+
+    Minimises the mean hinge loss ``max(0, 1 + D_ij - D_ik)`` on squared
+    distances plus ``regularization * ||X||_F^2``.
+
+    Parameters
+    ----------
+    n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
+        See :class:`TripletEmbedding`.
+    regularization : float, default 0.0
+        Weight of the l2 penalty (>= 0). Relative to a *summed* hinge loss (as
+        in cblearn's ``lambd``) this is ``lambd / m``.
+    """
+
+    _kind = _losses.KIND_GNMDS
+    _method_params = ("regularization",)
+
+    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
+                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, regularization=0.0):
+        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
+                         init_scale, n_jobs)
+        self.regularization = regularization
+
+    def _loss_params(self, d):
+        return 0.0, check_float(self.regularization, "regularization", minimum=0.0)
+
+
+class CKL(TripletEmbedding):
+    """Crowd Kernel Learning (Tamuz et al., 2011), in embedding space.
+
+    Minimises the mean of ``-log p_ijk`` with
+    ``p_ijk = (mu + D_ik) / (2 mu + D_ij + D_ik)``.
+
+    Parameters
+    ----------
+    n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
+        See :class:`TripletEmbedding`.
+    mu : float, default 0.0
+        Regulariser (>= 0); larger values act like a margin.
+    """
+
+    _kind = _losses.KIND_CKL
+    _method_params = ("mu",)
+
+    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
+                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, mu=0.0):
+        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
+                         init_scale, n_jobs)
+        self.mu = mu
+
+    def _loss_params(self, d):
+        return check_float(self.mu, "mu", minimum=0.0), 0.0

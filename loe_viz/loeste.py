@@ -1,0 +1,300 @@
+"""LOE-STE: STE warm-started from Landmark Ordinal Embedding (Ghosh, Chen & Yue, 2019).
+
+LOE is fast but uses its comparisons less efficiently than STE; STE is
+accurate but slow to leave its random start. LOE-STE spends a fraction
+``eps`` of the comparison budget on landmark comparisons, fits LOE, and runs
+STE from LOE's embedding on the remaining uniformly random comparisons.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._validation import check_float, check_int, check_random_state, check_triplets
+from .baselines import STE, FitHistory
+from .loe import LOE
+
+__all__ = ["LOESTE"]
+
+# LOESTE owns these; setting them through loe_params / ste_params is refused.
+_LOE_OWNED = ("n_components", "n_landmarks")
+_STE_OWNED = ("n_components", "callback", "time_budget")
+
+
+class LOESTE:
+    """LOE-STE: Landmark Ordinal Embedding, then STE started from its embedding.
+
+    Parameters
+    ----------
+    n_components : int, default 2
+        Embedding dimension ``d``.
+    n_landmarks : int, optional
+        LOE's number of landmarks (default ``d + 3``).
+    eps : float, default 0.3
+        Fraction of the budget :meth:`fit_oracle` spends on landmark
+        comparisons, ``0 < eps < 1`` (the paper uses 0.3 for d = 2 and 0.2
+        for d = 10).
+    loe_params : dict, optional
+        Further :class:`~loe_viz.LOE` arguments (e.g. ``regularization``,
+        ``landmark_selection``, ``n_jobs``, ``random_state``).
+    ste_params : dict, optional
+        Further :class:`~loe_viz.baselines.STE` arguments (e.g. ``max_iter``,
+        ``tol``, ``n_jobs``, ``verbose``).
+    random_state : None, int or numpy.random.Generator
+        Seeds LOE's landmark choice (unless ``loe_params`` gives one).
+    callback : callable, optional
+        ``callback(iteration, embedding)``: once with iteration 0 and LOE's
+        embedding, then after every STE iteration. Returning a true value
+        stops the run (at iteration 0: STE is skipped).
+    time_budget : float, optional
+        Seconds for the whole fit (sampling, LOE and STE). LOE always
+        completes; STE gets what is left, and is skipped when nothing is.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n, d)
+    loe_ : LOE
+        The fitted LOE.
+    ste_ : STE or None
+        The fitted STE (None when it was skipped).
+    history_ : FitHistory
+        Point 0 is LOE's embedding (its elapsed time is when LOE finished, its
+        loss STE's objective there); the others are STE's iterations, with
+        elapsed seconds counted from the start of the LOE-STE fit.
+    n_iter_ : int
+        STE iterations.
+    stop_reason_ : str
+        STE's stop reason, or ``"callback"`` / ``"time_budget"`` if STE was skipped.
+    timings_ : dict
+        Seconds: ``loe`` (sampling and fitting the landmark comparisons),
+        ``sampling`` (drawing the uniform comparisons; :meth:`fit_oracle`
+        only), ``ste`` and ``total``.
+    n_landmark_triplets_ : int
+        Comparisons used by LOE.
+    n_ste_triplets_ : int
+        Comparisons STE was fitted on.
+
+    Examples
+    --------
+    >>> from loe_viz import TripletOracle, make_points, total_budget
+    >>> X = make_points("gaussian", 500, random_state=0)
+    >>> oracle = TripletOracle(X, random_state=1)
+    >>> model = LOESTE(random_state=2).fit_oracle(oracle, total_budget(500, 50))
+    >>> model.history_.loss[-1] < model.history_.loss[0]
+    True
+    """
+
+    _param_names = (
+        "n_components", "n_landmarks", "eps", "loe_params", "ste_params", "random_state",
+        "callback", "time_budget",
+    )
+
+    def __init__(
+        self,
+        n_components: int = 2,
+        n_landmarks: int | None = None,
+        eps: float = 0.3,
+        loe_params: dict | None = None,
+        ste_params: dict | None = None,
+        random_state=None,
+        callback=None,
+        time_budget: float | None = None,
+    ):
+        self.n_components = n_components
+        self.n_landmarks = n_landmarks
+        self.eps = eps
+        self.loe_params = loe_params
+        self.ste_params = ste_params
+        self.random_state = random_state
+        self.callback = callback
+        self.time_budget = time_budget
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments (scikit-learn idiom)."""
+        return {k: getattr(self, k) for k in self._param_names}
+
+    def set_params(self, **params) -> "LOESTE":
+        """Set constructor arguments (scikit-learn idiom)."""
+        for k, v in params.items():
+            if k not in self._param_names:
+                raise ValueError(f"{k} is not a parameter of LOESTE; valid: {', '.join(self._param_names)}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = LOESTE().get_params()
+        args = ", ".join(
+            f"{k}={v!r}" for k, v in self.get_params().items() if v is not defaults[k] and v != defaults[k]
+        )
+        return f"LOESTE({args})"
+
+    # ------------------------------------------------------------------ checks
+    @staticmethod
+    def _check_params_dict(value, name: str, owned: tuple) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError(f"{name} must be a dict of keyword arguments or None, got {type(value).__name__}")
+        clash = [k for k in owned if k in value]
+        if clash:
+            raise ValueError(f"{name} must not set {', '.join(clash)}: LOESTE sets it (pass it to LOESTE instead)")
+        return dict(value)
+
+    def _build(self):
+        d = check_int(self.n_components, "n_components", minimum=1)
+        eps = check_float(self.eps, "eps", minimum=0.0, strict_minimum=True)
+        if eps >= 1.0:
+            raise ValueError(f"eps must be < 1 (the rest of the budget goes to STE), got {eps}")
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {type(self.callback).__name__}")
+        budget = None
+        if self.time_budget is not None:
+            budget = check_float(self.time_budget, "time_budget", minimum=0.0)
+        loe_kw = self._check_params_dict(self.loe_params, "loe_params", _LOE_OWNED)
+        ste_kw = self._check_params_dict(self.ste_params, "ste_params", _STE_OWNED)
+        rng = check_random_state(self.random_state)
+        loe_kw.setdefault("random_state", int(rng.integers(0, 2**31 - 1)))
+        try:
+            loe = LOE(n_components=d, n_landmarks=self.n_landmarks, **loe_kw)
+        except TypeError as exc:
+            raise ValueError(f"loe_params has an argument LOE does not take: {exc}") from None
+        try:
+            ste = STE(n_components=d, **ste_kw)
+        except TypeError as exc:
+            raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
+        ste._check_common()  # fail before the (possibly long) LOE stage
+        return d, eps, budget, loe, ste
+
+    # ----------------------------------------------------------------- fitting
+    def fit_oracle(self, oracle, total: int) -> "LOESTE":
+        """Spend ``total`` comparisons from ``oracle``: ``eps`` of them on LOE, the rest on STE.
+
+        LOE draws ``floor(eps * total / l)`` comparisons for each of its ``l``
+        landmarks; STE, started from LOE's embedding, is fitted on
+        ``total - l * floor(eps * total / l)`` uniformly random triplets.
+
+        Parameters
+        ----------
+        oracle : TripletOracle
+            Answers the comparisons (``comparisons`` / ``uniform_triplets``).
+        total : int
+            Total number of comparisons, e.g. :func:`loe_viz.total_budget`.
+
+        Returns
+        -------
+        self
+        """
+        t_start = time.perf_counter()
+        d, eps, budget, loe, ste = self._build()
+        total = check_int(total, "total", minimum=1)
+        n = int(oracle.n_items)
+        if self.n_landmarks is not None:
+            l = check_int(self.n_landmarks, "n_landmarks", minimum=1)
+        elif loe.landmarks is not None:
+            l = len(np.atleast_1d(loe.landmarks))
+        else:
+            l = d + 3
+        per_landmark = int(eps * total) // max(l, 1)
+        if per_landmark < 1:
+            raise ValueError(
+                f"total={total} with eps={eps} leaves no comparison for each of the {l} landmarks"
+            )
+        try:
+            loe.fit_oracle(oracle, per_landmark)
+        except ValueError as exc:
+            if str(exc).startswith("per_landmark"):
+                raise ValueError(
+                    f"total={total} is too small: eps={eps} of it gives {per_landmark} comparisons per landmark; {exc}"
+                ) from None
+            raise
+        n_lm = int(loe.n_triplets_used_)
+        m_ste = total - l * per_landmark
+        t_loe = time.perf_counter()
+        if m_ste < 1:
+            raise ValueError(f"total={total} leaves no comparison for STE after LOE's {l * per_landmark}")
+        if self._stop_after_loe(loe, budget, t_start):
+            return self._finish_without_ste(loe, n_lm, 0, t_start, t_loe, 0.0)
+        triplets = oracle.uniform_triplets(m_ste)
+        t_sample = time.perf_counter()
+        return self._run_ste(ste, loe, triplets, n, budget, t_start, t_loe, t_sample - t_loe, n_lm)
+
+    def fit(self, triplets, n_items: int | None = None) -> "LOESTE":
+        """Fit on given list-order triplets.
+
+        LOE uses the triplets headed by its landmarks (see :meth:`LOE.fit`);
+        STE then starts from LOE's embedding and is fitted on all triplets.
+
+        Parameters
+        ----------
+        triplets : int array-like of shape (m, 3)
+            Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+        n_items : int, optional
+            Number of items (default: largest index + 1).
+
+        Returns
+        -------
+        self
+        """
+        t_start = time.perf_counter()
+        d, eps, budget, loe, ste = self._build()
+        T, n = check_triplets(triplets, n_items)
+        loe.fit(T, n_items=n)
+        n_lm = int(loe.n_triplets_used_)
+        t_loe = time.perf_counter()
+        if self._stop_after_loe(loe, budget, t_start):
+            return self._finish_without_ste(loe, n_lm, T.shape[0], t_start, t_loe, 0.0)
+        return self._run_ste(ste, loe, T, n, budget, t_start, t_loe, 0.0, n_lm)
+
+    def fit_transform(self, triplets, n_items: int | None = None) -> np.ndarray:
+        """Fit on triplets and return ``embedding_``."""
+        return self.fit(triplets, n_items=n_items).embedding_
+
+    # --------------------------------------------------------------- internals
+    def _stop_after_loe(self, loe, budget, t_start) -> bool:
+        self._skip_reason = None
+        if self.callback is not None and self.callback(0, np.array(loe.embedding_, dtype=np.float64)):
+            self._skip_reason = "callback"
+        elif budget is not None and time.perf_counter() - t_start >= budget:
+            self._skip_reason = "time_budget"
+        return self._skip_reason is not None
+
+    def _finish_without_ste(self, loe, n_lm, m_ste, t_start, t_loe, t_sample) -> "LOESTE":
+        now = time.perf_counter()
+        self.loe_ = loe
+        self.ste_ = None
+        self.embedding_ = np.array(loe.embedding_, dtype=np.float64)
+        self.n_iter_ = 0
+        self.stop_reason_ = self._skip_reason
+        self.n_landmark_triplets_ = n_lm
+        self.n_ste_triplets_ = 0
+        self.history_ = FitHistory(
+            iteration=np.zeros(1, dtype=np.int64),
+            elapsed=np.array([t_loe - t_start]),
+            loss=np.array([np.nan]),
+        )
+        self.timings_ = {"loe": t_loe - t_start, "sampling": t_sample, "ste": 0.0, "total": now - t_start}
+        return self
+
+    def _run_ste(self, ste, loe, triplets, n, budget, t_start, t_loe, t_sample, n_lm) -> "LOESTE":
+        t_ste = time.perf_counter()
+        offset = t_ste - t_start
+        if budget is not None:
+            ste.time_budget = max(budget - offset, 0.0)
+        if self.callback is not None:
+            ste.callback = self.callback
+        init = np.array(loe.embedding_, dtype=np.float64)
+        ste.fit(triplets, n_items=n, init=init)
+        now = time.perf_counter()
+        h = ste.history_
+        self.loe_ = loe
+        self.ste_ = ste
+        self.embedding_ = ste.embedding_
+        self.n_iter_ = ste.n_iter_
+        self.stop_reason_ = ste.stop_reason_
+        self.n_landmark_triplets_ = n_lm
+        self.n_ste_triplets_ = int(np.asarray(triplets).shape[0])
+        self.history_ = FitHistory(iteration=h.iteration.copy(), elapsed=h.elapsed + offset, loss=h.loss.copy())
+        self.timings_ = {"loe": t_loe - t_start, "sampling": t_sample, "ste": now - t_ste, "total": now - t_start}
+        return self

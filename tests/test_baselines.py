@@ -1,0 +1,368 @@
+"""The ordinal-embedding baselines (STE, t-STE, SOE, GNMDS, CKL) and LOE-STE."""
+
+import time
+
+import numpy as np
+import pytest
+
+from loe_viz.baselines import CKL, GNMDS, SOE, STE, STOP_REASONS, TSTE, FitHistory, TripletEmbedding
+from loe_viz.kernels import losses as L
+from loe_viz.loeste import LOESTE
+
+try:
+    from loe_viz.metrics import procrustes_error
+except ImportError:  # pragma: no cover
+    from scipy.spatial import procrustes
+
+    def procrustes_error(X, Z):
+        return procrustes(X, Z)[2]
+
+
+ESTIMATORS = [STE, TSTE, SOE, GNMDS, CKL]
+
+
+def noiseless_triplets(X, m, seed):
+    """``m`` uniformly random list-order triplets answered without noise (plain NumPy)."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    i = rng.integers(0, n, m)
+    j = (i + rng.integers(1, n, m)) % n
+    k = (i + rng.integers(1, n - 1, m)) % n
+    k = np.where(k == j, (k + 1) % n, k)
+    k = np.where(k == i, (k + 1) % n, k)
+    k = np.where(k == j, (k + 1) % n, k)
+    dij = ((X[i] - X[j]) ** 2).sum(1)
+    dik = ((X[i] - X[k]) ** 2).sum(1)
+    near = np.where(dij < dik, j, k)
+    far = np.where(dij < dik, k, j)
+    T = np.stack([i, near, far], axis=1).astype(np.int32)
+    assert ((T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])).all()
+    return T
+
+
+@pytest.fixture(scope="module")
+def truth():
+    # ground truth from seed 0; triplets from seed 1; initialisations from seed 2
+    X = np.random.default_rng(0).normal(scale=0.5, size=(40, 2))
+    return X, noiseless_triplets(X, 3000, seed=1)
+
+
+def triplet_agreement(Z, T):
+    dij = ((Z[T[:, 0]] - Z[T[:, 1]]) ** 2).sum(1)
+    dik = ((Z[T[:, 0]] - Z[T[:, 2]]) ** 2).sum(1)
+    return float(np.mean(dij < dik))
+
+
+# ------------------------------------------------------------------ recovery
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_recovers_noiseless_configuration(Est, truth):
+    X, T = truth
+    est = Est(n_components=2, random_state=2)
+    assert est.fit(T) is est
+    Z = est.embedding_
+    assert Z.shape == (40, 2) and Z.dtype == np.float64
+    assert procrustes_error(X, Z) < 0.05
+    assert est.stop_reason_ in STOP_REASONS
+    assert est.n_iter_ >= 1 and est.n_evals_ >= est.n_iter_
+    h = est.history_
+    assert isinstance(h, FitHistory) and len(h) == est.n_iter_ + 1
+    np.testing.assert_array_equal(h.iteration, np.arange(est.n_iter_ + 1))
+    assert np.all(np.diff(h.elapsed) >= 0)
+    assert np.all(np.diff(h.loss) <= 1e-12)  # L-BFGS iterates never go uphill
+    assert h.loss[-1] == pytest.approx(est.loss_)
+
+
+def test_fit_transform_and_reproducibility(truth):
+    X, T = truth
+    Z1 = STE(random_state=2).fit_transform(T)
+    Z2 = STE(random_state=2).fit(T).embedding_
+    np.testing.assert_array_equal(Z1, Z2)
+    Z3 = STE(random_state=3).fit(T).embedding_
+    assert not np.array_equal(Z1, Z3)
+
+
+def test_objective_matches_kernel(truth):
+    X, T = truth
+    for Est, kind, param, reg in [
+        (STE, "ste", 0.0, 0.0), (TSTE, "tste", 1.0, 0.0), (SOE, "soe", 0.1, 0.0),
+        (GNMDS, "gnmds", 0.0, 0.0), (CKL, "ckl", 0.0, 0.0),
+    ]:
+        est = Est(random_state=2, max_iter=3).fit(T)
+        f, g = L.triplet_loss_grad(est.embedding_, T, L.KINDS[kind], param, reg, 1)
+        assert est.loss_ == pytest.approx(f, rel=1e-12)
+        f2, g2 = est.loss_and_grad(est.embedding_, T)
+        assert f2 == pytest.approx(f, rel=1e-12)
+        np.testing.assert_allclose(g2, g, rtol=1e-12)
+
+
+def test_method_parameters_reach_the_kernel(truth):
+    X, T = truth
+    cases = [
+        (TSTE(alpha=3.0), L.KIND_TSTE, 3.0, 0.0),
+        (TSTE(n_components=4), L.KIND_TSTE, 3.0, 0.0),  # default alpha = d - 1
+        (SOE(margin=0.5), L.KIND_SOE, 0.5, 0.0),
+        (GNMDS(regularization=0.2), L.KIND_GNMDS, 0.0, 0.2),
+        (CKL(mu=0.3), L.KIND_CKL, 0.3, 0.0),
+    ]
+    for est, kind, param, reg in cases:
+        Zd = np.random.default_rng(5).normal(size=(40, est.n_components))
+        f, _ = est.loss_and_grad(Zd, T)
+        assert f == pytest.approx(L.triplet_loss_grad(Zd, T, kind, param, reg, 1)[0], rel=1e-12)
+
+
+def test_init_is_used(truth):
+    X, T = truth
+    init = X + np.random.default_rng(7).normal(scale=1e-3, size=X.shape)
+    est = STE(max_iter=1).fit(T, init=init)
+    f0, _ = est.loss_and_grad(init, T)
+    assert est.history_.loss[0] == pytest.approx(f0, rel=1e-12)
+    assert procrustes_error(X, est.embedding_) < 0.01  # one step from the truth stays near it
+    # the caller's array is not modified
+    assert np.array_equal(init, X + np.random.default_rng(7).normal(scale=1e-3, size=X.shape))
+
+
+def test_items_without_triplets_keep_their_start(truth):
+    X, T = truth
+    init = np.random.default_rng(8).normal(size=(45, 2))
+    est = STE(max_iter=5).fit(T, n_items=45, init=init)
+    np.testing.assert_array_equal(est.embedding_[40:], init[40:])
+    assert est.n_items_ == 45
+
+
+def test_parallel_kernel_gives_the_same_fit(truth):
+    X, T = truth
+    Z1 = STE(random_state=2, max_iter=20).fit(T).embedding_
+    Z2 = STE(random_state=2, max_iter=20, n_jobs=2).fit(T).embedding_
+    np.testing.assert_allclose(Z2, Z1, rtol=1e-6, atol=1e-8)
+
+
+def test_params_api():
+    est = SOE(margin=0.2, max_iter=50)
+    assert est.get_params()["margin"] == 0.2
+    assert est.set_params(margin=0.3) is est and est.margin == 0.3
+    assert repr(est) == "SOE(max_iter=50, margin=0.3)"
+    with pytest.raises(ValueError, match="^alpha is not a parameter of SOE"):
+        est.set_params(alpha=1.0)
+    assert isinstance(est, TripletEmbedding)
+
+
+# ----------------------------------------------------------- stopping early
+def test_callback_true_stops_after_that_iteration(truth):
+    X, T = truth
+    seen = []
+
+    def cb(it, Z):
+        seen.append((it, Z))
+        return it == 3
+
+    est = STE(random_state=2, callback=cb).fit(T)
+    assert [s[0] for s in seen] == [1, 2, 3]
+    assert est.n_iter_ == 3
+    assert est.stop_reason_ == "callback"
+    np.testing.assert_array_equal(est.embedding_, seen[-1][1])
+    assert len(est.history_) == 4
+    # the callback gets copies: keeping them is safe
+    assert not np.array_equal(seen[0][1], seen[2][1])
+
+
+def test_callback_none_or_false_does_not_stop(truth):
+    X, T = truth
+    calls = []
+    est = STE(random_state=2, callback=lambda it, Z: calls.append(it)).fit(T)
+    assert est.stop_reason_ != "callback"
+    assert calls == list(range(1, est.n_iter_ + 1))
+
+
+def test_time_budget_zero_stops_after_one_iteration(truth):
+    X, T = truth
+    est = GNMDS(random_state=2, time_budget=0.0).fit(T)
+    assert est.stop_reason_ == "time_budget"
+    assert est.n_iter_ == 1
+
+
+def test_time_budget_stops_a_long_run(truth):
+    X, T = truth
+    budget = 0.3
+    t0 = time.perf_counter()
+    est = STE(random_state=2, max_iter=100_000, tol=0.0, time_budget=budget,
+              callback=lambda it, Z: time.sleep(0.02)).fit(T)
+    wall = time.perf_counter() - t0
+    assert est.stop_reason_ == "time_budget"
+    assert budget <= wall < budget + 2.0  # generous: the test machine may be busy
+    assert 1 <= est.n_iter_ < 100_000
+
+
+def test_max_iter(truth):
+    X, T = truth
+    est = TSTE(random_state=2, max_iter=4, tol=0.0).fit(T)
+    assert est.n_iter_ == 4
+    assert est.stop_reason_ == "max_iter"
+
+
+# ------------------------------------------------------------- validation
+BAD_ARGS = [
+    (STE, dict(n_components=0), "n_components must be >= 1"),
+    (STE, dict(n_components=1.5), "n_components must be an integer"),
+    (STE, dict(max_iter=0), "max_iter must be >= 1"),
+    (STE, dict(tol=-1.0), "tol must be >= 0"),
+    (STE, dict(tol=float("nan")), "tol must be finite"),
+    (STE, dict(time_budget=-1.0), "time_budget must be >= 0"),
+    (STE, dict(time_budget="soon"), "time_budget must be a real number"),
+    (STE, dict(callback=5), "callback must be callable"),
+    (STE, dict(random_state=-3), "random_state must be a non-negative integer"),
+    (STE, dict(verbose="yes"), "verbose must be a bool"),
+    (STE, dict(init_scale=0.0), "init_scale must be > 0"),
+    (STE, dict(n_jobs=0), "n_jobs must be a positive number"),
+    (STE, dict(n_jobs=-2), "n_jobs must be >= -1"),
+    (TSTE, dict(alpha=0.0), "alpha must be > 0"),
+    (TSTE, dict(alpha=float("inf")), "alpha must be finite"),
+    (SOE, dict(margin=0.0), "margin must be > 0"),
+    (GNMDS, dict(regularization=-0.1), "regularization must be >= 0"),
+    (CKL, dict(mu=-1.0), "mu must be >= 0"),
+]
+
+
+@pytest.mark.parametrize("Est, kwargs, message", BAD_ARGS)
+def test_invalid_constructor_argument(Est, kwargs, message, truth):
+    X, T = truth
+    with pytest.raises(ValueError, match="^" + message):
+        Est(**kwargs).fit(T)
+
+
+def test_invalid_init_shape(truth):
+    X, T = truth
+    with pytest.raises(ValueError, match=r"^init must have shape \(n_items, n_components\) = \(40, 2\), got \(40, 3\)"):
+        STE().fit(T, init=np.zeros((40, 3)))
+    with pytest.raises(ValueError, match=r"^init must have shape .* got \(39, 2\)"):
+        STE().fit(T, init=np.zeros((39, 2)))
+
+
+def test_invalid_init_values(truth):
+    X, T = truth
+    bad = X.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="^init contains NaN values"):
+        STE().fit(T, init=bad)
+    bad[5, 1] = np.inf
+    with pytest.raises(ValueError, match="^init contains infinite values"):
+        STE().fit(T, init=bad)
+    with pytest.raises(ValueError, match="^init must be 2-D"):
+        STE().fit(T, init=np.zeros(80))
+
+
+def test_invalid_triplets_and_n_items(truth):
+    X, T = truth
+    with pytest.raises(ValueError, match="^triplets must have shape"):
+        STE().fit(T[:, :2])
+    with pytest.raises(ValueError, match="^triplets contains a negative index"):
+        STE().fit(np.array([[0, 1, -2]]))
+    with pytest.raises(ValueError, match="^triplets row 0 repeats an item"):
+        STE().fit(np.array([[0, 1, 1], [0, 1, 2]]))
+    with pytest.raises(ValueError, match="^triplets index 39 is out of range for n_items=20"):
+        STE().fit(T, n_items=20)
+    with pytest.raises(ValueError, match="^n_items must be >= 3"):
+        STE().fit(T, n_items=2)
+
+
+# ------------------------------------------------------------------ LOE-STE
+@pytest.fixture(scope="module")
+def oracle_setup():
+    from loe_viz.oracle import TripletOracle
+
+    X = np.random.default_rng(0).normal(scale=0.5, size=(150, 2))
+    return X, TripletOracle(X, temperature=1.0, random_state=1)
+
+
+def test_loeste_starts_where_loe_ended_and_improves(oracle_setup):
+    from loe_viz.metrics import triplet_error
+
+    X, oracle = oracle_setup
+    seen = []
+    model = LOESTE(random_state=2, callback=lambda it, Z: seen.append((it, Z.copy()))).fit_oracle(oracle, 60_000)
+    loe_Z = model.loe_.embedding_
+    # LOE's embedding is handed over unchanged: it is STE's first point and the callback's iteration 0
+    assert seen[0][0] == 0
+    np.testing.assert_array_equal(seen[0][1], loe_Z)
+    assert model.history_.iteration[0] == 0
+    assert model.history_.elapsed[0] >= model.timings_["loe"]
+    assert model.ste_.history_.loss[0] == model.history_.loss[0]
+    # budget split: eps of the total on l = 5 landmarks, the rest on STE
+    assert model.n_landmark_triplets_ == 5 * (int(0.3 * 60_000) // 5)
+    assert model.n_ste_triplets_ == 60_000 - model.n_landmark_triplets_
+    err_loe = triplet_error(X, loe_Z, random_state=3)
+    err_final = triplet_error(X, model.embedding_, random_state=3)
+    assert err_final < err_loe
+    assert model.history_.loss[-1] < model.history_.loss[0]
+    np.testing.assert_array_equal(model.embedding_, model.ste_.embedding_)
+    assert model.n_iter_ == model.ste_.n_iter_ == len(seen) - 1
+
+
+def test_loeste_init_equals_loe_embedding(oracle_setup, monkeypatch):
+    X, oracle = oracle_setup
+    captured = {}
+    original = STE.fit
+
+    def spy(self, triplets, n_items=None, init=None):
+        captured["init"] = None if init is None else np.array(init)
+        return original(self, triplets, n_items=n_items, init=init)
+
+    monkeypatch.setattr(STE, "fit", spy)
+    model = LOESTE(random_state=2).fit_oracle(oracle, 40_000)
+    np.testing.assert_array_equal(captured["init"], model.loe_.embedding_)
+
+
+@pytest.mark.filterwarnings("ignore:.*took part in no comparison")  # LOE: a few items missed by a landmark
+def test_loeste_fit_on_given_triplets(oracle_setup):
+    X, oracle = oracle_setup
+    from loe_viz.metrics import triplet_error
+
+    T = oracle.uniform_triplets(60_000)
+    model = LOESTE(random_state=2, ste_params=dict(max_iter=200)).fit(T)
+    assert model.n_ste_triplets_ == 60_000
+    assert 0 < model.n_landmark_triplets_ < 60_000
+    assert triplet_error(X, model.embedding_, random_state=3) < triplet_error(X, model.loe_.embedding_, random_state=3)
+    np.testing.assert_array_equal(model.fit_transform(T), model.embedding_)
+
+
+def test_loeste_callback_at_zero_skips_ste(oracle_setup):
+    X, oracle = oracle_setup
+    model = LOESTE(random_state=2, callback=lambda it, Z: True).fit_oracle(oracle, 40_000)
+    assert model.ste_ is None and model.stop_reason_ == "callback"
+    np.testing.assert_array_equal(model.embedding_, model.loe_.embedding_)
+
+
+def test_loeste_time_budget(oracle_setup):
+    X, oracle = oracle_setup
+    model = LOESTE(random_state=2, time_budget=0.0).fit_oracle(oracle, 40_000)
+    assert model.stop_reason_ == "time_budget" and model.ste_ is None
+
+
+LOESTE_BAD = [
+    (dict(eps=0.0), "eps must be > 0"),
+    (dict(eps=1.0), "eps must be < 1"),
+    (dict(n_components=0), "n_components must be >= 1"),
+    (dict(n_landmarks=3), "n_landmarks must be >= n_components \\+ 3"),
+    (dict(callback="x"), "callback must be callable"),
+    (dict(time_budget=-1), "time_budget must be >= 0"),
+    (dict(loe_params=[1]), "loe_params must be a dict"),
+    (dict(loe_params=dict(n_components=3)), "loe_params must not set n_components"),
+    (dict(ste_params=dict(callback=print)), "ste_params must not set callback"),
+    (dict(ste_params=dict(max_iter=0)), "max_iter must be >= 1"),
+    (dict(ste_params=dict(bogus=1)), "ste_params has an argument STE does not take"),
+    (dict(random_state="seed"), "random_state must be"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", LOESTE_BAD)
+def test_loeste_invalid_argument(kwargs, message, oracle_setup):
+    X, oracle = oracle_setup
+    with pytest.raises(ValueError, match="^" + message):
+        LOESTE(**kwargs).fit_oracle(oracle, 40_000)
+
+
+def test_loeste_total_too_small(oracle_setup):
+    X, oracle = oracle_setup
+    with pytest.raises(ValueError, match="^total=100 is too small"):
+        LOESTE().fit_oracle(oracle, 100)
+    with pytest.raises(ValueError, match="^total must be >= 1"):
+        LOESTE().fit_oracle(oracle, 0)
