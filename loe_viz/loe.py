@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_float, check_int, check_random_state, check_triplets, index_dtype
+from ._landmark_tasks import StoredTriplets, landmark_share, rank_share
+from ._validation import check_float, check_int, check_random_state, check_triplets
 from .edm import EDMResult, project_edm
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
 from .ranking import ColumnRanking, RankingResult, rank_column
+from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
 
 __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS"]
@@ -98,7 +100,7 @@ def _rank_oracle(oracle, head, per_landmark, seed, rank_kw):
     near, far = oracle.comparisons(head, per_landmark, seed)
     t1 = time.perf_counter()
     col = rank_column(near, far, head, oracle.n_items, **rank_kw)
-    return col, t1 - t0
+    return col, t1 - t0, time.perf_counter() - t1
 
 
 class LOE:
@@ -143,7 +145,17 @@ class LOE:
     executor : concurrent.futures.Executor, optional
         Runs the per-landmark rankings instead of the thread pool, e.g. a
         ``dask.distributed`` client's ``get_executor()``. Results do not depend
-        on the executor.
+        on the executor. With stored triplets memory-mapped from a ``.npy`` file
+        (``np.load(path, mmap_mode="r")``), each task re-opens the file and reads
+        its landmark's share (workers must see the file at the same path);
+        otherwise the caller sends each landmark's share.
+    memory_limit : None, int, float or str, default None
+        Refuse (``ValueError``, quoting the estimate of
+        :func:`loe_viz.estimate_resources`) a run whose estimated peak memory
+        exceeds this: bytes, a size such as ``"8GiB"``, or a percentage of the
+        available memory such as ``"50%"``. ``None``: 80% of the memory
+        available when fitting; ``float("inf")``: no check. With an executor
+        other than threads, only this process's share is checked.
     random_state : None, int or numpy.random.Generator
         Seed of the random landmark choice.
 
@@ -158,6 +170,8 @@ class LOE:
     triplets_per_landmark_ : ndarray (l,)
     stages_ : LOEStages
         Every intermediate result (rankings, shifts, EDM projection, LMDS, timings).
+    resource_estimate_ : ResourceEstimate
+        The memory and time estimate the run was checked against.
 
     Examples
     --------
@@ -180,6 +194,7 @@ class LOE:
         max_iter: int = 50,
         n_jobs: int = 1,
         executor: Executor | None = None,
+        memory_limit=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -192,12 +207,13 @@ class LOE:
         self.max_iter = max_iter
         self.n_jobs = n_jobs
         self.executor = executor
+        self.memory_limit = memory_limit
         self.random_state = random_state
 
     # ------------------------------------------------------------------ params
     _param_names = (
         "n_components", "n_landmarks", "landmarks", "landmark_selection", "regularization",
-        "offset", "tol", "max_iter", "n_jobs", "executor", "random_state",
+        "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "random_state",
     )
 
     def get_params(self, deep: bool = True) -> dict:
@@ -262,6 +278,7 @@ class LOE:
             n_jobs = os.cpu_count() or 1
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise ValueError(f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}")
+        resolve_memory_limit(self.memory_limit)  # validates the setting
         rank_kw = dict(regularization=reg, tol=tol, max_iter=max_iter)
         return dict(d=d, l=l, landmarks=lm, rank_kw=rank_kw, n_jobs=n_jobs)
 
@@ -294,6 +311,42 @@ class LOE:
         far = R.min(axis=1)
         far[np.isin(candidates, chosen)] = -np.inf
         return int(candidates[int(np.argmax(far))])
+
+    def _remote(self) -> bool:
+        """Whether landmark tasks run in other processes (any executor but a thread pool)."""
+        return self.executor is not None and not isinstance(self.executor, ThreadPoolExecutor)
+
+    def _concurrency(self, n_jobs: int, sequential: bool) -> int:
+        if sequential:
+            return 1
+        if self.executor is not None:
+            return int(getattr(self.executor, "_max_workers", None) or n_jobs)
+        return n_jobs
+
+    def estimate_resources(self, n_items: int, per_landmark, n_triplets: int | None = None) -> ResourceEstimate:
+        """Peak memory and time of a fit with these settings, before running it.
+
+        Parameters
+        ----------
+        n_items : int
+        per_landmark : int or sequence of int
+            Comparisons per landmark (one count, or one per landmark).
+        n_triplets : int, optional
+            For :meth:`fit` on stored triplets: how many are stored (they are
+            scanned once per landmark). Omit for :meth:`fit_oracle`.
+
+        Returns
+        -------
+        ResourceEstimate
+            See :func:`loe_viz.estimate_resources`.
+        """
+        cfg = self._validated(int(n_items))
+        sequential = cfg["landmarks"] is None and self.landmark_selection == "maxmin"
+        return estimate_resources(
+            n_items, cfg["l"], per_landmark, self._concurrency(cfg["n_jobs"], sequential),
+            n_components=cfg["d"], source="oracle" if n_triplets is None else "triplets",
+            n_triplets=n_triplets, remote=self._remote() and not sequential,
+        )
 
     # ------------------------------------------------------------- fitting
     def fit(self, triplets, n_items: int | None = None, progress=None) -> "LOE":
@@ -340,35 +393,37 @@ class LOE:
                 landmarks = None
             else:
                 landmarks = np.sort(ranked_heads[:l])
+        # Memory check before ranking: each task holds only its own landmark's share.
+        sequential = landmarks is None
+        per = counts[landmarks] if landmarks is not None else np.sort(counts[candidates])[::-1][:l]
+        remote = self._remote() and not sequential
+        stored = StoredTriplets.from_array(triplets, T) if remote else None
+        est = estimate_resources(
+            n, l, per, self._concurrency(cfg["n_jobs"], sequential), n_components=cfg["d"],
+            source="triplets", n_triplets=T.shape[0], remote=remote, ship_shares=stored is None,
+        )
+        check_memory(est, self.memory_limit)
+        self.resource_estimate_ = est
         t_sel = time.perf_counter()
-
-        def split(lms):
-            slot = np.full(n, -1, dtype=np.int64)
-            slot[lms] = np.arange(lms.size)
-            sizes = counts[lms]
-            offsets = np.zeros(lms.size + 1, dtype=np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            near = np.empty(offsets[-1], dtype=index_dtype(n))
-            far = np.empty(offsets[-1], dtype=index_dtype(n))
-            triplet_kernels.split_by_slot(T, slot, offsets, near, far)
-            return [(near[offsets[c]:offsets[c + 1]], far[offsets[c]:offsets[c + 1]]) for c in range(lms.size)]
 
         if landmarks is None:  # maxmin among well-covered heads, one landmark at a time
             chosen = [int(ranked_heads[0])]
             columns = []
             while True:
-                (near, far), = split(np.array(chosen[-1:]))
-                columns.append(rank_column(near, far, chosen[-1], n, **cfg["rank_kw"]))
+                columns.append(rank_share(T, chosen[-1], counts[chosen[-1]], n, cfg["rank_kw"]))
                 if progress is not None:
                     progress("ranking", len(columns), l)
                 if len(chosen) == l:
                     break
                 chosen.append(self._next_maxmin(columns, candidates, chosen))
             landmarks = np.array(chosen, dtype=np.int64)
-        else:
-            parts = split(landmarks)
-            tasks = [(near, far, int(h), n, cfg["rank_kw"]) for (near, far), h in zip(parts, landmarks)]
+        elif remote and stored is None:  # in-memory triplets, other processes: send each share
+            tasks = [(*landmark_share(T, int(h), int(counts[h]), n), int(h), n, cfg["rank_kw"]) for h in landmarks]
             columns = list(self._map(_rank_arrays, tasks, cfg["n_jobs"], progress, l))
+        else:  # each task pulls its share out of the shared (or re-opened, memory-mapped) triplets
+            source = stored if stored is not None else T
+            tasks = [(source, int(h), int(counts[h]), n, cfg["rank_kw"]) for h in landmarks]
+            columns = list(self._map(rank_share, tasks, cfg["n_jobs"], progress, l))
         t_rank = time.perf_counter()
         timings = {"select": t_sel - t_start, "ranking": t_rank - t_sel}
         return self._finish(columns, n, cfg, timings, progress, t_start)
@@ -404,31 +459,40 @@ class LOE:
                 f"touch every item about once, so at least {need} are needed (and ~{int(20 * n * np.log(n)) // l} "
                 "for a usable embedding)"
             )
+        self.resource_estimate_ = self.estimate_resources(n, per_landmark)
+        check_memory(self.resource_estimate_, self.memory_limit)
         rng = check_random_state(self.random_state)
-        t_sample = 0.0
+        t_sample = t_ranks = 0.0
         if cfg["landmarks"] is not None or self.landmark_selection == "random":
             landmarks = cfg["landmarks"] if cfg["landmarks"] is not None else np.sort(rng.choice(n, size=l, replace=False))
             seeds = oracle.next_seeds(l)
             tasks = [(oracle, int(h), per_landmark, s, cfg["rank_kw"]) for h, s in zip(landmarks, seeds)]
             columns = []
-            for col, ts in self._map(_rank_oracle, tasks, cfg["n_jobs"], progress, l):
+            for col, ts, tr in self._map(_rank_oracle, tasks, cfg["n_jobs"], progress, l):
                 columns.append(col)
                 t_sample += ts
+                t_ranks += tr
         else:
             candidates = np.arange(n)
             chosen = [int(rng.integers(n))]
             columns = []
             while True:
-                col, ts = _rank_oracle(oracle, chosen[-1], per_landmark, oracle.next_seeds(1)[0], cfg["rank_kw"])
+                col, ts, tr = _rank_oracle(oracle, chosen[-1], per_landmark, oracle.next_seeds(1)[0], cfg["rank_kw"])
                 columns.append(col)
                 t_sample += ts
+                t_ranks += tr
                 if progress is not None:
                     progress("ranking", len(columns), l)
                 if len(chosen) == l:
                     break
                 chosen.append(self._next_maxmin(columns, candidates, chosen))
         t_rank = time.perf_counter()
-        timings = {"sampling": t_sample, "ranking": t_rank - t_start - t_sample}
+        # Tasks sample and rank in turn, several at once: split the wall time of the
+        # phase in proportion to the task-seconds of each stage.
+        wall = t_rank - t_start
+        busy = t_sample + t_ranks
+        sampling = wall * t_sample / busy if busy > 0 else 0.0
+        timings = {"sampling": sampling, "ranking": wall - sampling}
         return self._finish(columns, n, cfg, timings, progress, t_start)
 
     def _finish(self, columns, n, cfg, timings, progress, t_start) -> "LOE":
