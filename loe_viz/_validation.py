@@ -11,6 +11,8 @@ import numbers
 
 import numpy as np
 
+from .kernels.triplets import scan
+
 __all__ = [
     "check_points",
     "check_triplets",
@@ -134,11 +136,13 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
             raise ValueError(f"{name} must hold integer item indices, got non-integer values")
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must hold integer item indices, got dtype {arr.dtype}")
-    lo = arr.min()
+    if arr.dtype.kind == "f" or arr.dtype.itemsize > 8 or arr.dtype == np.uint64:
+        arr = arr.astype(np.int64)
+    arr = np.ascontiguousarray(arr)
+    lo, hi, bad = (int(v) for v in scan(arr))
     if lo < 0:
         row = int(np.argwhere(arr < 0)[0, 0])
-        raise ValueError(f"{name} contains a negative index ({int(lo)}) at row {row}")
-    hi = int(arr.max())
+        raise ValueError(f"{name} contains a negative index ({lo}) at row {row}")
     if n_items is None:
         n_items = hi + 1
     else:
@@ -150,12 +154,10 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
             )
     if n_items < 3:
         raise ValueError(f"n_items must be >= 3, got {n_items}")
-    out = np.ascontiguousarray(arr, dtype=index_dtype(n_items))
-    rep = (out[:, 0] == out[:, 1]) | (out[:, 0] == out[:, 2]) | (out[:, 1] == out[:, 2])
-    if rep.any():
-        row = int(np.argmax(rep))
+    if bad >= 0:
         raise ValueError(
-            f"{name} row {row} repeats an item: {tuple(int(v) for v in out[row])}; "
+            f"{name} row {bad} repeats an item: {tuple(int(v) for v in arr[bad])}; "
             "a triplet needs three distinct items"
         )
+    out = arr if arr.dtype == index_dtype(n_items) else arr.astype(index_dtype(n_items))
     return out, n_items

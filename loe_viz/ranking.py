@@ -110,7 +110,6 @@ def rank_column(
     tol: float = 1e-5,
     max_iter: int = 50,
     cg_max_iter: int = 100,
-    coarse_to_fine: bool = True,
     w0: np.ndarray | None = None,
     max_step: float = 4.0,
 ) -> ColumnRanking:
@@ -139,13 +138,10 @@ def rank_column(
         Cap on Newton iterations.
     cg_max_iter : int
         Cap on conjugate-gradient iterations per Newton step.
-    coarse_to_fine : bool, default True
-        When there are many comparisons per item, first fit an evenly strided
-        eighth of them (to a loose tolerance) and start from that solution: the
-        early, far-from-quadratic Newton iterations then cost an eighth as much.
-        The answer is the same optimum; only the path to it changes.
     w0 : ndarray (n,), optional
-        Starting scores (zero by default).
+        Starting scores. By default a mean-field inversion of the win rates
+        (:func:`loe_viz.kernels.btl.meanfield_start`), which with uniformly
+        random pairs lands within a few Newton steps of the optimum.
     max_step : float, default 4.0
         Trust radius: the largest change of one score in one Newton step.
 
@@ -155,17 +151,15 @@ def rank_column(
     """
     n = int(n_items)
     m = near.shape[0]
-    if w0 is None and coarse_to_fine and m >= 8 * 16 * n:
-        coarse = rank_column(
-            near[::8], far[::8], head, n, regularization=regularization, tol=1e-3,
-            max_iter=max_iter, cg_max_iter=cg_max_iter, coarse_to_fine=True, max_step=max_step,
-        )
-        w0 = coarse.scores
-    w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64)
-    trial = np.empty(n)
-    d = np.empty(n)
     mask = np.ones(n, dtype=np.bool_)
     mask[head] = False
+    if w0 is None:
+        w = np.empty(n)
+        btl.meanfield_start(near, far, mask, 2, 128, w)
+    else:
+        w = np.array(w0, dtype=np.float64)
+    trial = np.empty(n)
+    d = np.empty(n)
     grad, grad_t = np.empty(n), np.empty(n)
     hdiag, hdiag_t = np.empty(n), np.empty(n)
     h, h_t = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)

@@ -5,6 +5,7 @@ import pytest
 from scipy.optimize import minimize
 
 from loe_viz import TripletOracle, make_points
+from loe_viz.kernels import btl
 from loe_viz.ranking import RankingResult, rank_column
 
 
@@ -84,13 +85,19 @@ def test_separable_data_stays_finite_and_converges():
     assert col.grad_history[-1] < col.grad_history[0]
 
 
-def test_coarse_to_fine_reaches_the_same_optimum():
+def test_meanfield_start_is_close_and_reaches_the_same_optimum():
     n = 300
     X = make_points("gaussian", n, random_state=8)
-    near, far = TripletOracle(X, random_state=9).comparisons(5, 8 * 16 * n + 1000, seed=1)
-    a = rank_column(near, far, 5, n, coarse_to_fine=True, tol=1e-9)
-    b = rank_column(near, far, 5, n, coarse_to_fine=False, tol=1e-9)
+    near, far = TripletOracle(X, random_state=9).comparisons(5, 60_000, seed=1)
+    a = rank_column(near, far, 5, n, tol=1e-9)
+    b = rank_column(near, far, 5, n, w0=np.zeros(n), tol=1e-9)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
+    assert a.n_iter < b.n_iter
+    mask = np.arange(n) != 5
+    w = np.empty(n)
+    btl.meanfield_start(near, far, mask, 2, 200, w)
+    assert w[5] == 0.0 and abs(w.sum()) < 1e-9
+    assert np.corrcoef(w[mask], a.scores[mask])[0, 1] > 0.98
 
 
 def test_ranking_result_stacks_columns():
