@@ -1,0 +1,236 @@
+"""Scale (issue 6): executors, the memory estimate and limit, progress reporting."""
+
+from __future__ import annotations
+
+import io
+import math
+import multiprocessing
+import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from loe_viz import LOE, TripletOracle, make_points
+from loe_viz._landmark_tasks import StoredTriplets
+from loe_viz.progress import TextProgress
+from loe_viz.resources import (
+    ResourceEstimate,
+    available_memory,
+    estimate_resources,
+    format_bytes,
+    format_seconds,
+    resolve_memory_limit,
+)
+
+N = 300
+PER = 6000
+LANDMARKS = [3, 40, 77, 150, 201, 260]
+
+
+@pytest.fixture(scope="module")
+def X():
+    return make_points("gaussian", N, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def triplets(X):
+    return TripletOracle(X, random_state=1).landmark_triplets(LANDMARKS, PER)
+
+
+@pytest.fixture(scope="module")
+def stored(triplets, tmp_path_factory):
+    path = tmp_path_factory.mktemp("stored") / "triplets.npy"
+    np.save(path, triplets)
+    return path
+
+
+def fit_oracle(X, **kw):
+    return LOE(n_landmarks=6, random_state=2, **kw).fit_oracle(TripletOracle(X, random_state=1), PER).embedding_
+
+
+def fit_triplets(T, **kw):
+    return LOE(n_landmarks=6, **kw).fit_transform(T, n_items=N)
+
+
+@pytest.fixture(scope="module")
+def serial(X, triplets):
+    return fit_oracle(X), fit_triplets(triplets)
+
+
+@pytest.fixture(scope="module")
+def process_pool():
+    # spawn, not fork: other tests may leave threads running, and forking them can deadlock
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
+
+
+# ------------------------------------------------------------------ executors
+def test_thread_pool_equals_serial(X, triplets, serial):
+    np.testing.assert_array_equal(fit_oracle(X, n_jobs=2), serial[0])
+    np.testing.assert_array_equal(fit_triplets(triplets, n_jobs=2), serial[1])
+    np.testing.assert_array_equal(fit_triplets(triplets, n_jobs=-1), serial[1])
+
+
+def test_thread_executor_equals_serial(X, triplets, serial):
+    with ThreadPoolExecutor(3) as ex:
+        np.testing.assert_array_equal(fit_oracle(X, executor=ex), serial[0])
+        np.testing.assert_array_equal(fit_triplets(triplets, executor=ex), serial[1])
+
+
+def test_process_executor_equals_serial(X, triplets, stored, serial, process_pool):
+    # the oracle's points travel, the comparisons are re-drawn from the seeds in the workers
+    np.testing.assert_array_equal(fit_oracle(X, executor=process_pool), serial[0])
+    # in-memory triplets: the caller cuts and sends each landmark's share
+    np.testing.assert_array_equal(fit_triplets(triplets, executor=process_pool), serial[1])
+    # memory-mapped triplets: each worker re-opens the file and reads its share
+    mm = np.load(stored, mmap_mode="r")
+    assert StoredTriplets.from_array(mm, np.ascontiguousarray(mm)) is not None
+    np.testing.assert_array_equal(fit_triplets(mm, executor=process_pool), serial[1])
+
+
+def test_memory_mapped_triplets_equal_in_memory(stored, serial):
+    mm = np.load(stored, mmap_mode="r")
+    np.testing.assert_array_equal(fit_triplets(mm), serial[1])
+    np.testing.assert_array_equal(fit_triplets(mm, n_jobs=2), serial[1])
+
+
+def test_stored_triplets_handle_only_for_whole_file_maps(stored):
+    mm = np.load(stored, mmap_mode="r")
+    handle = StoredTriplets.from_array(mm, np.ascontiguousarray(mm))
+    np.testing.assert_array_equal(handle.open(), mm)
+    assert "triplets.npy" in repr(handle)
+    view = mm[10:]
+    assert StoredTriplets.from_array(view, np.ascontiguousarray(view)) is None  # a view's offset is not exact
+    assert StoredTriplets.from_array(np.asarray(mm), np.asarray(mm)) is None
+    assert StoredTriplets.from_array(mm, np.ascontiguousarray(mm, dtype=np.int64)) is None  # converted: a copy
+
+
+def test_dask_local_cluster_equals_serial(X, triplets, stored, serial):
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, silence_logs=50,
+        )
+        try:
+            with distributed.Client(cluster) as client:
+                ex = client.get_executor()
+                np.testing.assert_array_equal(fit_oracle(X, executor=ex), serial[0])
+                np.testing.assert_array_equal(fit_triplets(triplets, executor=ex), serial[1])
+                np.testing.assert_array_equal(fit_triplets(np.load(stored, mmap_mode="r"), executor=ex), serial[1])
+        finally:
+            cluster.close()
+
+
+# -------------------------------------------------------------------- progress
+@pytest.mark.parametrize("kw", [{}, {"n_jobs": 2}, {"executor": "threads"}])
+def test_progress_once_per_landmark_and_stage(X, triplets, kw):
+    expected = [("ranking", i, 6) for i in range(1, 7)] + [("shifts", 1, 1), ("edm", 1, 1), ("lmds", 1, 1)]
+    with ThreadPoolExecutor(2) as ex:
+        if kw.get("executor") == "threads":
+            kw = {"executor": ex}
+        calls = []
+        LOE(n_landmarks=6, random_state=2, **kw).fit_oracle(
+            TripletOracle(X, random_state=1), PER, progress=lambda *a: calls.append(a))
+        assert calls == expected
+        calls = []
+        LOE(n_landmarks=6, **kw).fit(triplets, n_items=N, progress=lambda *a: calls.append(a))
+        assert calls == expected
+    calls = []
+    LOE(n_landmarks=6, landmark_selection="maxmin", random_state=2, n_jobs=2).fit_oracle(
+        TripletOracle(X, random_state=1), PER, progress=lambda *a: calls.append(a))
+    assert calls == expected
+
+
+def test_text_progress_in_place_and_plain(X):
+    out = io.StringIO()
+    bar = TextProgress(file=out, inplace=True, min_interval=0.0,
+                       estimate=LOE(n_landmarks=6).estimate_resources(N, PER))
+    LOE(n_landmarks=6, random_state=2).fit_oracle(TripletOracle(X, random_state=1), PER, progress=bar)
+    text = out.getvalue()
+    assert text.startswith("LOE estimate: peak memory ~")
+    assert "\rranking  [" in text and "6/6 landmarks" in text
+    assert text.count("\n") == 5  # estimate, ranking, shifts, edm, lmds: one line each
+    assert len(bar.calls) == 9 and text.endswith("\n")
+
+    out = io.StringIO()
+    bar = TextProgress(file=out, min_interval=0.0)  # a StringIO is no terminal: plain lines
+    LOE(n_landmarks=6, random_state=2).fit_oracle(TripletOracle(X, random_state=1), PER, progress=bar)
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue()
+    assert len(lines) == 9 and lines[0].startswith("ranking  [") and "1/6 landmarks" in lines[0]
+    assert "eta" in lines[0] and lines[-1].startswith("lmds")
+
+
+def test_text_progress_rate_limits_and_validates():
+    out = io.StringIO()
+    bar = TextProgress(file=out, min_interval=3600)
+    for i in range(1, 11):
+        bar("ranking", i, 10)
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert [ln.split("]")[1].split()[0] for ln in lines] == ["1/10", "10/10"]  # first and last only
+    with pytest.raises(ValueError, match=r"^width must be a positive int"):
+        TextProgress(width=0)
+    with pytest.raises(ValueError, match=r"^estimate must be a ResourceEstimate"):
+        TextProgress(estimate=3)
+
+
+# ----------------------------------------------------------- memory estimate
+def test_tiny_memory_limit_refuses_with_the_estimate(X, triplets):
+    oracle = TripletOracle(X, random_state=1)
+    with pytest.raises(ValueError, match=r"^memory_limit exceeded: this run needs an estimated peak memory ~[\d.]+ MiB "
+                                         r"\(1 landmark task\(s\) at once .*time ~.*more than the limit of 1\.0 KiB"):
+        LOE(n_landmarks=6, memory_limit=1024).fit_oracle(oracle, PER)
+    with pytest.raises(ValueError, match=r"^memory_limit exceeded: .*\(2 landmark task\(s\) at once"):
+        LOE(n_landmarks=6, n_jobs=2, memory_limit="1KiB").fit(triplets, n_items=N)
+    with pytest.raises(ValueError, match=r"^memory_limit exceeded"):
+        LOE(n_landmarks=6, memory_limit="0.0001%").fit(triplets, n_items=N)
+    # the estimate is kept; generous limits pass
+    model = LOE(n_landmarks=6, memory_limit="1GiB", random_state=2).fit_oracle(oracle, PER)
+    assert isinstance(model.resource_estimate_, ResourceEstimate)
+    LOE(n_landmarks=6, memory_limit=math.inf).fit(triplets, n_items=N)
+
+
+def test_estimate_model():
+    base = estimate_resources(10**6, 5, 10**8)
+    # per landmark task: int32 near/far + float32 curvature = 16 bytes per comparison
+    assert base.task_bytes == 16 * 10**8 + 112 * 10**6
+    assert 1.6e9 < base.peak_bytes < 2.2e9 and base.concurrent_tasks == 1
+    two = estimate_resources(10**6, 5, 10**8, n_jobs=2)
+    assert two.peak_bytes > 1.9 * base.peak_bytes - 1e8 and two.seconds < base.seconds
+    assert two.details["rounds"] == 3 and base.details["rounds"] == 5
+    big = estimate_resources(2**31, 5, 10**6)  # int64 indices beyond int32
+    assert big.details["bytes_per_comparison"] == 24
+    stored = estimate_resources(10**5, 5, [10**6] * 5, source="triplets", n_triplets=10**9)
+    assert stored.peak_bytes >= 4 * 10**9  # validating the stored triplets dominates
+    remote = estimate_resources(10**6, 5, 10**8, n_jobs=2, remote=True)
+    assert remote.worker_bytes > remote.peak_bytes and remote.concurrent_tasks == 0
+    assert "on each executor worker" in remote.summary()
+    assert base.seconds > 0 and base.ranking_seconds > base.sampling_seconds > 0
+    assert estimate_resources(10**5, 5, 10**7).seconds < base.seconds
+    with pytest.raises(ValueError, match=r"^per_landmark must be one count or 5 counts"):
+        estimate_resources(100, 5, [1, 2])
+    with pytest.raises(ValueError, match=r"^source must be"):
+        estimate_resources(100, 5, 10, source="disk")
+
+
+def test_memory_limit_settings():
+    avail = available_memory()
+    assert avail is None or avail > 0
+    assert resolve_memory_limit("8GiB")[0] == 8 * 2**30
+    assert resolve_memory_limit("500 MB")[0] == 500e6
+    assert resolve_memory_limit(2.5e9)[0] == 2.5e9
+    assert resolve_memory_limit(math.inf)[0] == math.inf
+    if avail is not None:
+        assert resolve_memory_limit(None)[0] == pytest.approx(0.8 * avail, rel=0.05)
+        assert resolve_memory_limit("50%")[0] == pytest.approx(0.5 * avail, rel=0.05)
+    for bad, msg in [("lots", "must be None, a number of bytes"), ("150%", "percentage must be in"),
+                     (-1, "must be a positive number"), (True, "must be None"), ("0GiB", "must be positive")]:
+        with pytest.raises(ValueError, match=r"^memory_limit " + msg):
+            resolve_memory_limit(bad)
+    with pytest.raises(ValueError, match=r"^memory_limit must be None"):
+        LOE(memory_limit=[1]).fit_oracle(TripletOracle(np.random.default_rng(0).normal(size=(50, 2))), 1000)
+    assert format_bytes(1536) == "1.5 KiB" and format_bytes(10) == "10 B"
+    assert format_seconds(95) == "1 min 35 s" and format_seconds(3.21) == "3.2 s" and format_seconds(7300) == "2 h 02 min"
