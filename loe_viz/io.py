@@ -1748,7 +1748,7 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
             arrays["y"] = ~swap if layout == "list-boolean" else np.where(swap, -1, 1).astype(np.int8)
         if lab is not None:
             arrays["labels"] = lab
-        _write_atomic(path, is_path, lambda fh: np.savez(fh, **arrays))
+        _write_atomic(path, is_path, lambda fh: _savez(fh, arrays))
         return
     delim = {"csv": ",", "tsv": "\t", "text": " "}[fmt]
     if fmt == "text" and lab is not None and lab.dtype.kind == "U":
@@ -1798,6 +1798,16 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
                 nbytes = _k.format_int_rows(block, ord(delim), buf)
                 fh.write(buf[:nbytes].tobytes())
     _write_atomic(path, is_path, write)
+
+
+def _savez(fh, arrays):
+    """``np.savez_compressed`` with fixed timestamps, so equal data gives equal bytes."""
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+        for key, arr in arrays.items():
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
 
 
 def _quote(s: str, delim: str) -> str:
