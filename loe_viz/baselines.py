@@ -130,8 +130,10 @@ class TripletEmbedding:
         Seed of the random initialisation.
     verbose : bool, default False
         Print the objective every 10 iterations and the stop reason.
-    init_scale : float, default 1e-2
-        Standard deviation of the Gaussian random initialisation.
+    init_scale : float, default 0.1
+        Standard deviation of the Gaussian random initialisation. Near the
+        origin the likelihood losses change only quadratically, so a very
+        small start (say 1e-4) can meet the ``tol`` test before leaving it.
     n_jobs : int, default 1
         Threads used by the loss kernel (``-1``: every core). ``1`` runs the
         kernel serially; more splits the triplets into chunks with separate
@@ -175,7 +177,7 @@ class TripletEmbedding:
         callback=None,
         random_state=None,
         verbose: bool = False,
-        init_scale: float = 1e-2,
+        init_scale: float = 0.1,
         n_jobs: int = 1,
     ):
         self.n_components = n_components
@@ -338,7 +340,7 @@ class TripletEmbedding:
             hist_t.append(time.perf_counter() - t_start)
             hist_f.append(fk)
             if verbose and it % 10 == 0:
-                print(f"{type(self).__name__}: iteration {it}, loss {fk:.6g}, {hist_t[-1]:.2f} s")
+                print(f"{type(self).__name__}: iteration {it}, loss {fk:.6g}, {hist_t[-1]:.2f} s", flush=True)
             if user_cb is not None and user_cb(it, x_best.reshape(n, d).copy()):
                 raise _Stop("callback")
             if budget is not None and time.perf_counter() - t_start > budget:
@@ -369,7 +371,7 @@ class TripletEmbedding:
                 x_best = np.asarray(res.x, dtype=np.float64).copy()
                 f_best = float(res.fun)
         if verbose:
-            print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}")
+            print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}", flush=True)
 
         self.embedding_ = x_best.reshape(n, d)
         self.n_items_ = n
@@ -429,7 +431,7 @@ class TSTE(TripletEmbedding):
     _method_params = ("alpha",)
 
     def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, alpha=None):
+                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, alpha=None):
         super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
                          init_scale, n_jobs)
         self.alpha = alpha
@@ -458,7 +460,7 @@ class SOE(TripletEmbedding):
     _method_params = ("margin",)
 
     def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, margin=0.1):
+                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, margin=0.1):
         super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
                          init_scale, n_jobs)
         self.margin = margin
@@ -486,7 +488,7 @@ class GNMDS(TripletEmbedding):
     _method_params = ("regularization",)
 
     def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, regularization=0.0):
+                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, regularization=0.0):
         super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
                          init_scale, n_jobs)
         self.regularization = regularization
@@ -505,15 +507,20 @@ class CKL(TripletEmbedding):
     ----------
     n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
         See :class:`TripletEmbedding`.
-    mu : float, default 0.0
-        Regulariser (>= 0); larger values act like a margin.
+    mu : float, default 0.1
+        Regulariser (>= 0). Scaling the embedding by ``c`` is the same as
+        dividing ``mu`` by ``c ** 2``, so any ``mu > 0`` reaches the same
+        optimum up to scale; ``mu = 0`` (cblearn's default) makes the loss
+        scale-invariant and L-BFGS-B then drifts into degenerate local minima
+        (measured at n = 1000, d = 2, 345k BTL triplets, three seeds: Procrustes
+        error 0.05 to 0.62 with ``mu = 0`` against 0.0215 with ``mu`` = 0.01 or 0.1).
     """
 
     _kind = _losses.KIND_CKL
     _method_params = ("mu",)
 
     def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=1e-2, n_jobs=1, mu=0.0):
+                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, mu=0.1):
         super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
                          init_scale, n_jobs)
         self.mu = mu
