@@ -139,6 +139,27 @@ def main():
               f"{s['fit_peak_mib']:8.1f} | {s['procrustes']:.3f} +- {s['procrustes_std']:.3f} "
               f"{s['triplet_error']:.3f} +- {s['triplet_error_std']:.3f} | {nps} | {refs}", flush=True)
 
+    # Landmark choice: the spread over seeds at a fixed total budget (n = 1000, d = 2, C = 200).
+    print("\nlandmark choice at a fixed total budget (n=1000, d=2, C=200, seeds 0..9): Procrustes mean +- std")
+    n, d, C = 1000, 2, 200
+    spread = []
+    for l, selection, offset in [(5, "random", "lambda2"), (5, "maxmin", "lambda2"), (10, "random", "lambda2"),
+                                 (10, "random", "mean"), (10, "maxmin", "mean")]:
+        errs = []
+        for seed in range(10):
+            X = lv.make_points("gaussian", n, d, random_state=seed)
+            oracle = lv.TripletOracle(X, random_state=1000 + seed)
+            est = lv.LOE(n_components=d, n_landmarks=l, landmark_selection=selection, offset=offset,
+                         random_state=3000 + seed)
+            est.fit_oracle(oracle, lv.total_budget(n, C) // l)
+            errs.append(lv.procrustes_error(X, est.embedding_))
+        errs = np.array(errs)
+        spread.append(dict(n_landmarks=l, selection=selection, offset=offset, procrustes_mean=errs.mean(),
+                           procrustes_std=errs.std(), procrustes_max=errs.max()))
+        print(f"  l={l:2d} {selection:6s} offset={offset:7s}: {errs.mean():.4f} +- {errs.std():.4f} "
+              f"(worst {errs.max():.4f})", flush=True)
+    results["landmark_choice"] = spread
+
     if args.large:
         n, d, C = 100_000, 2, 200
         X = lv.make_points("gaussian", n, d, random_state=0)

@@ -34,6 +34,12 @@ def uniform01(state):
 
 
 @njit(nogil=True, cache=True, inline="always")
+def below(z, k):
+    """Map 64 random bits to an integer in [0, k) by a multiply-shift (Lemire), k < 2**32."""
+    return np.int64(((z >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))
+
+
+@njit(nogil=True, cache=True, inline="always")
 def _sqdist(X, a, b):
     s = 0.0
     for t in range(X.shape[1]):
@@ -87,9 +93,9 @@ def landmark_comparisons(X, head, m, temperature, seed, near, far):
     state = np.uint64(seed)
     for t in range(m):
         state, z = splitmix64(state)
-        j = np.int64(z % np.uint64(n - 1))
+        j = below(z, n - 1)
         state, z = splitmix64(state)
-        k = np.int64(z % np.uint64(n - 2))
+        k = below(z, n - 2)
         # map j into [0, n) \ {head}, then k into [0, n) \ {head, j}
         if j >= head:
             j += 1
@@ -114,11 +120,11 @@ def uniform_triplets(X, m, temperature, seed, out):
     state = np.uint64(seed)
     for t in range(m):
         state, z = splitmix64(state)
-        i = np.int64(z % np.uint64(n))
+        i = below(z, n)
         state, z = splitmix64(state)
-        j = np.int64(z % np.uint64(n - 1))
+        j = below(z, n - 1)
         state, z = splitmix64(state)
-        k = np.int64(z % np.uint64(n - 2))
+        k = below(z, n - 2)
         if j >= i:
             j += 1
         lo = i if i < j else j
