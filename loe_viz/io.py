@@ -542,8 +542,9 @@ class _TextSpec:
     roles = ()
     layout = "list-order"
     kind = "int"
-    fast = True
-    columnar = True
+    fast = True  # numba integer parser
+    hashed = True  # numba field splitter + hashing, for text labels
+    columnar = True  # str.split per chunk
     ignored = ()
     data_start = 0  # byte offset (from the start of the source) of the line after the header
     first_data_line = 0  # 1-based line number of the first line after the header
@@ -685,6 +686,7 @@ def _sniff_text(src: _Source, opts, fmt) -> _TextSpec:
                 break
     spec.fast = fast
     spec.columnar = ascii_ok and not lone_cr and '"' not in text
+    spec.hashed = spec.columnar and kind == "str"
     # Byte offset of the first line after the header.
     if spec.header_line:
         off = spec.bom
@@ -924,7 +926,7 @@ def _read_text_fast(src: _Source, spec: _TextSpec, opts, parser: _RowParser, mod
                 try:
                     line = buf[start:stop].decode(opts["encoding"]).rstrip("\r")
                 except UnicodeDecodeError:
-                    raise _RowError(f"is not valid {opts['encoding']} text") from None
+                    raise _err(name, f"is not valid {opts['encoding']} text", lineno) from None
                 got = parser.parse(_split_line(line, spec.delimiter))
                 if spec.layout == "crowd":
                     h, a, b, codes = got
@@ -1226,9 +1228,9 @@ def _read_text_columnar(src: _Source, spec: _TextSpec, opts, parser: _RowParser,
             if "#" in text or any(len(r) != ncols for r in rows):
                 keep = []
                 for i, (ln, r) in enumerate(zip(lines, rows)):
-                    st = ln.strip()
-                    if not st or st.startswith("#"):
-                        continue
+                    st = ln.lstrip(" " if delim == "\t" else " \t")
+                    if st.startswith("#") or (not st.strip() and (delim is None or delim not in st)):
+                        continue  # comment or blank line (a tab-only line of a TSV has empty fields)
                     if len(r) != ncols:
                         try:
                             parser.parse(list(r))
@@ -1314,6 +1316,185 @@ def _read_text_columnar(src: _Source, spec: _TextSpec, opts, parser: _RowParser,
         line0 += n_lines
 
 
+def _read_text_hashed(src: _Source, spec: _TextSpec, opts, parser: _RowParser, col: _Collector):
+    """Reader for unquoted tables of text labels: numba splits fields and hashes them.
+
+    Every chunk is split into field byte ranges by :func:`~loe_viz.kernels.textio.split_fields`;
+    the fields are hashed (64-bit FNV-1a), ``np.unique`` groups them, a byte-for-byte
+    check rules out hash collisions, and only the distinct labels are decoded and
+    validated in Python. Flagged rows go through :class:`_RowParser`, as in
+    :func:`_read_text_columnar`. Raises ``_Fallback`` for anything unusual (quotes,
+    non-ASCII whitespace around a label, a collision).
+    """
+    name = src.name
+    enc = "utf-8" if opts["encoding"] == "utf-8-sig" else opts["encoding"]
+    roles = spec.roles
+    ncols = len(roles)
+    crowd = spec.layout == "crowd"
+    item_pos = [i for i, r in enumerate(roles) if r in ("head", "near", "far", "left", "right")]
+    extra_pos = [i for i, r in enumerate(roles) if r in ("answer", "response")]
+    used = np.array(item_pos + extra_pos, dtype=np.int64)
+    slot = {int(c): j for j, c in enumerate(used)}
+    delim = 32 if spec.delimiter is None else ord(spec.delimiter)
+    side_map = {"left": 0, "l": 0, "right": 1, "r": 1}
+    index_map = {"0": 0, "1": 1}
+    resp_map = {**{t: 1 for t in _TRUE}, **{t: 0 for t in _FALSE}}
+    gid = {}  # label -> global id (or -1 when the parser refuses it)
+    info = np.zeros(_k.N_INFO, dtype=np.int64)
+    stream = src.rewind(spec.data_start)
+    carry = b""
+    eof = False
+    chunk_size = _CHUNK // 4
+    while not eof:
+        chunk = stream.read(chunk_size)
+        eof = not chunk
+        buf = carry + chunk if carry else chunk
+        if not buf:
+            break
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        cap = buf.count(b"\n") + 1
+        starts = np.empty((cap, ncols), dtype=np.int64)
+        ends = np.empty((cap, ncols), dtype=np.int64)
+        line_of = np.empty(cap, dtype=np.int64)
+        offset = 0
+        info[_k.I_ROW] = 0
+        while True:
+            seg0 = int(info[_k.I_ROW])
+            view = arr[offset:]
+            _k.split_fields(view, view.shape[0], eof, delim, ncols, starts, ends, line_of, info)
+            seg1 = int(info[_k.I_ROW])
+            # Offsets are relative to the view: shift this segment's to the buffer.
+            starts[seg0:seg1] += offset
+            ends[seg0:seg1] += offset
+            if seg1 > seg0:
+                _hashed_segment(buf, arr, starts[seg0:seg1], ends[seg0:seg1],
+                                line_of[seg0:seg1] + spec.first_data_line, used, slot, item_pos, crowd, roles,
+                                enc, gid, parser, col, side_map, index_map, resp_map, name)
+            status = int(info[_k.I_STATUS])
+            if status == _k.OK:
+                offset += int(info[_k.I_CONSUMED])
+                break
+            start = offset + int(info[_k.I_BAD_START])
+            nl = buf.find(b"\n", start)
+            if nl < 0 and not eof:
+                offset = start
+                break
+            stop = len(buf) if nl < 0 else nl
+            lineno = spec.first_data_line + int(info[_k.I_BAD_LINE])
+            try:
+                line = buf[start:stop].decode(enc).rstrip("\r")
+            except UnicodeDecodeError:
+                raise _err(name, f"is not valid {opts['encoding']} text", lineno) from None
+            try:
+                parser.parse([f.strip() for f in _split_line(line, spec.delimiter)])
+            except _RowError as exc:
+                col.row_error(lineno, exc)
+            else:
+                raise _Fallback()  # e.g. quoted fields: the csv reader takes over
+            info[_k.I_LINES] += 1
+            offset = stop + 1
+            if offset >= len(buf):
+                break
+        carry = buf[offset:] if offset < len(buf) else b""
+
+
+def _hashed_segment(buf, arr, S, E, lines, used, slot, item_pos, crowd, roles, enc, gid, parser, col,
+                    side_map, index_map, resp_map, name):
+    """Turn one segment of field ranges into rows for the collector (see _read_text_hashed)."""
+    k = S.shape[0]
+    nu = used.shape[0]
+    hashes = np.empty((k, nu), dtype=np.uint64)
+    _k.hash_fields(arr, S, E, used, hashes)
+    flat = hashes.ravel()
+    inv = np.empty(flat.size, dtype=np.int64)
+    first = np.empty(flat.size, dtype=np.int64)
+    n_unique = _k.unique_hashes(flat, inv, first)
+    first = first[:n_unique]
+    inv = inv.reshape(k, nu)
+    r0 = first // nu
+    c0 = used[first % nu]
+    rep_s = S[r0, c0]
+    rep_e = E[r0, c0]
+    if not _k.same_as_representative(arr, S, E, used, inv, rep_s, rep_e):
+        raise _Fallback()
+    toks = []
+    for u, (a, b) in enumerate(zip(rep_s.tolist(), rep_e.tolist())):
+        try:
+            t = buf[a:b].decode(enc)
+        except UnicodeDecodeError:
+            raise _err(name, f"is not valid {enc} text", int(lines[r0[u]])) from None
+        if t != t.strip():
+            raise _Fallback()  # non-ASCII whitespace: let Python's strip() decide
+        toks.append(t)
+    is_item = np.zeros(n_unique, dtype=bool)
+    is_item[inv[:, : len(item_pos)].ravel()] = True
+    ids = np.full(n_unique, -1, dtype=np.int64)
+    for u in np.flatnonzero(is_item).tolist():
+        t = toks[u]
+        g = gid.get(t)
+        if g is None:
+            try:
+                g = parser.item(t, "item")
+            except _RowError:
+                g = -1
+            gid[t] = g
+        ids[u] = g
+    item_ids = ids[inv[:, : len(item_pos)]]
+    flagged = (item_ids < 0).any(axis=1)
+    by_role = {roles[c]: item_ids[:, j] for j, c in enumerate(item_pos)}
+    H = by_role["head"].copy()
+    codes = None
+    if crowd:
+        A, B = by_role["left"].copy(), by_role["right"].copy()
+        ia = inv[:, slot[roles.index("answer")]]
+        il, ir = inv[:, slot[roles.index("left")]], inv[:, slot[roles.index("right")]]
+        codes = np.empty((k, 3), dtype=np.int8)
+        codes[:, 0] = np.where(ia == il, 0, np.where(ia == ir, 1, -1))
+        side = np.array([side_map.get(t.lower(), -1) for t in toks], dtype=np.int8)
+        index = np.array([index_map.get(t, -1) for t in toks], dtype=np.int8)
+        codes[:, 1] = side[ia]
+        codes[:, 2] = index[ia]
+        flagged |= (codes < 0).all(axis=1)
+    else:
+        A, B = by_role["near"].copy(), by_role["far"].copy()
+        if "response" in roles:
+            iy = inv[:, slot[roles.index("response")]]
+            ymap = np.array([resp_map.get(t.lower(), -1) for t in toks], dtype=np.int8)
+            y = ymap[iy]
+            flagged |= y < 0
+            if np.any(np.array([t == "-1" for t in toks])[iy]):
+                parser.saw_minus = True
+            swap = y == 0
+            A, B = np.where(swap, B, A), np.where(swap, A, B)
+    flagged |= (H == A) | (H == B) | (A == B)
+
+    def fields_of(r):
+        return [buf[a:b].decode(enc, "replace") for a, b in zip(S[r].tolist(), E[r].tolist())]
+
+    drop = []
+    errs = []
+    for r in np.flatnonzero(flagged).tolist():
+        try:
+            got = parser.parse(fields_of(r))
+        except _RowError as exc:
+            errs.append((int(lines[r]), exc))
+            drop.append(r)
+            continue
+        H[r], A[r], B[r] = got[0], got[1], got[2]
+        if crowd:
+            codes[r] = got[3]
+    for lineno, exc in errs:  # already in line order
+        col.row_error(lineno, exc)
+    if drop:
+        sel = np.ones(k, dtype=bool)
+        sel[drop] = False
+        kept = np.flatnonzero(sel)
+        col.add(H[sel], A[sel], B[sel], None if codes is None else codes[sel], lines[sel],
+                lambda r: fields_of(int(kept[r])))
+    else:
+        col.add(H, A, B, codes, lines, fields_of)
+
+
 _ANSWER_NOTE = {
     "label": "answers name the chosen item by its label",
     "side": "answers are 'left'/'right'",
@@ -1363,17 +1544,20 @@ def _read_text(src: _Source, opts, fmt) -> TripletData:
         except _Fallback:
             tri = None
     if tri is None:
-        col = _Collector(name, spec.layout == "crowd", opts, parser)
-        done = False
+        readers = []
+        if spec.hashed:
+            readers.append(_read_text_hashed)
         if spec.columnar:
+            readers.append(_read_text_columnar)
+        readers.append(_read_text_slow)
+        for reader in readers:
+            parser = _RowParser(spec, opts, name)
+            col = _Collector(name, spec.layout == "crowd", opts, parser)
             try:
-                _read_text_columnar(src, spec, opts, parser, col)
-                done = True
+                reader(src, spec, opts, parser, col)
+                break
             except _Fallback:
-                parser = _RowParser(spec, opts, name)
-                col = _Collector(name, spec.layout == "crowd", opts, parser)
-        if not done:
-            _read_text_slow(src, spec, opts, parser, col)
+                continue
         tri, more = col.finish()
         notes.extend(more)
         skipped, skip_lines = col.skipped, col.skip_notes

@@ -501,15 +501,17 @@ def test_fuzz_numpy_files(rows, key):
 
 
 def _read_with_paths(raw, **kw):
-    """Read ``raw`` through each reader path (numba, columnar, csv) and return their outcomes."""
+    """Read ``raw`` through each reader path (numba ints, numba labels, columnar, csv); return the outcomes."""
     import loe_viz.io as lio
 
     outcomes = []
     orig = lio._sniff_text
-    for fast, columnar in ((True, True), (False, True), (False, False)):
-        def sniff(src, opts, fmt, fast=fast, columnar=columnar):
+    for fast, hashed, columnar in ((True, True, True), (False, True, True), (False, False, True),
+                                   (False, False, False)):
+        def sniff(src, opts, fmt, fast=fast, hashed=hashed, columnar=columnar):
             spec = orig(src, opts, fmt)
             spec.fast = spec.fast and fast
+            spec.hashed = spec.hashed and hashed
             spec.columnar = spec.columnar and columnar
             return spec
         lio._sniff_text = sniff
@@ -530,4 +532,10 @@ def test_fuzz_reader_paths_agree(raw, errors, layout):
     if b'"' in raw:
         return  # quotes are only understood by the csv reader
     outcomes = _read_with_paths(raw, errors=errors, layout=layout)
-    assert outcomes[0] == outcomes[1] == outcomes[2], outcomes
+    assert all(o == outcomes[-1] for o in outcomes), outcomes
+
+
+def test_unicode_whitespace_around_labels_is_stripped():
+    data = read_text("Par\u00eds\u00a0,Rome,\u00a0Oslo\nOslo,Rome,Par\u00eds\n")
+    assert data.labels.tolist() == ["Oslo", "Par\u00eds", "Rome"]
+    assert data.triplets.tolist() == [[1, 2, 0], [0, 2, 1]]

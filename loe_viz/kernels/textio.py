@@ -352,3 +352,193 @@ def format_int_rows(values, delim, out):
             out[p] = delim if j < k - 1 else 10
             p += 1
     return p
+
+
+@njit(nogil=True, cache=True)
+def split_fields(buf, stop, final, delim, ncols, starts, ends, line_of, info):
+    """Find the fields of whole lines of ``buf[:stop]`` (a table of text labels).
+
+    Writes, for every data row, the byte range ``[starts[r, c], ends[r, c])`` of
+    each field (surrounding spaces and tabs trimmed) and its 0-based line in
+    ``line_of[r]``; blank lines and ``#`` comments are skipped. Uses the ``I_ROW``,
+    ``I_LINES``, ``I_STATUS``, ``I_BAD_LINE``, ``I_BAD_START`` and ``I_CONSUMED``
+    slots of ``info`` like :func:`parse_int_table`, and stops with
+    ``BAD_SYNTAX`` on a quote, a lone carriage return or a wrong number of fields.
+    """
+    ws = delim == 32
+    row = info[I_ROW]
+    lines = info[I_LINES]
+    cap = starts.shape[0]
+    info[I_STATUS] = OK
+    pos = 0
+    while pos < stop:
+        start = pos
+        p = start
+        while p < stop and (buf[p] == 32 or (buf[p] == 9 and delim != 9)):
+            p += 1
+        if p < stop and buf[p] == 13 and p + 1 < stop and buf[p + 1] == 10:
+            p += 1
+        if p == stop:
+            if final:
+                lines += 1
+                pos = stop
+            break
+        if buf[p] == 10:
+            pos = p + 1
+            lines += 1
+            continue
+        if buf[p] == 35:
+            while p < stop and buf[p] != 10:
+                p += 1
+            if p == stop and not final:
+                break
+            pos = p + 1
+            lines += 1
+            continue
+        status = OK
+        col = 0
+        incomplete = False
+        p = start
+        while True:
+            while p < stop and (buf[p] == 32 or (buf[p] == 9 and delim != 9)):
+                p += 1
+            fs = p
+            while p < stop:
+                c = buf[p]
+                if c == 10 or c == 13 or c == 34:
+                    break
+                if ws:
+                    if c == 32 or c == 9:
+                        break
+                elif c == delim:
+                    break
+                p += 1
+            if p == stop and not final:
+                incomplete = True
+                break
+            if p < stop and buf[p] == 34:
+                status = BAD_SYNTAX  # quoted fields: the csv reader's job
+                break
+            fe = p
+            while fe > fs and (buf[fe - 1] == 32 or (buf[fe - 1] == 9 and delim != 9)):
+                fe -= 1
+            if col >= ncols or row >= cap:
+                status = BAD_SYNTAX  # too many fields
+                break
+            starts[row, col] = fs
+            ends[row, col] = fe
+            col += 1
+            if ws:
+                while p < stop and (buf[p] == 32 or buf[p] == 9):
+                    p += 1
+            if p == stop:
+                if not final:
+                    incomplete = True
+                break
+            c = buf[p]
+            if c == 10:
+                break
+            if c == 13:
+                if p + 1 < stop and buf[p + 1] == 10:
+                    p += 1
+                    break
+                if p + 1 == stop and not final:
+                    incomplete = True
+                    break
+                status = BAD_SYNTAX  # a lone carriage return
+                break
+            if not ws:
+                p += 1  # the delimiter
+        if incomplete:
+            break
+        if status == OK and col != ncols:
+            status = BAD_SYNTAX
+        if status != OK:
+            info[I_STATUS] = status
+            info[I_BAD_LINE] = lines
+            info[I_BAD_START] = start
+            info[I_CONSUMED] = start
+            info[I_ROW] = row
+            info[I_LINES] = lines
+            return
+        line_of[row] = lines
+        row += 1
+        pos = p + 1
+        lines += 1
+    info[I_CONSUMED] = min(pos, stop)
+    info[I_ROW] = row
+    info[I_LINES] = lines
+
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@njit(nogil=True, cache=True)
+def hash_fields(buf, starts, ends, cols, out):
+    """64-bit FNV-1a hash of the bytes of fields ``cols`` of every row into ``out``."""
+    for r in range(starts.shape[0]):
+        for j in range(cols.shape[0]):
+            c = cols[j]
+            h = _FNV_OFFSET
+            for p in range(starts[r, c], ends[r, c]):
+                h = (h ^ np.uint64(buf[p])) * _FNV_PRIME
+            out[r, j] = h
+
+
+@njit(nogil=True, cache=True)
+def same_as_representative(buf, starts, ends, cols, inv, rep_start, rep_end):
+    """Whether every field has exactly the bytes of its hash class's representative
+    (i.e. the 64-bit hashes had no collision)."""
+    for r in range(starts.shape[0]):
+        for j in range(cols.shape[0]):
+            c = cols[j]
+            u = inv[r, j]
+            s = starts[r, c]
+            e = ends[r, c]
+            rs = rep_start[u]
+            if e - s != rep_end[u] - rs:
+                return False
+            for t in range(e - s):
+                if buf[s + t] != buf[rs + t]:
+                    return False
+    return True
+
+
+@njit(nogil=True, cache=True)
+def unique_hashes(h, inv, first):
+    """Group equal values of the uint64 array ``h`` (open-addressing hash table).
+
+    Writes ``inv[i]``, the group of ``h[i]`` (groups numbered in order of first
+    appearance), and ``first[g]``, the first index of group ``g``; returns the
+    number of groups. O(len(h)), unlike sorting.
+    """
+    n = h.shape[0]
+    size = 1 << 10
+    keys = np.zeros(size, np.uint64)
+    vals = np.full(size, -1, np.int64)
+    nu = 0
+    for i in range(n):
+        if 2 * (nu + 1) > size:
+            size <<= 1
+            keys = np.zeros(size, np.uint64)
+            vals = np.full(size, -1, np.int64)
+            mask = np.uint64(size - 1)
+            for g in range(nu):
+                key = h[first[g]]
+                s = np.int64((key ^ (key >> np.uint64(31))) & mask)
+                while vals[s] != -1:
+                    s = (s + 1) & (size - 1)
+                keys[s] = key
+                vals[s] = g
+        key = h[i]
+        s = np.int64((key ^ (key >> np.uint64(31))) & np.uint64(size - 1))
+        while vals[s] != -1 and keys[s] != key:
+            s = (s + 1) & (size - 1)
+        if vals[s] == -1:
+            keys[s] = key
+            vals[s] = nu
+            first[nu] = i
+            nu += 1
+        inv[i] = vals[s]
+    return nu
