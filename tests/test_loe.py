@@ -115,13 +115,20 @@ def test_given_landmarks_are_used():
     np.testing.assert_array_equal(est.landmarks_, [7, 1, 5, 3, 2])
 
 
-@pytest.mark.parametrize("selection", ["random", "maxmin"])
-def test_fit_oracle_selection(selection):
-    X = make_points("blobs", 300, random_state=0)
-    est = LOE(n_landmarks=6, landmark_selection=selection, random_state=1).fit_oracle(
-        TripletOracle(X, random_state=2), 30_000)
-    assert len(set(est.landmarks_.tolist())) == 6
-    assert procrustes_error(X, est.embedding_) < 0.1
+def test_maxmin_landmarks_cut_the_spread_over_seeds():
+    # Random landmarks sometimes fall badly (e.g. all in two of four clusters); maxmin does not.
+    errs = {}
+    for selection in ("random", "maxmin"):
+        errs[selection] = []
+        for s in range(6):
+            X = make_points("blobs", 300, random_state=s)
+            est = LOE(n_landmarks=6, landmark_selection=selection, random_state=s + 1)
+            est.fit_oracle(TripletOracle(X, random_state=s + 2), 30_000)
+            assert len(set(est.landmarks_.tolist())) == 6
+            errs[selection].append(procrustes_error(X, est.embedding_))
+    assert np.median(errs["random"]) < 0.15
+    assert max(errs["maxmin"]) < 0.06
+    assert np.std(errs["maxmin"]) < np.std(errs["random"]) / 3
 
 
 def test_maxmin_landmarks_are_spread_out():
