@@ -1179,7 +1179,7 @@ def _read_text_columnar(src: _Source, spec: _TextSpec, opts, parser: _RowParser,
     carry = b""
     eof = False
     while not eof:
-        chunk = stream.read(_CHUNK)
+        chunk = stream.read(_CHUNK // 4)
         eof = not chunk
         buf = carry + chunk if carry else chunk
         if not eof:
