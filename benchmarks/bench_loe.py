@@ -38,10 +38,10 @@ REFERENCE = {  # the authors' MATLAB code under GNU Octave (loe-algorithm.md, se
 }
 
 
-def cold_and_warm_first_call():
-    """Time the first LOE call in a fresh interpreter: cold (cache cleared) is not measured here,
-    warm-cache first call is (numba loads compiled kernels from __pycache__)."""
+def first_call_times():
+    """Import and first-fit times in a fresh interpreter, cold (empty numba cache) and warm (cache filled)."""
     import subprocess
+    import tempfile
 
     code = (
         "import time; t=time.perf_counter(); import loe_viz as lv; t1=time.perf_counter();"
@@ -49,8 +49,14 @@ def cold_and_warm_first_call():
         "lv.LOE(random_state=2).fit_oracle(o, 5000); t2=time.perf_counter();"
         "print(round(t1-t,3), round(t2-t1,3))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    return float(out[0]), float(out[1])
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold", "warm"):  # the first run fills the empty cache, the second reads it
+            res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+            imp, fit = (float(v) for v in res.stdout.split())
+            out[label] = dict(import_s=imp, first_fit_s=fit)
+    return out
 
 
 def run_config(n, d, C, seeds, numpy_ref=True):
@@ -118,10 +124,12 @@ def main():
 
     # compile (or load from cache) before timing anything
     lv.LOE().fit_oracle(lv.TripletOracle(lv.make_points("gaussian", 50, random_state=0), random_state=0), 2000)
-    imp, first = cold_and_warm_first_call()
-    print(f"fresh interpreter: import loe_viz {imp:.2f} s, first fit (kernels from the on-disk cache) {first:.2f} s")
+    first = first_call_times()
+    for label, t in first.items():
+        print(f"fresh interpreter, {label} numba cache: import loe_viz {t['import_s']:.2f} s, "
+              f"first fit {t['first_fit_s']:.2f} s")
 
-    results = dict(first_call=dict(import_s=imp, first_fit_s=first), configs=[])
+    results = dict(first_call=first, configs=[])
     configs = [(1000, 2, 200), (1000, 2, 50), (2000, 2, 200), (1000, 5, 200), (5000, 2, 100)]
     header = (f"{'n':>7} {'d':>2} {'C':>4} {'comparisons':>12} | {'fit s':>7} {'rank':>6} {'rest ms':>7} {'peak MiB':>8} | "
               f"{'Procrustes':>15} {'triplet err':>15} | {'numpy s':>8} {'ratio':>6} {'np Procr.':>9} | reference s / Procr. / trip")
