@@ -188,7 +188,7 @@ def main(argv=None):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     result = {
-        "command": "python benchmarks/bench_io.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": " ".join(["python benchmarks/bench_io.py"] + list(argv if argv is not None else sys.argv[1:])),
         "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
                     "platform": platform.platform(),
                     "load_average_at_end": os.getloadavg() if hasattr(os, "getloadavg") else None},

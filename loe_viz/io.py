@@ -184,12 +184,15 @@ class _Source:
             self.stream = open(path, "rb")  # OSError (missing file, directory...) propagates
             self.owned = True
             self.path = path
+            self.user = None
         elif hasattr(path_or_buffer, "read"):
             buf = path_or_buffer
             name = getattr(buf, "name", None)
             self.name = name if isinstance(name, str) else "<buffer>"
             self.ext = os.path.splitext(self.name)[1].lower() if isinstance(name, str) else ""
             self.path = None
+            self.user = buf
+            self.user_pos = buf.tell() if _seekable(buf) else None
             first = buf.read(0)
             if isinstance(first, str):
                 text = buf.read()
@@ -212,6 +215,14 @@ class _Source:
     def close(self):
         if self.owned:
             self.stream.close()
+
+    def restore(self):
+        """Put a caller's file object back where it was (after a failed read)."""
+        if self.user is not None and self.user_pos is not None:
+            try:
+                self.user.seek(self.user_pos)
+            except (OSError, ValueError):
+                pass
 
 
 def _seekable(buf) -> bool:
@@ -252,7 +263,8 @@ def read_triplets(
     ----------
     path_or_buffer : str, os.PathLike or file object
         A path, or an open binary or text file object (read from its current
-        position). Missing or unreadable paths raise the usual ``OSError``.
+        position; after a failed read a seekable one is put back there).
+        Missing or unreadable paths raise the usual ``OSError``.
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
         ``"auto"`` recognises NumPy files by their magic bytes and reads anything
         else as delimited text. ``"csv"``/``"tsv"`` fix the delimiter to ``,``/tab;
@@ -355,6 +367,9 @@ def read_triplets(
         if fmt == "npz":
             return _read_npz(src, opts)
         return _read_text(src, opts, fmt)
+    except BaseException:
+        src.restore()
+        raise
     finally:
         src.close()
 
@@ -717,7 +732,6 @@ class _RowParser:
         self.layout = spec.layout
         self.source = source
         self.limit = opts["n_items"] if (opts["n_items"] is not None and opts["labels"] is None) else _LIMIT
-        self.n_items_given = opts["n_items"] is not None and opts["labels"] is None
         lab = opts["labels"]
         self.lookup = None
         if lab is not None:
@@ -804,7 +818,7 @@ class _RowParser:
         return False
 
     # -- rows
-    def parse(self, fields, strict_fields=True):
+    def parse(self, fields):
         """Return (h, a, b) for list layouts or (h, left, right, codes) for crowd rows."""
         if len(fields) != self.ncols:
             raise _RowError(f"expected {self.ncols} fields ({self.role_names}), got {len(fields)}")

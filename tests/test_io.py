@@ -407,12 +407,13 @@ def test_malformed_numpy_files(tmp_path):
         read_triplets(tmp_path / "z.npz")
 
 
-def test_failed_read_leaves_buffer_usable():
-    buf = io.BytesIO(b"0,1,2\n0,1,1\n")
-    with pytest.raises(ValueError):
-        read_triplets(buf)
-    buf.seek(0)
-    assert read_triplets(buf, errors="skip").triplets.tolist() == [[0, 1, 2]]
+def test_failed_read_leaves_buffer_where_it_was():
+    for buf in (io.BytesIO(b"# x\n0,1,2\n0,1,1\n"), io.StringIO("# x\n0,1,2\n0,1,1\n")):
+        buf.readline()
+        with pytest.raises(ValueError, match="line 2: the row repeats"):
+            read_triplets(buf)
+        assert buf.tell() == 4
+        assert read_triplets(buf, errors="skip").triplets.tolist() == [[0, 1, 2]]
 
 
 # ----------------------------------------------------------------------------- fuzzing
