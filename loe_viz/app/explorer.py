@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import warnings
 
 import numpy as np
 import panel as pn
@@ -24,6 +25,19 @@ from .views import VIEW_CLASSES
 __all__ = ["Explorer", "TITLE"]
 
 log = logging.getLogger(__name__)
+
+# The explorer reports unranked items and non-convergence itself (from ``stages_``);
+# the library's warnings would only clutter the server log.
+try:
+    from ..loe import LOEWarning
+    warnings.filterwarnings("ignore", category=LOEWarning)
+except ImportError:  # pragma: no cover
+    pass
+
+# Compile (or load from numba's on-disk cache) the kernels as soon as the app is
+# imported, off the event loop, so the first session does not wait for it alone.
+_warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
+_warm_thread.start()
 
 #: Title of the page (the served app's template and the notebook header).
 TITLE = "Landmark Ordinal Embedding — explorer"
@@ -74,7 +88,6 @@ class Explorer(Viewer):
     state = param.ClassSelector(class_=ExplorerState, doc="Configuration and results of the session.")
 
     def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
-        warm_up()  # numba kernels compiled (or loaded from cache) once per process
         own = state is None
         if own:
             state = ExplorerState(background=True, auto_update=False, **params)
@@ -124,10 +137,10 @@ class Explorer(Viewer):
         self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
                                     label="Upload points (CSV)")
         self.w_upload.param.watch(self._on_upload, "value")
-        self.b_run = W.Button(label="Run", color="primary", icon="player-play",
+        self.b_run = W.Button(label="Run", color="primary",
                               description="Run the pipeline now, even when the estimate is large")
         self.b_run.on_click(lambda e: self.state.run(force=True))
-        self.b_run_all = W.Button(label="Run all", color="success", icon="player-track-next",
+        self.b_run_all = W.Button(label="Run all", color="success",
                                   description="Run every stage, draw every step and open the embedding")
         self.b_run_all.on_click(lambda e: self.run_all())
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.05em"},
@@ -139,10 +152,10 @@ class Explorer(Viewer):
                                     css_classes=["loe-notice"])
         self.l_hint = pn.pane.Markdown("", styles={"color": "#555"}, margin=(-8, 10, 0, 10))
         self.dl_csv = W.FileDownload(callback=self._embedding_csv, filename="loe_embedding.csv",
-                                     label="Embedding (CSV)", icon="download", variant="outline",
+                                     label="Embedding (CSV)", variant="outline",
                                      sizing_mode="stretch_width")
         self.dl_html = W.FileDownload(callback=self._plots_html, filename="loe_step.html",
-                                      label="This step's plots (HTML)", icon="download", variant="outline",
+                                      label="This step's plots (HTML)", variant="outline",
                                       sizing_mode="stretch_width")
         self.sidebar = pn.Column(
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
@@ -177,7 +190,7 @@ class Explorer(Viewer):
 
     def _build_main(self):
         s = self.state
-        self.tabs = pn.Tabs(*[(v.title, v) for v in self._views], active=s.step, dynamic=False,
+        self.tabs = pn.Tabs(*[(v.title, v) for v in self._views], active=s.step, dynamic=True,
                             sizing_mode="stretch_width", css_classes=["loe-steps"])
         self.tabs.param.watch(lambda e: setattr(self.state, "step", e.new), "active")
         self.b_prev = pn.widgets.Button(label="◀ Previous", variant="outline", width=150)
@@ -190,16 +203,17 @@ class Explorer(Viewer):
         self._update_nav()
 
     def __panel__(self):
-        if self._served and pn.state.template_served is not True:
-            pass
         return pn.Row(pn.Column(self.sidebar, width=330), self.main, sizing_mode="stretch_width")
 
     def servable_template(self):
-        """The explorer inside a :class:`panel.template.FastListTemplate` (used when served)."""
-        tpl = pn.template.FastListTemplate(
-            title=TITLE, sidebar=[self.sidebar], main=[self.main], accent=_ACCENT,
-            header_background=_ACCENT, sidebar_width=340, main_layout=None, theme_toggle=False)
-        return tpl
+        """The explorer inside a :class:`panel.template.BootstrapTemplate` (used when served).
+
+        Bootstrap, unlike the Fast templates, loads no web font from the internet, so the
+        page works offline (a lecture hall without network, or CI).
+        """
+        return pn.template.BootstrapTemplate(
+            title=TITLE, sidebar=[self.sidebar], main=[self.main], header_background=_ACCENT,
+            sidebar_width=350)
 
     def servable(self, title: str | None = None, location: bool = True, area: str = "main", target=None):
         """Serve the explorer in a template (or mark it servable in a notebook)."""

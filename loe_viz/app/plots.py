@@ -33,6 +33,10 @@ RASTER_ABOVE = 20_000
 SEGMENTS_MAX = 3_000
 #: Font scale of every plot (readable on a projector).
 FONTSCALE = 1.35
+#: Side in pixels of the square frames of point plots.
+SQUARE = 520
+#: Side of the frames of the side-by-side embedding plots.
+SQUARE_PAIR = 470
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
 LANDMARK_COLOR = "#111111"
 
@@ -49,9 +53,27 @@ except Exception:  # pragma: no cover - depends on the environment
 def base_opts(**kw) -> dict:
     """Plot options common to every figure (fonts, tools, size)."""
     opts = dict(fontscale=FONTSCALE, tools=["save"], toolbar="above", responsive=True,
-                min_height=380, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"])
+                height=420, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"])
     opts.update(kw)
+    if not opts.get("responsive", True):
+        opts.pop("responsive", None)
     return opts
+
+
+def square(*xys: np.ndarray, size: int = SQUARE) -> dict:
+    """Options for a square frame whose x and y ranges have the same span (equal aspect).
+
+    The ranges cover every array in ``xys`` with a 5 % margin; a fixed square frame
+    keeps distances undistorted without bokeh's aspect matching.
+    """
+    pts = np.vstack([np.asarray(a, dtype=float).reshape(-1, 2) for a in xys if np.size(a)])
+    lo, hi = np.nanmin(pts, axis=0), np.nanmax(pts, axis=0)
+    c = (lo + hi) / 2
+    half = 0.55 * float(max(hi - lo)) or 1.0
+    # width/height include the axes and the title (bokeh's frame_width/frame_height break
+    # inside Panel's stretching layouts); the extra pixels approximate those decorations
+    return dict(responsive=False, width=size + 75, height=size + 95,
+                xlim=(c[0] - half, c[0] + half), ylim=(c[1] - half, c[1] + half))
 
 
 def subsample(n: int, k: int, seed: int = 0) -> np.ndarray:
@@ -110,7 +132,8 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
         pts = hv.Points(df, kd, ["cbin"])
         shaded = dynspread(datashade(pts, aggregator=_ds.by("cbin", _ds.count()), color_key=key,
                                      min_alpha=120), threshold=0.6, max_px=3)
-        return shaded.opts(**base_opts(title=f"{title} (rasterised: {n:,} points)", data_aspect=1 if equal else None))
+        geo = square(xy) if equal else {}
+        return shaded.opts(**base_opts(title=f"{title} (rasterised: {n:,} points)", **geo))
     if n > raster_above:  # no datashader: decimate
         idx = subsample(n, raster_above)
         df = df.iloc[idx]
@@ -118,11 +141,11 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
     if size is None:
         size = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
     pts = hv.Points(df, kd, ["color", "item"] + list((extra or {}).keys()))
-    opts = base_opts(title=title, color="color", size=size, alpha=alpha, line_color=None,
-                     tools=["hover", "save", "box_select", "lasso_select", "tap"])
+    opts = dict(title=title, color="color", size=size, alpha=alpha, line_color=None,
+                tools=["hover", "save", "box_select", "lasso_select", "tap"])
     if equal:
-        opts["data_aspect"] = 1
-    return pts.opts(**opts)
+        opts.update(square(xy))
+    return pts.opts(**base_opts(**opts))
 
 
 def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None, size: float = 20):
@@ -169,7 +192,7 @@ def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = Fals
                 clim = (float(finite.min()), float(finite.max()))
     return hm.opts(**base_opts(title=title, cmap=cmap, colorbar=True, clim=clim, invert_yaxis=True,
                                tools=["hover", "save"], xlabel="column (landmark)", ylabel="row (landmark)",
-                               data_aspect=1, min_height=340))
+                               responsive=False, width=400, height=360))
 
 
 def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):
@@ -189,43 +212,67 @@ def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):
                                show_legend=len(curves) <= 12))
 
 
+class _SharedSource:
+    """Plot hook: the first plot rendered keeps its data source, later ones (same document) use it.
+
+    Both elements carry every column (``x, y, ex, ey, ...``), so one
+    ``ColumnDataSource`` serves both glyphs and its selection is shared.
+    """
+
+    def __init__(self):
+        self._sources = {}
+
+    def __call__(self, plot, element):
+        renderer = plot.handles.get("glyph_renderer")
+        if renderer is None:
+            return
+        key = id(plot.document) if plot.document is not None else None
+        src = self._sources.get(key)
+        if src is None:
+            self._sources[key] = renderer.data_source
+        elif src is not renderer.data_source and set(renderer.data_source.data) <= set(src.data):
+            renderer.data_source = src
+
+
 def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_error=None,
                      hue_lightness=None, landmarks=None, seed: int = 0, raster_above: int = RASTER_ABOVE):
     """Ground truth beside the recovered embedding (linked selection), and both overlaid.
 
     Returns
     -------
-    side_by_side : holoviews.Layout
-        Truth and estimate from one Dataset, so bokeh shares the data source and a
-        box/lasso selection in one plot selects the same items in the other.
+    left, right : HoloViews elements
+        Truth and estimate, to be shown in two panes side by side.  Below the
+        rasterising threshold both come from one table and a plot hook makes the
+        second plot use the first plot's bokeh data source, so a box/lasso
+        selection in one selects the same items in the other, in the browser.
+        (Two panes rather than an ``hv.Layout``: bokeh's grid plot collapsed to
+        zero size inside Panel cards.)
     overlay : holoviews.Overlay
         Truth (faint) and estimate, with a segment from each true point to its estimate.
     """
     n = truth_xy.shape[0]
     err = np.zeros(n) if point_error is None else np.asarray(point_error)
-    lo = np.minimum(truth_xy.min(0), est_xy.min(0))
-    hi = np.maximum(truth_xy.max(0), est_xy.max(0))
-    pad = 0.05 * (hi - lo + 1e-12)
-    xlim, ylim = (lo[0] - pad[0], hi[0] + pad[0]), (lo[1] - pad[1], hi[1] + pad[1])
+    geo = square(truth_xy, est_xy, size=SQUARE_PAIR)
     if n > raster_above:
         left = scatter(truth_xy, colors, hue_lightness=hue_lightness, title="Ground truth")
         right = scatter(est_xy, colors, hue_lightness=hue_lightness, title="Recovered (aligned)")
-        side = (left + right)
     else:
-        ds = hv.Dataset(pd.DataFrame({
+        df = pd.DataFrame({
             "x": truth_xy[:, 0], "y": truth_xy[:, 1], "ex": est_xy[:, 0], "ey": est_xy[:, 1],
             "color": np.asarray(colors, dtype=object), "item": np.arange(n), "error": err,
-        }))
+        })
         size = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
+        link = _SharedSource()
         common = dict(color="color", size=size, line_color=None, alpha=0.9,
                       nonselection_alpha=0.08, selection_line_color="black",
                       tools=["hover", "box_select", "lasso_select", "tap", "save"],
-                      active_tools=["box_select"], data_aspect=1)
-        left = hv.Points(ds, [hv.Dimension("x", label="x₁"), hv.Dimension("y", label="x₂")],
-                         ["color", "item", "error"]).opts(**base_opts(title="Ground truth (select here…)", **common))
-        right = hv.Points(ds, [hv.Dimension("ex", label="x₁"), hv.Dimension("ey", label="x₂")],
-                          ["color", "item", "error"]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common))
-        side = (left + right).opts(shared_axes=False)
+                      active_tools=["box_select"], hooks=[link])
+        left = hv.Points(df, [hv.Dimension("x", label="x₁"), hv.Dimension("y", label="x₂")],
+                         ["ex", "ey", "color", "item", "error"]).opts(
+            **base_opts(title="Ground truth (select here…)", **common, **geo))
+        right = hv.Points(df, [hv.Dimension("ex", label="x₁"), hv.Dimension("ey", label="x₂")],
+                          ["x", "y", "color", "item", "error"]).opts(
+            **base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
     idx = subsample(n, SEGMENTS_MAX, seed)
     segs = hv.Segments(
         pd.DataFrame({"x0": truth_xy[idx, 0], "y0": truth_xy[idx, 1], "x1": est_xy[idx, 0],
@@ -239,8 +286,9 @@ def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_
     title = "Truth (grey) → estimate (coloured)"
     if idx.size < n:
         title += f", {idx.size:,} of {n:,} items"
-    overlay = (segs * faint * est).opts(**base_opts(title=title, xlim=xlim, ylim=ylim, data_aspect=1,
-                                                    show_legend=False, xlabel="x₁", ylabel="x₂"))
+    overlay = segs * faint * est
     if landmarks is not None and len(landmarks):
         overlay = overlay * landmark_marks(est_xy[np.asarray(landmarks)], labels=landmarks, size=16)
-    return side, overlay
+    overlay = overlay.opts(**base_opts(title=title, show_legend=False, xlabel="x₁", ylabel="x₂",
+                                       **square(truth_xy, est_xy, size=600)))
+    return left, right, overlay

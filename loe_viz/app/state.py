@@ -778,8 +778,9 @@ class CompareState(param.Parameterized):
         self.progress = 0
         self.running = True
         self.message = "Starting…"
-        job = partial(self._run, src.points, src.triplets, dict(src.config_used), list(self.methods),
-                      float(self.max_seconds))
+        cfg = dict(src.config_used)
+        cfg["landmarks"] = np.asarray(src.model.landmarks_) if src.model is not None else None
+        job = partial(self._run, src.points, src.triplets, cfg, list(self.methods), float(self.max_seconds))
         if background:
             self._thread = threading.Thread(target=job, name="loe-viz-compare", daemon=True)
             self._thread.start()
@@ -839,12 +840,11 @@ class CompareState(param.Parameterized):
                 if name == "LOE":
                     from ..loe import LOE
                     t0 = time.perf_counter()
-                    model = LOE(n_components=d, n_landmarks=cfg["n_landmarks"], random_state=seed)
+                    model = LOE(n_components=d, landmarks=cfg.get("landmarks"), offset=cfg.get("offset", "lambda2"),
+                                random_state=seed)
                     model.fit(triplets, n_items=n)
                     sec = time.perf_counter() - t0
                     p, t = scores(model.embedding_)
-                    push(CompareRecord("LOE", 0.0, math.nan, math.nan), base + step * 0.5, "")
-                    records.pop()
                     push(CompareRecord("LOE", sec, p, t, final=True), base + step, f"LOE done in {_fmt_seconds(sec)}")
                     continue
                 if mod is None:
@@ -864,7 +864,12 @@ class CompareState(param.Parameterized):
 
     def _run_baseline(self, mod, name, X, triplets, cfg, max_seconds, scores, push, base, step):
         """Fit one baseline, reporting its error as it goes when it offers a callback."""
-        cls = getattr(mod, name, None) or getattr(mod, name.replace("TSTE", "TSTE").upper(), None)
+        aliases = {"TSTE": ("TSTE", "tSTE", "TSte"), "LOESTE": ("LOESTE", "LOE_STE", "LoeSTE")}
+        cls = None
+        for cand in aliases.get(name, (name,)):
+            cls = getattr(mod, cand, None)
+            if cls is not None:
+                break
         if cls is None:
             push(CompareRecord(name, math.nan, math.nan, math.nan, final=True), base + step,
                  f"{name} is not in loe_viz.baselines yet")
@@ -897,10 +902,13 @@ class CompareState(param.Parameterized):
             params = {}
         if "callback" in params:
             kwargs["callback"] = callback
-        if "max_seconds" in params:
-            kwargs["max_seconds"] = max_seconds
-        if name == "LOESTE" and "n_landmarks" in params:
-            kwargs["n_landmarks"] = cfg["n_landmarks"]
+        if "time_budget" in params:
+            kwargs["time_budget"] = max_seconds
+        if name == "LOESTE":
+            if "n_landmarks" in params:
+                kwargs["n_landmarks"] = cfg["n_landmarks"]
+            if "landmarks" in params and cfg.get("landmarks") is not None:
+                kwargs["landmarks"] = cfg["landmarks"]
         model = cls(**{k: v for k, v in kwargs.items() if not params or k in params})
         fit_params = {}
         try:

@@ -12,7 +12,12 @@ from panel.viewable import Viewer
 
 from ..state import ExplorerState
 
-__all__ = ["StepView", "explanation", "swatch", "fmt"]
+__all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane"]
+
+
+def hvpane(obj, **kw) -> pn.pane.HoloViews:
+    """A HoloViews pane sized by its plot (responsive plots stretch, square ones keep their size)."""
+    return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
 
 
 def explanation(blocks) -> pn.Column:

@@ -12,7 +12,7 @@ import param
 
 from .. import plots
 from ..state import BASELINE_METHODS, CompareState
-from .base import StepView, fmt
+from .base import StepView, fmt, hvpane
 
 _COLORS = dict(zip(BASELINE_METHODS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e"]))
 
@@ -45,12 +45,12 @@ accurate per triplet, and LOE-STE combines both.
         self._methods = pn.widgets.MultiChoice.from_param(c.param.methods, label="Methods", width=420)
         self._limit = pn.widgets.FloatInput.from_param(c.param.max_seconds, label="Time limit per method (s)",
                                                        width=200)
-        self._start = pn.widgets.Button(label="Run comparison", color="primary", icon="player-play", width=180)
-        self._cancel = pn.widgets.Button(label="Cancel", color="danger", variant="outline", icon="player-stop",
+        self._start = pn.widgets.Button(label="Run comparison", color="primary", width=180)
+        self._cancel = pn.widgets.Button(label="Cancel", color="danger", variant="outline",
                                          width=120, disabled=True)
         self._progress = pn.indicators.Progress(value=0, max=100, width=420, bar_color="primary")
         self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"})
-        self._plot = pn.pane.HoloViews(self._figure(), sizing_mode="stretch_width", min_height=440)
+        self._plot = hvpane(self._figure())
         self._table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"})
         self._start.on_click(lambda e: self._on_start())
         self._cancel.on_click(lambda e: c.cancel())

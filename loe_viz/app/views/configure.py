@@ -7,7 +7,7 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
-from .base import StepView, fmt
+from .base import StepView, fmt, hvpane
 
 
 class ConfigureView(StepView):
@@ -16,7 +16,7 @@ class ConfigureView(StepView):
     title = "Configure"
     text = (
         """
-Ordinal embedding recovers points $x_1, \\dots, x_n \\in \\mathbb{R}^d$ from **comparisons only**:
+Ordinal embedding recovers points x₁, …, xₙ in ℝᵈ from **comparisons only**:
 "is item *j* closer to item *i* than item *k*?".  Here we pick the hidden ground truth, so that
 every later step can be checked against it.  Each point keeps its colour in every plot:
 **hue = angle** around the centre, **lightness = radius** (light inside, dark at the rim).
@@ -45,5 +45,4 @@ sidebar, or upload a CSV table of points (one row per item, numeric columns).
             f"embedding dimension **d = {cfg['d']}**; mean squared distance "
             f"≈ {fmt(2 * X.var(axis=0).sum())}.",
             styles={"font-size": "1.1em"})
-        return [summary, pn.pane.HoloViews(plot, sizing_mode="stretch_width", min_height=480,
-                                           name="configure_plot")]
+        return [summary, hvpane(plot, name="configure_plot")]

@@ -8,7 +8,7 @@ import pandas as pd
 import panel as pn
 
 from .. import plots
-from .base import StepView, fmt
+from .base import StepView, fmt, hvpane
 from .shifts import landmark_truth
 
 
@@ -39,8 +39,8 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         E = np.asarray(edm.E)
         lim = (0.0, float(max(E.max(), DL.max())))
         suffix = " / T" if cfg["temperature"] > 0 else ""
-        h_est = plots.heatmap(E, "estimated E (after projection)", clim=lim)
-        h_true = plots.heatmap(DL, f"true landmark distances D{suffix}", clim=lim)
+        h_est = plots.heatmap(E, "E (projected)", clim=lim)
+        h_true = plots.heatmap(DL, f"true D{suffix}", clim=lim)
         iu = np.triu_indices(landmarks.size, 1)
         inp = np.asarray(edm.input)
         df = pd.DataFrame({"true": DL[iu], "projected E": E[iu], "before projection": inp[iu]})
@@ -65,11 +65,11 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(pn.pane.HoloViews(h_est, sizing_mode="stretch_width", min_height=360),
-                   pn.pane.HoloViews(h_true, sizing_mode="stretch_width", min_height=360),
+            pn.Row(hvpane(h_est),
+                   hvpane(h_true),
                    sizing_mode="stretch_width"),
-            pn.Row(pn.pane.HoloViews(sc, sizing_mode="stretch_width", min_height=400),
-                   pn.pane.HoloViews(conv, sizing_mode="stretch_width", min_height=400),
+            pn.Row(hvpane(sc),
+                   hvpane(conv),
                    sizing_mode="stretch_width"),
         ]
 

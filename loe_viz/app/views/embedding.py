@@ -7,7 +7,7 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
-from .base import StepView, fmt
+from .base import StepView, fmt, hvpane
 
 
 class EmbeddingView(StepView):
@@ -40,7 +40,7 @@ the other.
         P = project(X, mean, basis)
         Q = project(Z, mean, basis)
         landmarks = np.asarray(s.model.landmarks_)
-        side, overlay = plots.linked_embedding(P, Q, s.colors, point_error=s.point_error,
+        left, right, overlay = plots.linked_embedding(P, Q, s.colors, point_error=s.point_error,
                                                hue_lightness=s.hue_lightness, landmarks=landmarks,
                                                seed=cfg["seed"])
         perr = np.asarray(s.point_error)
@@ -63,6 +63,6 @@ the other.
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
         return [
             metrics, note,
-            pn.pane.HoloViews(side, sizing_mode="stretch_width", min_height=460, name="embedding_side"),
-            pn.pane.HoloViews(overlay, sizing_mode="stretch_width", min_height=520, name="embedding_overlay"),
+            pn.Row(hvpane(left, name="embedding_truth"), hvpane(right, name="embedding_estimate")),
+            hvpane(overlay, name="embedding_overlay"),
         ]

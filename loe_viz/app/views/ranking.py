@@ -7,7 +7,7 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
-from .base import StepView, fmt
+from .base import StepView, fmt, hvpane
 
 
 def true_scores(X: np.ndarray, head: int, temperature: float) -> np.ndarray:
@@ -117,9 +117,9 @@ information and keep score 0.
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(pn.pane.HoloViews(fit_plot, sizing_mode="stretch_width", min_height=460),
-                   pn.pane.HoloViews(where, sizing_mode="stretch_width", min_height=460),
+            pn.Row(hvpane(fit_plot),
+                   hvpane(where),
                    sizing_mode="stretch_width"),
-            pn.pane.HoloViews(conv, sizing_mode="stretch_width", min_height=360),
+            hvpane(conv),
         ]
 

@@ -11,7 +11,7 @@ import param
 from .. import plots
 from ..colors import principal_plane, project
 from ..state import _fmt_bytes, _fmt_seconds
-from .base import StepView, fmt, swatch
+from .base import StepView, fmt, swatch, hvpane
 
 
 class SampleView(StepView):
@@ -37,7 +37,7 @@ either a count per landmark or the paper's total
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._draw = pn.widgets.Button(label="Show other examples", icon="refresh", variant="outline")
+        self._draw = pn.widgets.Button(label="Show other examples", variant="outline")
         self._draw.on_click(lambda e: self.refresh(force=True))
         self._example_seed = 0
 
@@ -106,5 +106,5 @@ either a count per landmark or the paper's total
         return [
             pn.Row(pn.pane.Markdown("### Some of the answers", margin=(0, 10)), self._draw),
             words, counts,
-            pn.pane.HoloViews(picture, sizing_mode="stretch_width", min_height=480),
+            hvpane(picture),
         ]

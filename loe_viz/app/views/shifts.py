@@ -8,7 +8,7 @@ import pandas as pd
 import panel as pn
 
 from .. import plots
-from .base import StepView, fmt
+from .base import StepView, fmt, hvpane
 
 
 def landmark_truth(X: np.ndarray, landmarks: np.ndarray, temperature: float):
@@ -60,9 +60,9 @@ variant "mean" averages λ₂ … λ<sub>l−d−1</sub>.
         after = W + np.asarray(sh.s)[None, :]
         np.fill_diagonal(after, 0.0)
         lim = (float(min(np.nanmin(after), DL.min(), 0.0)), float(max(np.nanmax(after), DL.max())))
-        h_before = plots.heatmap(W, "W: scores at the landmarks (before)", cmap="RdBu_r", symmetric=True)
-        h_after = plots.heatmap(after, "W + J diag(s) (after)", clim=lim)
-        h_true = plots.heatmap(DL, "true D between landmarks" + (" / T" if cfg["temperature"] > 0 else ""),
+        h_before = plots.heatmap(W, "W, before the shifts", cmap="RdBu_r", symmetric=True)
+        h_after = plots.heatmap(after, "W + J diag(s), after", clim=lim)
+        h_true = plots.heatmap(DL, "true D" + (" / T" if cfg["temperature"] > 0 else ""),
                                clim=lim)
         rows = []
         for c in range(l):
@@ -98,11 +98,11 @@ variant "mean" averages λ₂ … λ<sub>l−d−1</sub>.
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(pn.pane.HoloViews(h_before, sizing_mode="stretch_width", min_height=340),
-                   pn.pane.HoloViews(h_after, sizing_mode="stretch_width", min_height=340),
-                   pn.pane.HoloViews(h_true, sizing_mode="stretch_width", min_height=340),
+            pn.Row(hvpane(h_before),
+                   hvpane(h_after),
+                   hvpane(h_true),
                    sizing_mode="stretch_width"),
-            pn.Row(pn.pane.HoloViews(bars, sizing_mode="stretch_width", min_height=380),
-                   pn.pane.HoloViews(spectrum, sizing_mode="stretch_width", min_height=380),
+            pn.Row(hvpane(bars),
+                   hvpane(spectrum),
                    sizing_mode="stretch_width"),
         ]
