@@ -398,9 +398,11 @@ class LOE:
         per = counts[landmarks] if landmarks is not None else np.sort(counts[candidates])[::-1][:l]
         remote = self._remote() and not sequential
         stored = StoredTriplets.from_array(triplets, T) if remote else None
+        copied = not (isinstance(triplets, np.ndarray) and np.may_share_memory(triplets, T))
         est = estimate_resources(
             n, l, per, self._concurrency(cfg["n_jobs"], sequential), n_components=cfg["d"],
             source="triplets", n_triplets=T.shape[0], remote=remote, ship_shares=stored is None,
+            held_bytes=T.nbytes if copied else 0,
         )
         check_memory(est, self.memory_limit)
         self.resource_estimate_ = est

@@ -15,8 +15,9 @@ such as the oracle's points or the stored triplets, are not counted):
   about a dozen float64 vectors of length ``n``;
 * the finished rankings, the ``(n, l)`` score and distance matrices and the
   embedding, ``O(n l)``;
-* with stored triplets, the validation of the input (about 4 bytes per stored
-  triplet, transient).
+* with stored triplets, a converted copy of them when they had to be converted
+  (e.g. int64 indices to int32, or a list to an array); validation itself is
+  one pass without temporaries.
 
 The time model is ``comparisons x seconds per comparison``, the per-comparison
 costs of sampling and of ranking being *measured on the development machine*
@@ -308,6 +309,7 @@ def estimate_resources(
     n_triplets: int | None = None,
     remote: bool = False,
     ship_shares: bool = False,
+    held_bytes: int = 0,
 ) -> ResourceEstimate:
     """Estimate the peak memory and the time of an LOE run before running it.
 
@@ -336,6 +338,9 @@ def estimate_resources(
     ship_shares : bool, default False
         With ``remote`` and in-memory triplets, the caller cuts every landmark's
         share and sends it: all shares are held at once by the caller.
+    held_bytes : int, default 0
+        Memory the run holds throughout beyond the modelled arrays, e.g. a
+        converted copy of the stored triplets.
 
     Returns
     -------
@@ -379,14 +384,14 @@ def estimate_resources(
     largest = np.sort(task_bytes)[::-1]
     running = int(largest[:k].sum())
     results = 8 * n * l * 3 + 8 * n * d + 64 * l * l  # columns, R, D_landmarks, embedding
-    validation = 4 * M if source == "triplets" else 0
+    held = check_int(held_bytes, "held_bytes", minimum=0)
     shipped = 2 * b * int(per.sum()) if (remote and ship_shares) else 0
     counts = 8 * n if source == "triplets" else 0
     if remote:
-        modelled = max(validation, results + shipped + counts)
+        modelled = held + results + shipped + counts
         worker = int(_SAFETY * int(largest[0]) + _OVERHEAD)
     else:
-        modelled = max(validation, running + results + counts)
+        modelled = held + running + results + counts
         worker = 0
     peak = int(_SAFETY * modelled + _OVERHEAD)
 
@@ -415,7 +420,7 @@ def estimate_resources(
         "vector_bytes_per_task": vectors,
         "running_tasks_bytes": running,
         "results_bytes": results,
-        "validation_bytes": validation,
+        "held_bytes": held,
         "shipped_shares_bytes": shipped,
         "seconds_per_comparison_sampling": s_sample,
         "seconds_per_comparison_ranking": s_rank,
