@@ -460,7 +460,10 @@ class ExplorerState(param.Parameterized):
                 continue
             raw = query[p]
             try:
-                v = self.param[p].deserialize(raw)
+                v = raw
+                if isinstance(self.param[p], param.Number) and isinstance(raw, str):
+                    import json
+                    v = json.loads(raw)  # what a URL query holds for numbers (as Panel parses it)
                 if isinstance(self.param[p], param.Integer) and isinstance(v, float) and v.is_integer():
                     v = int(v)
                 self.param[p]._validate(v)
