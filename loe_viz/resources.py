@@ -88,13 +88,15 @@ def format_seconds(s: float) -> str:
     s = float(s)
     if not math.isfinite(s):
         return "?"
-    if s < 10:
+    if s < 9.95:
         return f"{s:.1f} s"
-    if s < 60:
+    if s < 59.5:
         return f"{s:.0f} s"
-    if s < 3600:
-        return f"{int(s // 60)} min {int(round(s % 60)):02d} s"
-    return f"{int(s // 3600)} h {int(round(s % 3600 / 60)):02d} min"
+    if s < 3600 - 0.5:
+        whole = int(round(s))
+        return f"{whole // 60} min {whole % 60:02d} s"
+    minutes = int(round(s / 60))
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 # --------------------------------------------------------------- available memory
