@@ -19,7 +19,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from .state import BUDGET_UNITS, STEPS, URL_PARAMS, ExplorerState, warm_up
+from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState, warm_up
 from .views import VIEW_CLASSES
 
 __all__ = ["Explorer", "TITLE"]
@@ -118,24 +118,31 @@ class Explorer(Viewer):
     def _build_controls(self):
         s = self.state
         W = pn.widgets
-        self.w_kind = W.Select.from_param(s.param.kind, label="Ground truth", sizing_mode="stretch_width")
-        self.w_n = self._slider(W.EditableIntSlider, "n", "Items n", start=20, end=5000, step=10)
-        self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1)
-        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", sizing_mode="stretch_width")
+        self.w_kind = W.Select(label="Ground truth", options=list(s.param.kind.objects), value=s.kind,
+                               sizing_mode="stretch_width", css_classes=["loe-kind"])
+        self.w_kind.param.watch(self._on_kind, "value")
+        s.param.watch(lambda e: setattr(self.w_kind, "value", e.new), "kind")
+        self.w_n = self._slider(W.EditableIntSlider, "n", "Items n", start=20, end=5000, step=10,
+                                css_classes=["loe-n"])
+        self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1,
+                                css_classes=["loe-d"])
+        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", sizing_mode="stretch_width",
+                                            css_classes=["loe-seed"])
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
-                                   start=0.0, end=2.0, step=0.05)
+                                   start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
         self.w_unit = W.RadioButtonGroup.from_param(s.param.budget_unit, label="Budget unit",
                                                     options=BUDGET_UNITS, sizing_mode="stretch_width",
                                                     orientation="vertical")
         self.w_budget = W.FloatInput.from_param(s.param.budget, label="Budget (c, or per landmark)",
-                                                sizing_mode="stretch_width")
+                                                sizing_mode="stretch_width", css_classes=["loe-budget"])
         self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l",
-                                         placeholder="auto: d + 3", sizing_mode="stretch_width")
+                                         placeholder="auto: d + 3", sizing_mode="stretch_width",
+                                         css_classes=["loe-landmarks"])
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
                                                    options={"random": "random", "MaxMin": "maxmin"},
                                                    sizing_mode="stretch_width")
         self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
-                                    label="Upload points (CSV)")
+                                    label="Upload points (CSV)", css_classes=["loe-upload"])
         self.w_upload.param.watch(self._on_upload, "value")
         self.b_run = W.Button(label="Run", color="primary",
                               description="Run the pipeline now, even when the estimate is large")
@@ -143,8 +150,8 @@ class Explorer(Viewer):
         self.b_run_all = W.Button(label="Run all", color="success",
                                   description="Run every stage, draw every step and open the embedding")
         self.b_run_all.on_click(lambda e: self.run_all())
-        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.05em"},
-                                       css_classes=["loe-status"])
+        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
+                                       css_classes=["loe-status"], margin=(0, 10))
         self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
                                    css_classes=["loe-error"])
@@ -157,13 +164,15 @@ class Explorer(Viewer):
         self.dl_html = W.FileDownload(callback=self._plots_html, filename="loe_step.html",
                                       label="This step's plots (HTML)", variant="outline",
                                       sizing_mode="stretch_width")
+        self.w_offset = W.Select(label="Common offset of the shifts", options=dict(OFFSET_RULES),
+                                 value=s.offset, sizing_mode="stretch_width", css_classes=["loe-offset"])
+        self.w_offset.link(s, value="offset", bidirectional=True)
         self.sidebar = pn.Column(
+            pn.Row(self.b_run, self.b_run_all, self.spinner),
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
             self.w_upload,
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit, self.w_budget,
-            pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel,
-            pn.Row(self.b_run, self.b_run_all, self.spinner),
-            self.alert, self.notice, self.status,
+            pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel, self.w_offset,
             pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
             pn.pane.Markdown("PNG: the 💾 tool above each plot.", styles={"color": "#555"}),
             sizing_mode="stretch_width",
@@ -184,7 +193,8 @@ class Explorer(Viewer):
                     w.value = event.new
                 except Exception:  # a value the widget cannot show; the state reports it
                     pass
-        w.param.watch(to_state, "value_throttled")
+        # the app runs with pn.extension(throttled=True): a slider's value changes on release
+        w.param.watch(to_state, "value")
         s.param.watch(to_widget, name)
         return w
 
@@ -193,13 +203,19 @@ class Explorer(Viewer):
         self.tabs = pn.Tabs(*[(v.title, v) for v in self._views], active=s.step, dynamic=True,
                             sizing_mode="stretch_width", css_classes=["loe-steps"])
         self.tabs.param.watch(lambda e: setattr(self.state, "step", e.new), "active")
-        self.b_prev = pn.widgets.Button(label="◀ Previous", variant="outline", width=150)
-        self.b_next = pn.widgets.Button(label="Next ▶", color="primary", width=150)
+        self.b_prev = pn.widgets.Button(label="◀ Previous", variant="outline", width=150, css_classes=["loe-prev"])
+        self.b_next = pn.widgets.Button(label="Next ▶", color="primary", width=190, css_classes=["loe-next"])
         self.b_prev.on_click(lambda e: self.go(-1))
         self.b_next.on_click(lambda e: self.go(+1))
-        self.step_label = pn.pane.Markdown("", styles={"font-size": "1.2em"}, margin=(0, 20))
-        self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.b_next, sizing_mode="stretch_width")
-        self.main = pn.Column(self.nav, self.tabs, sizing_mode="stretch_width")
+        self.step_label = pn.pane.Markdown("", styles={"font-size": "1.2em"}, margin=(0, 20),
+                                           css_classes=["loe-step"])
+        self.w_explain = pn.widgets.Checkbox(label="Show the explanations", value=True, align="center",
+                                             css_classes=["loe-explain"])
+        self.w_explain.param.watch(self._on_explain, "value")
+        self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.w_explain, self.b_next,
+                          sizing_mode="stretch_width")
+        self.main = pn.Column(self.nav, self.status, self.alert, self.notice, self.tabs,
+                              sizing_mode="stretch_width")
         self._update_nav()
 
     def __panel__(self):
@@ -249,6 +265,20 @@ class Explorer(Viewer):
         self.state.error = "Some settings in the link could not be applied: " + ", ".join(
             f"{k}={v!r}" for k, v in values.items())
 
+    def _on_explain(self, event):
+        for v in self._views:
+            v._explain.collapsed = not event.new
+
+    def _on_kind(self, event):
+        """Choosing the 3-D Swiss roll raises d to 3 in the same update (one run, no error)."""
+        s = self.state
+        if event.new == s.kind:
+            return
+        if event.new == "swiss_roll" and isinstance(s.d, int) and s.d < 3:
+            s.param.update(kind=event.new, d=3)
+        else:
+            s.kind = event.new
+
     def _on_upload(self, event):
         if event.new is None:
             return
@@ -293,9 +323,10 @@ class Explorer(Viewer):
         m = s.metrics
         if m:
             self.status.object = (
-                f"{'⏳ computing… ' if s.busy else ''}{s.status}.  \n"
-                f"**Procrustes error {m['procrustes']:.4f}**, triplet error {100 * m['triplet_error']:.2f} %  \n"
-                f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons")
+                f"{'⏳ computing… · ' if s.busy else ''}"
+                f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
+                f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
+                f"{s.status}")
         else:
             self.status.object = "⏳ computing the first embedding…" if s.busy else ""
 

@@ -34,20 +34,29 @@ SEGMENTS_MAX = 3_000
 #: Font scale of every plot (readable on a projector).
 FONTSCALE = 1.35
 #: Side in pixels of the square frames of point plots.
-SQUARE = 520
+SQUARE = 480
 #: Side of the frames of the side-by-side embedding plots.
-SQUARE_PAIR = 470
+SQUARE_PAIR = 380
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
 LANDMARK_COLOR = "#111111"
 
 _TOOLS = ["hover", "box_zoom", "wheel_zoom", "pan", "reset", "save"]
 
-try:  # datashader is optional: without it large plots are decimated instead
-    import datashader as _ds  # noqa: F401
-    from holoviews.operation.datashader import datashade, dynspread
-    HAVE_DATASHADER = True
-except Exception:  # pragma: no cover - depends on the environment
-    HAVE_DATASHADER = False
+_DS = None
+
+
+def _datashader():
+    """``(datashader, datashade, dynspread)``, imported on first use (the import takes
+    seconds, and only plots above :data:`RASTER_ABOVE` points need it); None when missing."""
+    global _DS
+    if _DS is None:
+        try:
+            import datashader
+            from holoviews.operation.datashader import datashade, dynspread
+            _DS = (datashader, datashade, dynspread)
+        except Exception:  # pragma: no cover - depends on the environment
+            _DS = False
+    return _DS or None
 
 
 def base_opts(**kw) -> dict:
@@ -126,11 +135,13 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
     for k, v in (extra or {}).items():
         df[k] = v
     kd = [hv.Dimension("x", label=xlabel), hv.Dimension("y", label=ylabel)]
-    if n > raster_above and HAVE_DATASHADER and hue_lightness is not None:
+    ds_ops = _datashader() if n > raster_above and hue_lightness is not None else None
+    if ds_ops is not None:
+        dsh, datashade, dynspread = ds_ops
         cats, key = _color_bins(hue_lightness)
         df["cbin"] = cats
         pts = hv.Points(df, kd, ["cbin"])
-        shaded = dynspread(datashade(pts, aggregator=_ds.by("cbin", _ds.count()), color_key=key,
+        shaded = dynspread(datashade(pts, aggregator=dsh.by("cbin", dsh.count()), color_key=key,
                                      min_alpha=120), threshold=0.6, max_px=3)
         geo = square(xy) if equal else {}
         return shaded.opts(**base_opts(title=f"{title} (rasterised: {n:,} points)", **geo))

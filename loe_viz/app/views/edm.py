@@ -50,7 +50,7 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         pts_e = hv.Scatter(df, "true", "projected E", label="E (projected)").opts(color="#2b6cb0", size=11)
         sc = (pts_in * pts_e * plots.identity_line(lo, hi)).opts(
             **plots.base_opts(title="Landmark pairs: estimate vs truth", xlabel=f"true D{suffix}",
-                              ylabel="estimate", legend_position="top_left", data_aspect=None))
+                              ylabel="estimate", legend_position="top_left", responsive=False, width=520, height=420))
         res = np.asarray(edm.residuals, dtype=float)
         conv = plots.convergence({"Dykstra": res}, "Dykstra convergence", "‖Y − X‖∞ / ‖Y‖∞")
         conv = conv * hv.HLine(1e-10).opts(color="#d62728", line_dash="dashed")

@@ -1,0 +1,96 @@
+"""Helpers for the explorer tests: a real ``panel serve`` subprocess on a free port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "apps" / "explorer.py"
+TITLE = "Landmark Ordinal Embedding"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``panel serve apps/explorer.py`` in a subprocess, stopped by its pid."""
+
+    def __init__(self, app: Path = APP, port: int | None = None, extra=()):
+        self.port = port or free_port()
+        self.url = f"http://localhost:{self.port}/{app.stem}"
+        cmd = [sys.executable, "-m", "panel", "serve", str(app), "--port", str(self.port),
+               "--address", "127.0.0.1", "--allow-websocket-origin", f"localhost:{self.port}",
+               "--allow-websocket-origin", f"127.0.0.1:{self.port}", *extra]
+        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"loe_viz_serve_{self.port}.log"
+        self._log = open(self.log_path, "w")
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def wait_listening(self, timeout: float = 120.0) -> float:
+        """Wait until the port accepts connections; return the seconds it took."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"panel serve exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return time.perf_counter() - self.started
+            except OSError:
+                time.sleep(0.2)
+        raise TimeoutError(f"panel serve did not listen within {timeout} s:\n{self.log()}")
+
+    def get(self, path: str = "", timeout: float = 120.0) -> tuple[int, str]:
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+
+    def log(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)  # the group of this one process we started
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = Server()
+    try:
+        srv.wait_listening()
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def server_factory():
+    """The :class:`Server` class, for tests that start and stop their own server."""
+    return Server
+
+
+@pytest.fixture
+def app_title():
+    return TITLE

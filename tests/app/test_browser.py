@@ -1,0 +1,235 @@
+"""Drive the served explorer in headless Chromium (Playwright).
+
+Chromium is taken from ``$LOE_VIZ_CHROMIUM``, else ``chromium`` on the PATH, else
+``/usr/bin/chromium`` (CI installs Debian's package); Playwright's own browser
+download is not used.  Screenshots go to ``$LOE_VIZ_SCREENSHOTS`` when set
+(otherwise a temporary directory).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+def _chromium() -> str | None:
+    for cand in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium",
+                 shutil.which("chromium-browser")):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+CHROMIUM = _chromium()
+if CHROMIUM is None:
+    pytest.skip("no Chromium found (set LOE_VIZ_CHROMIUM or install Debian's chromium package)",
+                allow_module_level=True)
+
+# Console messages that are not errors of the app.
+_IGNORED = ("GL Driver Message", "GPU stall", "allowHTML", "WebGL")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                    "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    d = os.environ.get("LOE_VIZ_SCREENSHOTS")
+    path = Path(d) if d else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class Page:
+    """A browser page on the explorer, recording console errors and page errors."""
+
+    def __init__(self, browser, url: str, width: int = 1600, height: int = 1000):
+        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.failed: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("requestfailed", lambda r: self.failed.append(r.url))
+        t0 = time.perf_counter()
+        self.page.goto(url, timeout=120_000)
+        self.wait_text(".loe-status", r"Procrustes error", timeout=120)
+        self.load_seconds = time.perf_counter() - t0
+
+    def _console(self, msg):
+        if msg.type == "error" and not any(s in msg.text for s in _IGNORED):
+            self.errors.append(f"console: {msg.text}")
+
+    # Panel renders each component in its own shadow root: read the text inside it.
+    _TEXT_JS = """e => { const r = e.shadowRoot; if (!r) return e.innerText || '';
+        return [...r.children].filter(c => !['STYLE', 'LINK', 'SCRIPT'].includes(c.tagName))
+            .map(c => c.innerText || '').join(' '); }"""
+
+    def text(self, selector: str) -> str:
+        loc = self.page.locator(selector)
+        return " ".join(loc.nth(i).evaluate(self._TEXT_JS) for i in range(loc.count()))
+
+    def wait_any_text(self, pattern: str, timeout: float = 60) -> None:
+        """Wait until some element of the page (shadow roots included) shows ``pattern``."""
+        self.page.get_by_text(re.compile(pattern)).filter(visible=True).first.wait_for(timeout=timeout * 1000)
+
+    def has_text(self, pattern: str) -> bool:
+        return self.page.get_by_text(re.compile(pattern)).filter(visible=True).count() > 0
+
+    def wait_text(self, selector: str, pattern: str, timeout: float = 60) -> str:
+        """Wait until the text of ``selector`` matches ``pattern``; return that text."""
+        deadline = time.perf_counter() + timeout
+        last = ""
+        while time.perf_counter() < deadline:
+            try:
+                last = self.text(selector)
+            except Exception:
+                last = ""
+            if re.search(pattern, last):
+                return last
+            time.sleep(0.1)
+        raise AssertionError(f"{selector!r} never matched {pattern!r}; last text: {last!r}")
+
+    def status(self) -> str:
+        return self.text(".loe-status")
+
+    def set_input(self, css: str, value) -> None:
+        box = self.page.locator(f"{css} input").first
+        box.click()
+        box.fill(str(value))
+        box.press("Enter")
+
+    def shot(self, path: Path) -> None:
+        self.page.screenshot(path=str(path), full_page=False)
+
+    def close(self):
+        self.context.close()
+
+
+def _procrustes(status: str) -> str:
+    m = re.search(r"Procrustes error ([0-9.]+)", status)
+    assert m, status
+    return m.group(1)
+
+
+STEP_CONTENT = {
+    1: r"✓ true",                   # Sample: triplets in words
+    2: r"Newton iterations",        # Ranking
+    3: r"Offset rule",              # Shifts
+    4: r"Dykstra (converged|did not)",  # EDM
+    5: r"Training triplets satisfied",  # Embedding
+    6: r"Run comparison",           # Compare
+}
+
+
+def test_walk_steps_change_controls_upload_and_sessions(server, browser, shots):
+    a = Page(browser, server.url)
+    try:
+        print(f"first page load to first result: {a.load_seconds:.1f} s")
+        assert "n = 1,000" in a.status()
+        a.wait_text(".loe-step", r"Step 1 of 7: Configure")
+        a.shot(shots / "step1_configure.png")
+        # --- walk every step with the Next button --------------------------------------
+        for k in range(1, 7):
+            a.page.locator(".loe-next button").click()
+            a.wait_text(".loe-step", rf"Step {k + 1} of 7")
+            a.wait_any_text(STEP_CONTENT[k], timeout=60)
+            time.sleep(0.8)  # let bokeh finish drawing before the picture
+            a.shot(shots / f"step{k + 1}.png")
+        # the two embedding plots share one data source: selecting in one selects in the other
+        a.page.locator(".loe-prev button").click()
+        a.wait_text(".loe-step", r"Step 6 of 7: Embedding")
+        a.wait_any_text(r"Training triplets satisfied")
+        time.sleep(1.0)
+        shared = a.page.evaluate("""() => {
+            const doc = Bokeh.documents[Bokeh.documents.length - 1];
+            const rs = [...doc.all_models].filter(m => m.type === 'GlyphRenderer' || m.constructor.name === 'GlyphRenderer')
+                .filter(r => r.data_source && r.data_source.data && 'ex' in r.data_source.data);
+            return [rs.length, new Set(rs.map(r => r.data_source.id)).size];
+        }""")
+        assert shared[0] >= 2 and shared[1] == 1, shared
+        # --- tabs work too ---------------------------------------------------------------
+        a.page.locator(".bk-tab", has_text="Configure").first.click()
+        a.wait_text(".loe-step", r"Step 1 of 7: Configure")
+
+        # --- change n and the seed: the metrics update -----------------------------------
+        before = a.status()
+        a.set_input(".loe-n", 600)
+        a.wait_text(".loe-status", r"n = 600,", timeout=60)
+        p600 = _procrustes(a.status())
+        a.set_input(".loe-seed", 3)
+        a.wait_text(".loe-status", r"n = 600,", timeout=60)
+        deadline = time.perf_counter() + 60
+        while _procrustes(a.status()) == p600 and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        assert _procrustes(a.status()) != p600, "the seed change did not update the metrics"
+        assert a.status() != before
+        # the configuration is in the URL
+        assert re.search(r"[?&]n=600", a.page.url) and re.search(r"[?&]seed=3", a.page.url), a.page.url
+
+        # --- a bad upload shows its message and keeps the results -------------------------
+        shown = a.status()
+        a.page.locator(".loe-upload input[type=file]").set_input_files(
+            files=[{"name": "not_points.csv", "mimeType": "text/csv",
+                    "buffer": b"name,comment\nalice,hello\nbob,world\n"}])
+        msg = a.wait_text(".loe-error", r"Upload rejected", timeout=30)
+        assert "not_points.csv" in msg
+        assert _procrustes(a.status()) == _procrustes(shown)
+        a.shot(shots / "bad_upload.png")
+
+        # --- a second session keeps its own state ----------------------------------------
+        b = Page(browser, server.url)
+        try:
+            assert "n = 1,000" in b.status()  # defaults, not the first session's n = 600
+            b.set_input(".loe-seed", 11)
+            b.wait_text(".loe-status", r"n = 1,000", timeout=60)
+            time.sleep(1.0)
+            assert "n = 600" in a.status()
+            assert a.page.locator(".loe-seed input").first.input_value() == "3"
+            assert b.page.locator(".loe-seed input").first.input_value() == "11"
+            assert not b.has_text(r"Upload rejected")
+        finally:
+            b.close()
+        # --- a shared link reopens the same configuration --------------------------------
+        c = Page(browser, a.page.url)
+        try:
+            assert "n = 600" in c.status()
+            assert c.page.locator(".loe-seed input").first.input_value() == "3"
+            assert _procrustes(c.status()) == _procrustes(shown)
+        finally:
+            c.close()
+        assert not a.errors, a.errors
+        assert not a.failed, f"requests failed (the page must work offline): {a.failed}"
+    finally:
+        a.close()
+
+
+def test_projector_screenshot(server, browser, shots):
+    """A 1280x720 screenshot (a projector's resolution) of the embedding step, for a human look."""
+    p = Page(browser, server.url + "?step=5", width=1280, height=720)
+    try:
+        p.wait_text(".loe-step", r"Embedding")
+        p.wait_any_text(r"Training triplets satisfied")
+        time.sleep(1.5)
+        path = shots / "projector_embedding.png"
+        p.shot(path)
+        assert path.stat().st_size > 20_000
+        assert not p.errors, p.errors
+    finally:
+        p.close()
