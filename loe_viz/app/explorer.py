@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import threading
 import warnings
 
@@ -90,7 +91,8 @@ class Explorer(Viewer):
     def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
         own = state is None
         if own:
-            state = ExplorerState(background=True, auto_update=False, **params)
+            state = ExplorerState(background=True, auto_update=False, n_jobs=min(2, os.cpu_count() or 1),
+                                  **params)
         super().__init__(state=state)
         s = self.state
         s.dispatch = _session_dispatcher()

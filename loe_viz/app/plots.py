@@ -14,7 +14,7 @@ import numpy as np
 import holoviews as hv
 import pandas as pd
 
-from .colors import hsl_to_rgb, rgb_to_hex
+from .colors import hsl_to_rgb, quantized, rgb_to_hex
 
 # Register the bokeh backend (without notebook side effects) so options can be set.
 import holoviews.plotting.bokeh  # noqa: E402,F401
@@ -151,9 +151,17 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
         title = f"{title} (showing {len(idx):,} of {n:,})"
     if size is None:
         size = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
-    pts = hv.Points(df, kd, ["color", "item"] + list((extra or {}).keys()))
-    opts = dict(title=title, color="color", size=size, alpha=alpha, line_color=None,
-                tools=["hover", "save", "box_select", "lasso_select", "tap"])
+    if hue_lightness is not None:  # numeric colour index: much faster than colour strings
+        cidx, palette = quantized(np.asarray(hue_lightness)[df.index.to_numpy()])
+        df = df.drop(columns="color").assign(cidx=cidx)
+        pts = hv.Points(df, kd, ["cidx", "item"] + list((extra or {}).keys()))
+        opts = dict(title=title, color="cidx", cmap=palette, clim=(-0.5, len(palette) - 0.5), colorbar=False,
+                    size=size, alpha=alpha, line_color=None,
+                    tools=["hover", "save", "box_select", "lasso_select", "tap"])
+    else:
+        pts = hv.Points(df, kd, ["color", "item"] + list((extra or {}).keys()))
+        opts = dict(title=title, color="color", size=size, alpha=alpha, line_color=None,
+                    tools=["hover", "save", "box_select", "lasso_select", "tap"])
     if equal:
         opts.update(square(xy))
     return pts.opts(**base_opts(**opts))
@@ -303,3 +311,83 @@ def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_
     overlay = overlay.opts(**base_opts(title=title, show_legend=False, xlabel="x₁", ylabel="x₂",
                                        **square(truth_xy, est_xy, size=600)))
     return left, right, overlay
+
+
+class LiveEmbedding:
+    """The embedding plots as DynamicMaps fed by one ``Pipe``: new results only patch data.
+
+    Rebuilding the plots costs about a second of bokeh model creation at n = 2000;
+    sending new data through the pipe updates the existing plots' data sources
+    instead, which keeps a control change well under a second.  Used below
+    :data:`RASTER_ABOVE` points (above, the rasterised plots are rebuilt).
+
+    Parameters
+    ----------
+    size : int
+        Side of the square side-by-side plots.
+    """
+
+    def __init__(self, size: int = SQUARE_PAIR):
+        from holoviews.streams import Pipe
+
+        self.pipe = Pipe(data=None)
+        self._palette = None
+        link = _SharedSource()
+        common = dict(color="cidx", size="msize", line_color=None, alpha=0.9, nonselection_alpha=0.08,
+                      selection_line_color="black", tools=["hover", "box_select", "lasso_select", "tap", "save"],
+                      active_tools=["box_select"], hooks=[link], framewise=True)
+        geo = dict(responsive=False, width=size + 75, height=size + 95)
+        vd = ["cidx", "item", "error", "msize"]
+        self.left = hv.DynamicMap(
+            lambda data: hv.Points(data["df"], [hv.Dimension("x", label="x₁", range=data["xlim"]),
+                                                hv.Dimension("y", label="x₂", range=data["ylim"])],
+                                   ["ex", "ey"] + vd),
+            streams=[self.pipe]).opts(**base_opts(title="Ground truth (select here…)", **common, **geo))
+        self.right = hv.DynamicMap(
+            lambda data: hv.Points(data["df"], [hv.Dimension("ex", label="x₁", range=data["xlim"]),
+                                                hv.Dimension("ey", label="x₂", range=data["ylim"])],
+                                   ["x", "y"] + vd),
+            streams=[self.pipe]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
+        self.overlay = hv.DynamicMap(self._overlay, streams=[self.pipe]).opts(
+            **base_opts(title="Truth (grey) → estimate (coloured), landmarks ★", show_legend=False,
+                        responsive=False, width=675, height=695, framewise=True))
+
+    @staticmethod
+    def _overlay(data):
+        seg, lm = data["seg"], data["lm"]
+        xr = hv.Dimension("x", label="x₁", range=data["xlim"])
+        yr = hv.Dimension("y", label="x₂", range=data["ylim"])
+        cm = dict(cmap=data["palette"], clim=(-0.5, len(data["palette"]) - 0.5), colorbar=False)
+        segs = hv.Segments(seg, [xr, yr, "x1", "y1"], ["cidx"]).opts(color="cidx", alpha=0.55, line_width=1.5, **cm)
+        faint = hv.Points(seg, [xr, yr]).opts(color="#bbbbbb", size=5, line_color="#777777", alpha=0.6)
+        est = hv.Points(seg, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
+                        ["cidx"]).opts(color="cidx", size=6, line_color=None, **cm)
+        stars = hv.Points(lm, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
+                          ["landmark", "item"]).opts(marker="star", size=18, color="white",
+                                                     line_color=LANDMARK_COLOR, line_width=2.5, tools=["hover"])
+        text = hv.Labels(lm, ["x1", "y1"], "landmark").opts(text_font_size="13pt", text_color=LANDMARK_COLOR,
+                                                             text_align="left", text_baseline="bottom")
+        return segs * faint * est * stars * text
+
+    def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0) -> None:
+        """Send new results to the plots."""
+        n = truth_xy.shape[0]
+        colors, palette = quantized(hue_lightness)
+        if self._palette is None:
+            self._palette = palette
+            cm = dict(cmap=palette, clim=(-0.5, len(palette) - 0.5), colorbar=False)
+            self.left.opts(**cm)
+            self.right.opts(**cm)
+        msize = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
+        sq = square(truth_xy, est_xy)
+        df = pd.DataFrame({"x": truth_xy[:, 0], "y": truth_xy[:, 1], "ex": est_xy[:, 0], "ey": est_xy[:, 1],
+                           "cidx": colors, "item": np.arange(n), "msize": np.full(n, msize),
+                           "error": np.zeros(n) if point_error is None else np.asarray(point_error)})
+        idx = subsample(n, SEGMENTS_MAX, seed)
+        seg = pd.DataFrame({"x": truth_xy[idx, 0], "y": truth_xy[idx, 1], "x1": est_xy[idx, 0],
+                            "y1": est_xy[idx, 1], "cidx": colors[idx]})
+        lm = np.asarray(landmarks)
+        lmdf = pd.DataFrame({"x1": est_xy[lm, 0], "y1": est_xy[lm, 1],
+                             "landmark": [f"L{c}" for c in range(lm.size)], "item": lm})
+        self.pipe.send({"df": df, "seg": seg, "lm": lmdf, "xlim": sq["xlim"], "ylim": sq["ylim"],
+                        "palette": palette})

@@ -287,6 +287,8 @@ class ExplorerState(param.Parameterized):
     background : bool, default False
         Run the pipeline on a worker thread (results delivered through
         :attr:`dispatch`) instead of synchronously.
+    n_jobs : int, default 1
+        Threads used by each LOE fit.
     auto_update : bool, default True
         Rerun the pipeline whenever a configuration parameter changes.
     **params
@@ -351,8 +353,10 @@ class ExplorerState(param.Parameterized):
     busy = param.Boolean(default=False, precedence=-1, doc="A run is in progress.")
     uploaded_name = param.String(default="", precedence=-1, doc="Name of the uploaded file.")
 
-    def __init__(self, background: bool = False, auto_update: bool = True, **params):
+    def __init__(self, background: bool = False, auto_update: bool = True, n_jobs: int = 1, **params):
         self._background = bool(background)
+        #: Threads of each LOE fit (the landmark rankings run in parallel; numba releases the GIL).
+        self.n_jobs = int(n_jobs)
         self.auto_update = bool(auto_update)
         #: Runs a callable where results may be published (the UI thread).
         self.dispatch: Callable[[Callable[[], None]], None] = lambda fn: fn()
@@ -625,7 +629,7 @@ class ExplorerState(param.Parameterized):
             oracle = TripletOracle(X, temperature=temperature, random_state=seed)
             rec = _RecordingOracle(oracle)
             model = LOE(n_components=d, n_landmarks=l, landmark_selection=cfg.landmark_selection,
-                        offset=cfg.offset, random_state=seed)
+                        offset=cfg.offset, random_state=seed, n_jobs=self.n_jobs)
             t0 = time.perf_counter()
             model.fit_oracle(rec, per_landmark)
             seconds = time.perf_counter() - t0

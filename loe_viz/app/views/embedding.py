@@ -33,6 +33,20 @@ the other.
 """,
     )
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._live = None
+        self._live_panes = None
+        big = dict(font_size="34pt", title_size="14pt")
+        self._numbers = [
+            pn.indicators.Number(name="Procrustes error", value=0, format="{value}", **big),
+            pn.indicators.Number(name="Triplet error", value=0, format="{value} %", **big),
+            pn.indicators.Number(name="Training triplets satisfied", value=0, format="{value} %", **big),
+            pn.indicators.Number(name="Fit time", value=0, format="{value} s", **big),
+        ]
+        self._metrics = pn.Row(*self._numbers, sizing_mode="stretch_width")
+        self._note = pn.pane.Markdown("", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
+
     def _render(self):
         s = self.state
         X, Z, cfg, m = s.points, s.aligned, s.config_used, s.metrics
@@ -40,29 +54,28 @@ the other.
         P = project(X, mean, basis)
         Q = project(Z, mean, basis)
         landmarks = np.asarray(s.model.landmarks_)
-        left, right, overlay = plots.linked_embedding(P, Q, s.colors, point_error=s.point_error,
-                                               hue_lightness=s.hue_lightness, landmarks=landmarks,
-                                               seed=cfg["seed"])
         perr = np.asarray(s.point_error)
-        metrics = pn.Row(
-            pn.indicators.Number(name="Procrustes error", value=round(m["procrustes"], 4), format="{value}",
-                                 font_size="34pt", title_size="14pt"),
-            pn.indicators.Number(name="Triplet error", value=round(100 * m["triplet_error"], 2),
-                                 format="{value} %", font_size="34pt", title_size="14pt"),
-            pn.indicators.Number(name="Training triplets satisfied", value=round(100 * m["train_accuracy"], 1),
-                                 format="{value} %", font_size="34pt", title_size="14pt"),
-            pn.indicators.Number(name="Fit time", value=round(m["fit_seconds"], 3), format="{value} s",
-                                 font_size="34pt", title_size="14pt"),
-            sizing_mode="stretch_width",
-        )
+        if P.shape[0] <= plots.RASTER_ABOVE:
+            # patch the data of long-lived plots (fast) instead of building new ones
+            if self._live is None:
+                self._live = plots.LiveEmbedding()
+                self._live_panes = [pn.Row(hvpane(self._live.left, name="embedding_truth"),
+                                           hvpane(self._live.right, name="embedding_estimate")),
+                                    hvpane(self._live.overlay, name="embedding_overlay")]
+            self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"])
+            plot_objs = self._live_panes
+        else:
+            left, right, overlay = plots.linked_embedding(P, Q, s.colors, point_error=perr,
+                                                          hue_lightness=s.hue_lightness, landmarks=landmarks,
+                                                          seed=cfg["seed"])
+            plot_objs = [pn.Row(hvpane(left), hvpane(right)), hvpane(overlay)]
+        values = (round(m["procrustes"], 4), round(100 * m["triplet_error"], 2),
+                  round(100 * m["train_accuracy"], 1), round(m["fit_seconds"], 3))
+        for ind, v in zip(self._numbers, values):
+            ind.value = v
         worst = np.argsort(perr)[::-1][:5]
-        note = pn.pane.Markdown(
+        self._note.object = (
             f"n = {m['n']:,}, d = {m['d']}, {m['n_triplets']:,} comparisons on {m['n_landmarks']} landmarks.  "
             f"Median distance of an item to its truth {fmt(np.median(perr))}; the worst items: "
-            + ", ".join(f"{int(i)} ({fmt(perr[i])})" for i in worst) + ".",
-            styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
-        return [
-            metrics, note,
-            pn.Row(hvpane(left, name="embedding_truth"), hvpane(right, name="embedding_estimate")),
-            hvpane(overlay, name="embedding_overlay"),
-        ]
+            + ", ".join(f"{int(i)} ({fmt(perr[i])})" for i in worst) + ".")
+        return [self._metrics, self._note] + list(plot_objs)
