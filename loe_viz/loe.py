@@ -129,8 +129,13 @@ class LOE:
         heads with the most triplets (``"random"``) or, with ``"maxmin"``, applies
         the same rule among the well-covered heads.
     regularization : float, default 1e-3
-        ``lambda`` of the BTL penalty ``lambda / 2 ||w||^2``. Small values keep the
-        scores unbiased; any value > 0 keeps items with no comparisons finite.
+        ``lambda`` of the BTL penalty ``lambda / 2 ||w||^2`` (the paper's small
+        ``lambda > 0``); any value > 0 keeps items with no comparisons finite.
+        Larger values (0.01 to 0.1) converge in fewer Newton steps at large n,
+        where items that win or lose all their comparisons have diverging
+        likelihood scores, and help on spread-out configurations; they shrink the
+        scores of such items and cost accuracy on clustered ones (measured in
+        ``benchmarks/bench_loe.py``).
     offset : {"lambda2", "mean"}, default "lambda2"
         Offset rule: the paper's second-largest eigenvalue, or the average of the
         eigenvalues that equal the offset without noise (less variance when
