@@ -39,10 +39,10 @@ the other.
         self._live_panes = None
         big = dict(font_size="34pt", title_size="14pt")
         self._numbers = [
-            pn.indicators.Number(name="Procrustes error", value=0, format="{value}", **big),
-            pn.indicators.Number(name="Triplet error", value=0, format="{value} %", **big),
-            pn.indicators.Number(name="Training triplets satisfied", value=0, format="{value} %", **big),
-            pn.indicators.Number(name="Fit time", value=0, format="{value} s", **big),
+            pn.indicators.Number(label="Procrustes error", value=0, format="{value}", **big),
+            pn.indicators.Number(label="Triplet error", value=0, format="{value} %", **big),
+            pn.indicators.Number(label="Training triplets satisfied", value=0, format="{value} %", **big),
+            pn.indicators.Number(label="Fit time", value=0, format="{value} s", **big),
         ]
         self._metrics = pn.Row(*self._numbers, sizing_mode="stretch_width")
         self._note = pn.pane.Markdown("", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")

@@ -1,0 +1,69 @@
+"""The Explorer object in-process (no server): every step draws, downloads work, close frees."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from loe_viz.app import Explorer  # noqa: E402
+from loe_viz.app.state import STEPS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    e = Explorer(n=300, seed=2)
+    assert e.state.wait(120)
+    assert e.state.error == "" and e.state.model is not None
+    yield e
+    e.close()
+
+
+def test_every_step_draws(explorer):
+    for k, view in enumerate(explorer._views):
+        explorer.state.step = k
+        view.refresh(force=True)
+        alerts = [o for o in view._body.objects if isinstance(o, pn.pane.Alert) and o.alert_type == "danger"]
+        assert not alerts, (STEPS[k], [a.object for a in alerts])
+        assert len(view._body.objects) >= 2, STEPS[k]
+        pn.panel(view).get_root()  # bokeh models can be built
+
+
+def test_navigation(explorer):
+    explorer.state.step = 0
+    explorer.go(+1)
+    assert explorer.state.step == 1 and explorer.tabs.active == 1
+    explorer.go(-5)
+    assert explorer.state.step == 0 and explorer.b_prev.disabled
+    explorer.tabs.active = 6
+    assert explorer.state.step == 6 and explorer.b_next.disabled
+
+
+def test_downloads(explorer):
+    csv = explorer._embedding_csv().read()
+    lines = csv.strip().splitlines()
+    assert lines[0].startswith("# LOE embedding") and lines[1].startswith("item,landmark,y1,y2")
+    assert len(lines) == 2 + explorer.state.n
+    landmarks = sum(int(l.split(",")[1]) for l in lines[2:])
+    assert landmarks == len(explorer.state.model.landmarks_)
+    explorer.state.step = STEPS.index("Embedding")
+    explorer._views[explorer.state.step].refresh(force=True)
+    html = explorer._plots_html().read()
+    assert "<html" in html.lower() and "Bokeh" in html
+
+
+def test_large_n_is_rasterised():
+    from loe_viz.app import plots
+    xy = np.random.default_rng(0).normal(size=(plots.RASTER_ABOVE + 10, 2))
+    hl = np.column_stack([np.linspace(0, 1, len(xy)), np.full(len(xy), 0.5)])
+    el = plots.scatter(xy, ["#000000"] * len(xy), hue_lightness=hl, title="big")
+    assert "rasterised" in str(el.opts.get().kwargs.get("title", "")) or type(el).__name__ == "DynamicMap"
+
+
+def test_close_frees_results():
+    e = Explorer(n=100)
+    assert e.state.wait(120)
+    assert e.state.points is not None
+    e.close()
+    assert e.state.points is None and e.state.model is None and e.state.triplets is None
