@@ -82,7 +82,7 @@ class LOESTE:
     >>> X = make_points("gaussian", 500, random_state=0)
     >>> oracle = TripletOracle(X, random_state=1)
     >>> model = LOESTE(random_state=2).fit_oracle(oracle, total_budget(500, 50))
-    >>> model.history_.loss[-1] < model.history_.loss[0]
+    >>> bool(model.history_.loss[-1] < model.history_.loss[0])
     True
     """
 
