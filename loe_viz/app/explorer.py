@@ -106,9 +106,11 @@ class Explorer(Viewer):
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
         self._served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
-        if self._served and sync_url and pn.state.location is not None:
-            pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
+        if self._served:
+            # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
+            if sync_url and pn.state.location is not None:
+                pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
         if own:
             s.auto_update = True
             s.run()
