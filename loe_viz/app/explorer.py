@@ -264,6 +264,8 @@ class Explorer(Viewer):
     # ------------------------------------------------------------------ callbacks
     def _on_session_destroyed(self, session_context):
         self.close()
+        log.info("LOE explorer session %s closed; its data were released",
+                 getattr(session_context, "id", "?"))
 
     def _on_url_error(self, values):
         self.state.error = "Some settings in the link could not be applied: " + ", ".join(
