@@ -366,3 +366,34 @@ def test_loeste_total_too_small(oracle_setup):
         LOESTE().fit_oracle(oracle, 100)
     with pytest.raises(ValueError, match="^total must be >= 1"):
         LOESTE().fit_oracle(oracle, 0)
+
+
+def test_three_dimensions(truth):
+    X3 = np.random.default_rng(0).normal(scale=0.5, size=(40, 3))
+    T3 = noiseless_triplets(X3, 4000, seed=1)
+    Z = STE(n_components=3, random_state=2).fit_transform(T3)
+    assert Z.shape == (40, 3)
+    assert procrustes_error(X3, Z) < 0.05
+
+
+def test_concurrent_fits_in_threads_match_serial_fits(truth):
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, T = truth
+    serial = [STE(random_state=s, max_iter=30).fit(T).embedding_ for s in (2, 3, 4)]
+    with ThreadPoolExecutor(3) as pool:
+        threaded = list(pool.map(lambda s: STE(random_state=s, max_iter=30).fit(T).embedding_, (2, 3, 4)))
+    for a, b in zip(serial, threaded):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_blas_limit_is_restored_after_overlapping_fits(truth):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, T = truth
+    before = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda s: GNMDS(random_state=s, max_iter=40).fit(T), range(8)))
+    after = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert after == before
