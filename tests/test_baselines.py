@@ -394,6 +394,6 @@ def test_blas_limit_is_restored_after_overlapping_fits(truth):
     X, T = truth
     before = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     with ThreadPoolExecutor(4) as pool:
-        list(pool.map(lambda s: GNMDS(random_state=s, max_iter=40).fit(T), range(8)))
+        list(pool.map(lambda s: GNMDS(random_state=s, max_iter=10).fit(T), range(4)))
     after = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert after == before
