@@ -27,8 +27,12 @@ __all__ = [
     "heatmap", "convergence", "subsample", "linked_embedding",
 ]
 
-#: Point plots with more points than this are rasterised.
-RASTER_ABOVE = 20_000
+#: Point plots with more points than this show a seeded subsample of this many points
+#: (fast, and every shown point keeps its own colour and stays selectable).
+DECIMATE_ABOVE = 20_000
+#: Point plots with more points than this are rasterised with datashader when it is
+#: installed (its first use compiles kernels for seconds, so smaller n are decimated).
+RASTER_ABOVE = 200_000
 #: At most this many true-to-estimate segments are drawn.
 SEGMENTS_MAX = 3_000
 #: Font scale of every plot (readable on a projector).
@@ -145,8 +149,8 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
                                      min_alpha=120), threshold=0.6, max_px=3)
         geo = square(xy) if equal else {}
         return shaded.opts(**base_opts(title=f"{title} (rasterised: {n:,} points)", **geo))
-    if n > raster_above:  # no datashader: decimate
-        idx = subsample(n, raster_above)
+    if n > DECIMATE_ABOVE:  # decimate (also the fallback without datashader)
+        idx = subsample(n, DECIMATE_ABOVE)
         df = df.iloc[idx]
         title = f"{title} (showing {len(idx):,} of {n:,})"
     if size is None:
@@ -371,6 +375,11 @@ class LiveEmbedding:
 
     def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0) -> None:
         """Send new results to the plots."""
+        n_all = truth_xy.shape[0]
+        show = np.union1d(subsample(n_all, DECIMATE_ABOVE, seed), np.asarray(landmarks))
+        truth_xy, est_xy = truth_xy[show], est_xy[show]
+        hue_lightness = np.asarray(hue_lightness)[show]
+        point_error = None if point_error is None else np.asarray(point_error)[show]
         n = truth_xy.shape[0]
         colors, palette = quantized(hue_lightness)
         if self._palette is None:
@@ -381,13 +390,14 @@ class LiveEmbedding:
         msize = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
         sq = square(truth_xy, est_xy)
         df = pd.DataFrame({"x": truth_xy[:, 0], "y": truth_xy[:, 1], "ex": est_xy[:, 0], "ey": est_xy[:, 1],
-                           "cidx": colors, "item": np.arange(n), "msize": np.full(n, msize),
+                           "cidx": colors, "item": show, "msize": np.full(n, msize),
                            "error": np.zeros(n) if point_error is None else np.asarray(point_error)})
-        idx = subsample(n, SEGMENTS_MAX, seed)
+        idx = subsample(n, SEGMENTS_MAX, seed + 1)
         seg = pd.DataFrame({"x": truth_xy[idx, 0], "y": truth_xy[idx, 1], "x1": est_xy[idx, 0],
                             "y1": est_xy[idx, 1], "cidx": colors[idx]})
         lm = np.asarray(landmarks)
-        lmdf = pd.DataFrame({"x1": est_xy[lm, 0], "y1": est_xy[lm, 1],
+        pos = np.searchsorted(show, lm)  # landmarks are always among the shown items
+        lmdf = pd.DataFrame({"x1": est_xy[pos, 0], "y1": est_xy[pos, 1],
                              "landmark": [f"L{c}" for c in range(lm.size)], "item": lm})
         self.pipe.send({"df": df, "seg": seg, "lm": lmdf, "xlim": sq["xlim"], "ylim": sq["ylim"],
                         "palette": palette})

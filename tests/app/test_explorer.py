@@ -53,19 +53,25 @@ def test_downloads(explorer):
     assert "<html" in html.lower() and "Bokeh" in html
 
 
-def test_large_n_is_rasterised_or_decimated():
+def test_large_n_is_decimated_or_rasterised():
     import holoviews as hv
 
     from loe_viz.app import plots
-    n = plots.RASTER_ABOVE + 10
+    n = plots.DECIMATE_ABOVE + 10
     xy = np.random.default_rng(0).normal(size=(n, 2))
     hl = np.column_stack([np.linspace(0, 1, n), np.full(n, 0.5)])
     el = plots.scatter(xy, ["#000000"] * n, hue_lightness=hl, title="big")
+    assert isinstance(el, hv.Points) and len(el) == plots.DECIMATE_ABOVE
+    live = plots.LiveEmbedding()
+    live.update(xy, xy + 0.01, hl, None, landmarks=[3, n - 1])
+    data = live.pipe.data
+    assert plots.DECIMATE_ABOVE <= len(data["df"]) <= plots.DECIMATE_ABOVE + 2 and len(data["lm"]) == 2
+    assert {3, n - 1} <= set(data["df"]["item"])
     if plots._datashader() is not None:
-        assert isinstance(el, hv.DynamicMap)  # datashaded, re-aggregated on zoom
-        el[()]  # the first frame renders (datashader aggregates the points)
-    else:  # without datashader: a seeded subsample
-        assert isinstance(el, hv.Points) and len(el) == plots.RASTER_ABOVE
+        m = plots.RASTER_ABOVE + 10
+        xy = np.random.default_rng(1).normal(size=(m, 2))
+        hl = np.column_stack([np.linspace(0, 1, m), np.full(m, 0.5)])
+        assert isinstance(plots.scatter(xy, ["#000000"] * m, hue_lightness=hl), hv.DynamicMap)
 
 
 def test_close_frees_results():

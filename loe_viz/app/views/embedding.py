@@ -55,20 +55,19 @@ the other.
         Q = project(Z, mean, basis)
         landmarks = np.asarray(s.model.landmarks_)
         perr = np.asarray(s.point_error)
-        if P.shape[0] <= plots.RASTER_ABOVE:
-            # patch the data of long-lived plots (fast) instead of building new ones
-            if self._live is None:
-                self._live = plots.LiveEmbedding()
-                self._live_panes = [pn.Row(hvpane(self._live.left, name="embedding_truth"),
-                                           hvpane(self._live.right, name="embedding_estimate")),
-                                    hvpane(self._live.overlay, name="embedding_overlay")]
-            self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"])
-            plot_objs = self._live_panes
-        else:
-            left, right, overlay = plots.linked_embedding(P, Q, s.colors, point_error=perr,
-                                                          hue_lightness=s.hue_lightness, landmarks=landmarks,
-                                                          seed=cfg["seed"])
-            plot_objs = [pn.Row(hvpane(left), hvpane(right)), hvpane(overlay)]
+        # long-lived plots whose data are patched (fast); above plots.DECIMATE_ABOVE items
+        # they show a seeded subsample (landmarks always included)
+        if self._live is None:
+            self._live = plots.LiveEmbedding()
+            self._live_panes = [pn.Row(hvpane(self._live.left, name="embedding_truth"),
+                                       hvpane(self._live.right, name="embedding_estimate")),
+                                hvpane(self._live.overlay, name="embedding_overlay")]
+        self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"])
+        plot_objs = list(self._live_panes)
+        if P.shape[0] > plots.DECIMATE_ABOVE:
+            plot_objs.insert(0, pn.pane.Markdown(
+                f"Showing a random {plots.DECIMATE_ABOVE:,} of the {P.shape[0]:,} items (all landmarks included); "
+                "the errors above use every item.", styles={"color": "#555"}))
         values = (round(m["procrustes"], 4), round(100 * m["triplet_error"], 2),
                   round(100 * m["train_accuracy"], 1), round(m["fit_seconds"], 3))
         for ind, v in zip(self._numbers, values):
