@@ -4,6 +4,7 @@
     python benchmarks/bench_scale.py --sizes 1e4 3e4     # a quick subset
     python benchmarks/bench_scale.py --throughput-only   # 1 vs 2 threads on the ranking stage
     python benchmarks/bench_scale.py --plot-only         # redraw the HTML from the saved JSON
+    python benchmarks/bench_scale.py --merge a.json b.json   # combine runs made separately
 
 Protocol: x ~ N(0, I/(2d)) with d = 2, BTL answers at temperature 1, a budget of
 floor(c n ln n) comparisons in total (c = 50, and c = 200 where it fits) split evenly over
@@ -200,23 +201,32 @@ def fitted_slopes(rows):
     s_n = np.polyfit(np.log(n), np.log(t), 1)[0]
     s_nlogn = np.polyfit(np.log(n * np.log(n)), np.log(t), 1)[0]
     rank = np.array([r["timings"]["sampling"] + r["timings"]["ranking"] for r in ok])
+    cpu = np.array([r["cpu_seconds"] for r in ok])
     return {"sizes": [int(v) for v in n], "log_time_vs_log_n": float(s_n),
             "log_time_vs_log_nlogn": float(s_nlogn),
+            "log_cpu_time_vs_log_nlogn": float(np.polyfit(np.log(n * np.log(n)), np.log(cpu), 1)[0]),
             "log_sampling_ranking_time_vs_log_nlogn": float(np.polyfit(np.log(n * np.log(n)), np.log(rank), 1)[0])}
 
 
 def calibration_from(rows):
-    """Per-comparison costs measured in the sweep (one task's seconds / its comparisons)."""
+    """Per-comparison costs measured in the sweep, for ``loe_viz.resources.CALIBRATION``.
+
+    From CPU seconds (all threads), split between sampling and ranking like the wall
+    time: the cost on a core of its own, which is what the estimate models, and less
+    sensitive than wall time to other processes sharing the machine.
+    """
     out = []
     for r in rows:
         if "timings" not in r:
             continue
-        k = min(r["jobs"], r["landmarks"])
-        rounds = math.ceil(r["landmarks"] / k)
-        per = r["per_landmark"]
+        t = r["timings"]
+        busy = t["sampling"] + t["ranking"]
+        comparisons = r["total_comparisons"]
+        cpu = r["cpu_seconds"]
         out.append({"n": r["n"], "c": r["c"],
-                    "sampling_s_per_comparison": r["timings"]["sampling"] / (rounds * per),
-                    "ranking_s_per_comparison": r["timings"]["ranking"] / (rounds * per)})
+                    "sampling_cpu_s_per_comparison": cpu * t["sampling"] / busy / comparisons,
+                    "ranking_cpu_s_per_comparison": cpu * t["ranking"] / busy / comparisons,
+                    "wall_s_per_comparison": busy / comparisons})
     return out
 
 
@@ -235,6 +245,7 @@ def main(argv=None):
     ap.add_argument("--no-throughput", action="store_true")
     ap.add_argument("--throughput-only", action="store_true")
     ap.add_argument("--plot-only", action="store_true")
+    ap.add_argument("--merge", nargs="+", metavar="JSON", help="combine the runs of several result files")
     ap.add_argument("--child-fit")
     ap.add_argument("--child-throughput")
     args = ap.parse_args(argv)
@@ -251,6 +262,12 @@ def main(argv=None):
         with open(JSON_PATH) as f:
             write_html(json.load(f))
         print(f"wrote {HTML_PATH}")
+        return
+    if args.merge:
+        merged = merge_results(args.merge)
+        _save(merged)
+        write_html(merged)
+        print(f"wrote {JSON_PATH} and {HTML_PATH}")
         return
 
     import loe_viz as lv
@@ -316,6 +333,32 @@ def main(argv=None):
     print(f"wrote {JSON_PATH} and {HTML_PATH}")
 
 
+def merge_results(paths):
+    """Runs of several result files (a later file wins for the same configuration), re-summarised."""
+    out = None
+    runs, skipped, throughput = {}, {}, []
+    for path in paths:
+        with open(path) as f:
+            res = json.load(f)
+        if out is None:
+            out = {k: v for k, v in res.items() if k not in ("runs", "skipped", "throughput", "slopes", "calibration")}
+            out["merged_from"] = []
+        out["merged_from"].append({"file": os.path.basename(path), "protocol": res.get("protocol")})
+        for r in res.get("runs", []):
+            runs[(r["n"], r["c"], r["landmarks"], r["jobs"])] = r
+        for r in res.get("skipped", []):
+            skipped[(r["n"], r["c"])] = r
+        throughput = res.get("throughput") or throughput
+    out["runs"] = sorted(runs.values(), key=lambda r: (r["c"], r["n"]))
+    done = {(r["n"], r["c"]) for r in out["runs"] if "timings" in r}
+    out["skipped"] = [r for key, r in skipped.items() if key not in done]
+    out["throughput"] = throughput
+    budgets = sorted({r["c"] for r in out["runs"]})
+    out["slopes"] = {str(c): fitted_slopes([r for r in out["runs"] if r["c"] == c]) for c in budgets}
+    out["calibration"] = calibration_from(out["runs"])
+    return out
+
+
 def _save(results):
     tmp = JSON_PATH + ".tmp"
     with open(tmp, "w") as f:
@@ -377,7 +420,8 @@ def write_html(results):
     slopes = results.get("slopes", {})
     slope_html = "".join(
         f"<li>c = {c}: slope of log time against log n = {s['log_time_vs_log_n']:.3f}, against log(n ln n) = "
-        f"{s['log_time_vs_log_nlogn']:.3f} (n = {', '.join(f'{v:,}' for v in s['sizes'])})</li>"
+        f"{s['log_time_vs_log_nlogn']:.3f}, CPU seconds against log(n ln n) = {s['log_cpu_time_vs_log_nlogn']:.3f} "
+        f"(n = {', '.join(f'{v:,}' for v in s['sizes'])})</li>"
         for c, s in slopes.items() if s)
     thr_html = "".join(
         f"<li>n = {t['n']:,}, c = {t['c']:g}, l = {t['landmarks']}: 2 threads give {t['ratio_best']:.2f}x the "
