@@ -115,7 +115,8 @@ def _color_bins(hue_lightness: np.ndarray, n_hue: int = 16, n_light: int = 4):
 
 def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, title: str = "",
             xlabel: str = "x", ylabel: str = "y", size: float | None = None, extra: dict | None = None,
-            equal: bool = True, raster_above: int = RASTER_ABOVE, alpha: float = 0.9):
+            equal: bool = True, raster_above: int = RASTER_ABOVE, alpha: float = 0.9,
+            square_size: int = SQUARE):
     """Points coloured by position, rasterised when there are many.
 
     Parameters
@@ -167,7 +168,7 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
         opts = dict(title=title, color="color", size=size, alpha=alpha, line_color=None,
                     tools=["hover", "save", "box_select", "lasso_select", "tap"])
     if equal:
-        opts.update(square(xy))
+        opts.update(square(xy, size=square_size))
     return pts.opts(**base_opts(**opts))
 
 
@@ -215,7 +216,7 @@ def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = Fals
                 clim = (float(finite.min()), float(finite.max()))
     return hm.opts(**base_opts(title=title, cmap=cmap, colorbar=True, clim=clim, invert_yaxis=True,
                                tools=["hover", "save"], xlabel="column (landmark)", ylabel="row (landmark)",
-                               responsive=False, width=400, height=360))
+                               responsive=False, width=310, height=290))
 
 
 def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):

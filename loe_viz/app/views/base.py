@@ -99,7 +99,7 @@ class StepView(Viewer):
         self._rendered_version = self.state.version
         if self.state.points is None or self.state.model is None:
             self._body.objects = [pn.pane.Alert(
-                "No results yet: the first fit is running (see the status in the sidebar).",
+                "No results yet: see the status line above (a run may be in progress, waiting for “Run”, or stopped by an error).",
                 alert_type="info")]
             return
         try:
