@@ -94,6 +94,12 @@ class RankingResult:
     def unranked(self) -> tuple:
         return tuple(c.unranked for c in self.columns)
 
+    @property
+    def items_covered(self) -> np.ndarray:
+        """Items (other than the landmark) that each landmark's comparisons touch."""
+        n = self.R.shape[0]
+        return np.array([n - 1 - c.unranked.size for c in self.columns])
+
     @classmethod
     def from_columns(cls, columns, n_items: int, regularization: float) -> "RankingResult":
         R = np.empty((n_items, len(columns)))

@@ -109,3 +109,5 @@ def test_ranking_result_stacks_columns():
     np.testing.assert_array_equal(res.landmarks, [4, 9, 1])
     assert res.R[4, 0] == 0 and res.R[9, 1] == 0 and res.R[1, 2] == 0
     np.testing.assert_array_equal(res.n_comparisons, [2000, 2000, 2000])
+    np.testing.assert_array_equal(res.items_covered, [49 - c.unranked.size for c in cols])
+    assert res.items_covered.max() <= 49
