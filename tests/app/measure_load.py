@@ -1,0 +1,97 @@
+"""Measure the explorer's first page load and its control-change latency (not a test).
+
+Usage (from the repository root)::
+
+    python tests/app/measure_load.py            # plain `panel serve apps/explorer.py`
+    python tests/app/measure_load.py --warm     # with panel serve's --warm
+
+Starts a fresh server on a free port, opens two sessions one after the other in
+headless Chromium and prints, for each, the seconds from navigation to: the HTML,
+the controls, and the first LOE result in the status line.  Then, at n = 2000 on
+the Embedding step, the seconds from pressing Enter in the seed box to the new
+metrics being drawn (median of 5).  Chromium: $LOE_VIZ_CHROMIUM, ``chromium`` on
+the PATH, or /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT_JS = """e => { const r = e.shadowRoot; if (!r) return e.innerText || '';
+    return [...r.children].filter(c => !['STYLE', 'LINK', 'SCRIPT'].includes(c.tagName))
+        .map(c => c.innerText || '').join(' '); }"""
+
+
+def main(extra):
+    chromium = next(c for c in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
+                    if c and os.path.exists(c))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--port", str(port), *extra],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        print(f"server listening after {time.perf_counter() - t0:.1f} s ({' '.join(extra) or 'no flags'})")
+        url = f"http://localhost:{port}/explorer"
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            for k in (1, 2):
+                page = b.new_page(viewport={"width": 1600, "height": 1000})
+                t1 = time.perf_counter()
+                page.goto(url)
+                t_html = time.perf_counter() - t1
+                page.locator(".loe-next button").wait_for(timeout=120_000)
+                t_ui = time.perf_counter() - t1
+                while "Procrustes" not in page.locator(".loe-status").evaluate(TEXT_JS):
+                    time.sleep(0.02)
+                t_res = time.perf_counter() - t1
+                print(f"session {k}: HTML {t_html:.1f} s, controls {t_ui:.1f} s, first result {t_res:.1f} s")
+                page.close()
+            page = b.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(url + "?n=2000&step=5")
+            status = page.locator(".loe-status")
+            while "n = 2,000," not in status.evaluate(TEXT_JS):
+                time.sleep(0.05)
+            time.sleep(2)
+            lat = []
+            for seed in range(1, 6):
+                old = status.evaluate(TEXT_JS)
+                box = page.locator(".loe-seed input").first
+                box.fill(str(seed))
+                t1 = time.perf_counter()
+                box.press("Enter")
+                while True:
+                    txt = status.evaluate(TEXT_JS)
+                    if txt != old and "computing" not in txt and "Procrustes" in txt:
+                        break
+                    time.sleep(0.01)
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+                lat.append(time.perf_counter() - t1)
+                time.sleep(0.3)
+            lat.sort()
+            print(f"seed change -> new embedding at n=2000: median {lat[2]:.2f} s, all {[round(x, 2) for x in lat]}")
+            b.close()
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    print(f"load average: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
