@@ -123,6 +123,7 @@ class Estimate:
 
     @property
     def text(self) -> str:
+        """The estimate in words (comparisons, time, memory)."""
         return (
             f"{self.n_comparisons:,} comparisons ({self.per_landmark:,} per landmark × "
             f"{self.n_landmarks} landmarks): about {_fmt_seconds(self.seconds)} and "
@@ -207,6 +208,7 @@ class Worker:
 
     @property
     def busy(self) -> bool:
+        """True while a job runs or waits."""
         return not self._idle.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -236,16 +238,19 @@ class _RecordingOracle:
         return getattr(self._oracle, name)
 
     def landmark_triplets(self, landmarks, per_landmark):
+        """Answer and record triplets headed by ``landmarks``."""
         out = self._oracle.landmark_triplets(landmarks, per_landmark)
         self.blocks.append(out)
         return out
 
     def uniform_triplets(self, m):
+        """Answer and record ``m`` uniformly random triplets."""
         out = self._oracle.uniform_triplets(m)
         self.blocks.append(out)
         return out
 
     def comparisons(self, head, per_landmark, seed):
+        """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
         near, far = self._oracle.comparisons(head, per_landmark, seed)
         block = np.empty((near.size, 3), dtype=near.dtype)
         block[:, 0] = head
@@ -255,6 +260,7 @@ class _RecordingOracle:
         return near, far
 
     def triplets(self) -> np.ndarray:
+        """Every recorded triplet, in list order, as one ``(m, 3)`` array."""
         if not self.blocks:
             return np.empty((0, 3), dtype=np.int32)
         return np.concatenate(self.blocks, axis=0)
@@ -801,10 +807,12 @@ class CompareState(param.Parameterized):
             self.message = "Cancelling…"
 
     def wait(self, timeout: float | None = None) -> None:
+        """Wait for a background comparison to end."""
         if self._thread is not None:
             self._thread.join(timeout)
 
     def close(self) -> None:
+        """Cancel a running comparison and drop its records."""
         self._cancel.set()
         self.records = []
 

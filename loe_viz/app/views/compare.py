@@ -111,6 +111,7 @@ accurate per triplet, and LOE-STE combines both.
         return "\n".join(lines)
 
     def controls(self):
+        """Widgets shown above this step's plots."""
         return []
 
     def _render(self):
@@ -127,4 +128,5 @@ accurate per triplet, and LOE-STE combines both.
         ]
 
     def close(self):
+        """Stop a running comparison."""
         self.compare.close()

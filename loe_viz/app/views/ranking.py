@@ -60,6 +60,7 @@ information and keep score 0.
             self.refresh(force=True)
 
     def controls(self):
+        """Widgets shown above this step's plots."""
         return [self._select]
 
     def _render(self):

@@ -42,6 +42,7 @@ either a count per landmark or the paper's total
         self._example_seed = 0
 
     def controls(self):
+        """Widgets shown above this step's plots."""
         return []
 
     def _render(self):
