@@ -8,7 +8,6 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
-import param
 
 from .. import plots
 from ..state import BASELINE_METHODS, CompareState

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import holoviews as hv
 import panel as pn
 
 from .. import plots
