@@ -258,8 +258,12 @@ class Explorer(Viewer):
         except Exception:
             pass
         self.state.close()
+        # drop the views' references to plots and data without touching their bokeh
+        # models (the session's document is being torn down)
         for v in self._views:
-            v._body.objects = []
+            for attr in ("_live", "_live_panes"):
+                if hasattr(v, attr):
+                    setattr(v, attr, None)
 
     # ------------------------------------------------------------------ callbacks
     def _on_session_destroyed(self, session_context):

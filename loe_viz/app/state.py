@@ -783,6 +783,8 @@ class CompareState(param.Parameterized):
         if self.running:
             return
         src = self.source
+        if src is None:  # closed
+            return
         if src.points is None or src.triplets is None:
             self.message = "Nothing to compare yet: wait for LOE to finish on the configuration."
             return
@@ -812,16 +814,19 @@ class CompareState(param.Parameterized):
             self._thread.join(timeout)
 
     def close(self) -> None:
-        """Cancel a running comparison and drop its records."""
+        """Cancel a running comparison (without touching the UI: its session may be gone)."""
         self._cancel.set()
-        self.records = []
+        self.source = None
 
     # -------------------------------------------------------------- internals
     def _publish(self, **updates) -> None:
         def apply():
             self.param.update(**updates)
+        src = self.source
+        if src is None:  # closed: the session is gone
+            return
         try:
-            self.source.dispatch(apply)
+            src.dispatch(apply)
         except Exception as exc:
             log.debug("could not publish comparison: %s", exc)
 
