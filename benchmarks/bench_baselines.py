@@ -19,7 +19,8 @@ off per-iteration snapshots taken by the callback, whose cost is included).
 
 With --large: STE on floor(c n ln n) uniform BTL triplets of n = 10^5 points, and LOE-STE
 (eps = 0.3) on the same budget drawn from the oracle; Procrustes and triplet errors are
-computed on all points. Results go to benchmarks/results/baselines.json.
+computed on all points. Results go to benchmarks/results/baselines.json (sections this run
+does not redo, e.g. another --c, are kept).
 """
 
 from __future__ import annotations
@@ -225,7 +226,8 @@ def table_n1000(args, out):
         print(line, flush=True)
         rows[name] = row
     out["n1000"] = {"n": n, "d": d, "m": m, "temperature": 1.0, "seed": args.seed, "repeats": args.repeats,
-                    "cblearn": have_cb, "results": rows}
+                    "cblearn": have_cb, "date": time.strftime("%Y-%m-%d %H:%M"), "load_average_end": load_average(),
+                    "results": rows}
     if have_cb:
         import cblearn
 
@@ -235,14 +237,15 @@ def table_n1000(args, out):
 def large(args, out):
     n, d = 100_000, 2
     m = lv.total_budget(n, args.c)
-    print(f"\nn={n}, d={d}, c={args.c}: m = floor(c n ln n) = {m} BTL triplets")
+    print(f"\nn={n}, d={d}, c={args.c:g}: m = floor(c n ln n) = {m} BTL triplets; load average {load_average()}")
     X = lv.make_points("gaussian", n, d, random_state=args.seed)
     oracle = lv.TripletOracle(X, temperature=1.0, random_state=args.seed + 1)
     t0 = time.perf_counter()
     T = oracle.uniform_triplets(m)
     t_gen = time.perf_counter() - t0
     print(f"  sampling the triplets: {t_gen:.1f} s ({T.nbytes / 2**20:.0f} MiB as {T.dtype})")
-    res = {"n": n, "d": d, "c": args.c, "m": m, "sampling_time": t_gen}
+    res = {"n": n, "d": d, "c": args.c, "m": m, "sampling_time": t_gen, "date": time.strftime("%Y-%m-%d %H:%M"),
+           "load_average_start": load_average()}
 
     ste = STE(random_state=args.seed + 2, verbose=False)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -281,8 +284,9 @@ def large(args, out):
           f"LOE alone: Procrustes {r['loe_procrustes']:.4f}, triplet error {r['loe_triplet_error']:.4f}; "
           f"LOE-STE: Procrustes {r['procrustes']:.4f}, triplet error {r['triplet_error']:.4f}")
     res["peak_rss_mb"] = peak_rss_mb()
+    res["load_average_end"] = load_average()
     print(f"  peak resident memory of the process: {res['peak_rss_mb']:.0f} MiB", flush=True)
-    out["n100000"] = res
+    out[f"n100000_c{args.c:g}"] = res
 
 
 def main(argv=None):
@@ -318,9 +322,17 @@ def main(argv=None):
         large(args, out)
     out["machine"]["load_average_end"] = load_average()
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    merged = {}
+    if os.path.exists(args.output):  # keep the sections this run did not redo (e.g. another c)
+        try:
+            with open(args.output) as fh:
+                merged = json.load(fh)
+        except (OSError, ValueError):
+            merged = {}
+    merged.update(out)
     tmp = args.output + ".tmp"
     with open(tmp, "w") as fh:
-        json.dump(out, fh, indent=1)
+        json.dump(merged, fh, indent=1)
     os.replace(tmp, args.output)
     print(f"\nload average at the end {out['machine']['load_average_end']}; results written to {args.output}")
 
