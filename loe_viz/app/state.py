@@ -78,7 +78,7 @@ CONFIG_PARAMS = tuple(p for p in URL_PARAMS if p != "step")
 BASELINE_METHODS = ("LOE", "STE", "TSTE", "SOE", "GNMDS", "CKL", "LOESTE")
 
 # Comparisons per second assumed before the first measurement (deliberately low).
-_DEFAULT_RATE = 2.0e6
+_DEFAULT_RATE = 1.0e6
 # Above these estimates an automatic run waits for an explicit "Run".
 CONFIRM_SECONDS = 8.0
 CONFIRM_BYTES = 1.5 * 2**30
