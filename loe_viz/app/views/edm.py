@@ -54,7 +54,7 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         res = np.asarray(edm.residuals, dtype=float)
         conv = plots.convergence({"Dykstra": res}, "Dykstra convergence", "‖Y − X‖∞ / ‖Y‖∞")
         conv = (conv * hv.HLine(1e-10).opts(color="#d62728", line_dash="dashed")).opts(
-            responsive=False, width=560, height=420)
+            responsive=False, width=560, height=420, logy=True, title="Dykstra convergence (log scale)")
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
         ev = np.linalg.eigvalsh(-0.5 * _centre(E))[::-1]
