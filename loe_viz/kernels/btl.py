@@ -26,13 +26,23 @@ def _log1pexp(x):
     return np.log1p(np.exp(x))
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _dot(a, b):
+    # A plain loop, not np.dot: numba's np.dot calls multithreaded BLAS, whose thread
+    # wake-ups cost milliseconds per call on a busy machine (tens of calls per Newton step).
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
 @njit(nogil=True, cache=True)
 def objective(near, far, w, lam):
     """Negative log-likelihood plus ``lam/2 ||w||^2``."""
     f = 0.0
     for t in range(near.shape[0]):
         f += _log1pexp(w[near[t]] - w[far[t]])
-    return f + 0.5 * lam * np.dot(w, w)
+    return f + 0.5 * lam * _dot(w, w)
 
 
 @njit(nogil=True, cache=True)
@@ -71,7 +81,7 @@ def gradient(near, far, w, lam, mask, grad, hdiag, h, precise):
         hdiag[a] += c
         hdiag[b] += c
     _center(grad, mask)
-    return np.sqrt(np.dot(grad, grad))
+    return np.sqrt(_dot(grad, grad))
 
 
 @njit(nogil=True, cache=True)
@@ -124,15 +134,15 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
     _center(z, mask)
     for a in range(n):
         p[a] = z[a]
-    rz = np.dot(r, z)
-    tol = rtol * np.sqrt(np.dot(grad, grad))
+    rz = _dot(r, z)
+    tol = rtol * np.sqrt(_dot(grad, grad))
     it = 0
     while it < max_iter:
-        if np.sqrt(np.dot(r, r)) <= tol or rz <= 0.0:
+        if np.sqrt(_dot(r, r)) <= tol or rz <= 0.0:
             break
         hessian_vector(near, far, h, lam, p, Hp)
         _center(Hp, mask)  # projected CG: P H P on the sum-zero subspace
-        pHp = np.dot(p, Hp)
+        pHp = _dot(p, Hp)
         if pHp <= 0.0:
             break
         alpha = rz / pHp
@@ -142,7 +152,7 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
         for a in range(n):
             z[a] = r[a] / hdiag[a] if hdiag[a] > 0 else 0.0
         _center(z, mask)
-        rz_new = np.dot(r, z)
+        rz_new = _dot(r, z)
         beta = rz_new / rz
         rz = rz_new
         for a in range(n):
