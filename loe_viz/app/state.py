@@ -21,9 +21,7 @@ synchronously, which is what the tests and scripts use.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -74,7 +72,7 @@ URL_PARAMS = (
 #: Parameters whose change requires a new run of the pipeline.
 CONFIG_PARAMS = tuple(p for p in URL_PARAMS if p != "step")
 
-#: Methods of the Compare step: label -> name in :mod:`loe_viz.baselines` ("LOE" is ours).
+#: Methods of the Compare step: names of estimators exported by :mod:`loe_viz`.
 BASELINE_METHODS = ("LOE", "STE", "TSTE", "SOE", "GNMDS", "CKL", "LOESTE")
 
 # Comparisons per second assumed before the first measurement (deliberately low).
@@ -734,16 +732,6 @@ class CompareRecord:
     final: bool = False
 
 
-def baselines_module():
-    """The baselines module, or None while it does not exist yet (imported lazily)."""
-    try:
-        return importlib.import_module("loe_viz.baselines")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("loe_viz.baselines",):
-            return None
-        raise
-
-
 class CompareState(param.Parameterized):
     """LOE against the baselines on the same triplets, run in a background thread.
 
@@ -769,14 +757,6 @@ class CompareState(param.Parameterized):
         self.dispatch: Callable[[Callable[[], None]], None] = source.dispatch
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
-
-    @property
-    def available(self) -> bool:
-        """True when :mod:`loe_viz.baselines` can be imported."""
-        try:
-            return baselines_module() is not None
-        except Exception:
-            return False
 
     def start(self, background: bool = True) -> None:
         """Start a comparison on the source's current triplets."""
@@ -849,7 +829,6 @@ class CompareState(param.Parameterized):
                           version=self.version + 1)
 
         try:
-            mod = None
             for i, name in enumerate(methods):
                 if self._cancel.is_set():
                     break
@@ -867,12 +846,7 @@ class CompareState(param.Parameterized):
                     p, t = scores(model.embedding_)
                     push(CompareRecord("LOE", sec, p, t, final=True), base + step, f"LOE done in {_fmt_seconds(sec)}")
                     continue
-                if mod is None:
-                    mod = baselines_module()
-                    if mod is None:
-                        self._publish(message="The baselines (loe_viz.baselines) are not available yet.")
-                        break
-                self._run_baseline(mod, name, X, triplets, cfg, max_seconds, scores, push, base, step)
+                self._run_baseline(name, X, triplets, cfg, max_seconds, scores, push, base, step)
         except Exception as exc:
             log.debug("comparison failed", exc_info=True)
             self._publish(message=f"The comparison stopped: {type(exc).__name__}: {exc}")
@@ -882,64 +856,34 @@ class CompareState(param.Parameterized):
         self._publish(running=False, progress=100 if not self._cancel.is_set() else self.progress,
                       message=done)
 
-    def _run_baseline(self, mod, name, X, triplets, cfg, max_seconds, scores, push, base, step):
-        """Fit one baseline, reporting its error as it goes when it offers a callback."""
-        aliases = {"TSTE": ("TSTE", "tSTE", "TSte"), "LOESTE": ("LOESTE", "LOE_STE", "LoeSTE")}
-        cls = None
-        for cand in aliases.get(name, (name,)):
-            cls = getattr(mod, cand, None)
-            if cls is not None:
-                break
-        if cls is None:
-            push(CompareRecord(name, math.nan, math.nan, math.nan, final=True), base + step,
-                 f"{name} is not in loe_viz.baselines yet")
-            return
+    def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step):
+        """Fit one baseline (or LOE-STE), reporting its error as it goes."""
+        from .. import CKL, GNMDS, LOESTE, SOE, STE, TSTE
+
         d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
-        kwargs = dict(n_components=d, random_state=seed)
         t0 = time.perf_counter()
         last = {"t": -1.0}
 
-        def callback(*args, **kw):
-            # accepted forms: callback(iteration, embedding) or callback(embedding) or callback(info)
+        def callback(iteration, embedding):
             now = time.perf_counter() - t0
-            emb = kw.get("embedding")
-            for a in args:
-                if isinstance(a, np.ndarray) and a.ndim == 2:
-                    emb = a
-                elif isinstance(a, dict) and "embedding" in a:
-                    emb = a["embedding"]
-            if emb is not None and now - last["t"] >= 0.25:
+            if now - last["t"] >= 0.25:
                 last["t"] = now
-                p, t = scores(emb)
+                p, t = scores(embedding)
                 push(CompareRecord(name, now, p, t), base + step * min(now / max_seconds, 0.95), f"{name}…")
             return bool(self._cancel.is_set() or now > max_seconds)
 
-        import inspect
-        try:
-            sig = inspect.signature(cls)
-            params = sig.parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "callback" in params:
-            kwargs["callback"] = callback
-        if "time_budget" in params:
-            kwargs["time_budget"] = max_seconds
+        common = dict(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
         if name == "LOESTE":
-            if "n_landmarks" in params:
-                kwargs["n_landmarks"] = cfg["n_landmarks"]
-            if "landmarks" in params and cfg.get("landmarks") is not None:
-                kwargs["landmarks"] = cfg["landmarks"]
-        model = cls(**{k: v for k, v in kwargs.items() if not params or k in params})
-        fit_params = {}
-        try:
-            fparams = inspect.signature(model.fit).parameters
-        except (TypeError, ValueError):
-            fparams = {}
-        if "n_items" in fparams:
-            fit_params["n_items"] = n
-        if "callback" in fparams and "callback" not in kwargs:
-            fit_params["callback"] = callback
-        model.fit(triplets, **fit_params)
+            # LOE-STE's LOE stage uses the landmarks and offset of the explorer's LOE.
+            landmarks = cfg.get("landmarks")
+            loe_params = {"offset": cfg.get("offset", "lambda2")}
+            if landmarks is not None:
+                loe_params["landmarks"] = landmarks
+            model = LOESTE(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
+                           loe_params=loe_params, **common)
+        else:
+            model = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name](**common)
+        model.fit(triplets, n_items=n)
         sec = time.perf_counter() - t0
         p, t = scores(model.embedding_)
         push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {_fmt_seconds(sec)}")

@@ -55,13 +55,8 @@ accurate per triplet, and LOE-STE combines both.
         self._cancel.on_click(lambda e: c.cancel())
         c.param.watch(self._on_records, ["version", "records"])
         c.param.watch(self._on_status, ["running", "progress", "message"])
-        self._missing = pn.pane.Alert(
-            "The baselines (STE, t-STE, SOE, GNMDS, CKL, LOE-STE) are being written in "
-            "`loe_viz.baselines` and are coming soon; until then only LOE runs here.",
-            alert_type="warning", visible=False)
 
     def _on_start(self):
-        self._missing.visible = not self.compare.available
         self.compare.start(background=True)
 
     def _on_status(self, *events):
@@ -114,13 +109,12 @@ accurate per triplet, and LOE-STE combines both.
         return []
 
     def _render(self):
-        self._missing.visible = not self.compare.available
         cfg = self.state.config_used
         info = pn.pane.Markdown(
             f"Data: n = {cfg['n']:,}, d = {cfg['d']}, **{self.state.metrics['n_triplets']:,} triplets** "
             f"(the ones LOE used in this configuration).", styles={"font-size": "1.1em"})
         return [
-            self._missing, info,
+            info,
             pn.Row(self._methods, self._limit, sizing_mode="stretch_width"),
             pn.Row(self._start, self._cancel, self._progress, self._message),
             self._plot, self._table,
