@@ -2,61 +2,48 @@
 
 The library (``import loe_viz``) needs only numpy, scipy and numba; the
 interactive explorer lives in :mod:`loe_viz.app` and is imported on demand.
+The baselines, triplet I/O and evaluation helpers are imported on first use
+(they pull in ``scipy.optimize`` and more numba kernels), which keeps
+``import loe_viz`` quick for the explorer's server.
 """
 
-from .baselines import CKL, GNMDS, SOE, STE, TSTE, FitHistory
-from .evaluation import (
-    DimensionSelection,
-    clone_estimator,
-    cross_validate_triplets,
-    embedding_agreement,
-    heldout_accuracy,
-    select_dimension,
-    train_test_split_triplets,
-)
-from .io import TripletData, read_triplets, write_triplets
+from importlib import import_module
+
 from .lmds import DimensionError
 from .loe import LOE, LOEStages, LOEWarning
-from .loeste import LOESTE
 from .metrics import align, procrustes_error, triplet_accuracy, triplet_error
 from .oracle import TripletOracle, total_budget
 from .points import POINT_KINDS, load_points, make_points
-from .progress import TextProgress
-from .resources import estimate_resources
 
 __version__ = "0.1.0"
 
+# name -> submodule, resolved on first attribute access (PEP 562)
+_LAZY = {
+    "STE": "baselines", "TSTE": "baselines", "SOE": "baselines", "GNMDS": "baselines", "CKL": "baselines",
+    "FitHistory": "baselines",
+    "LOESTE": "loeste",
+    "read_triplets": "io", "write_triplets": "io", "TripletData": "io",
+    "train_test_split_triplets": "evaluation", "heldout_accuracy": "evaluation",
+    "cross_validate_triplets": "evaluation", "embedding_agreement": "evaluation",
+    "select_dimension": "evaluation", "DimensionSelection": "evaluation", "clone_estimator": "evaluation",
+    "TextProgress": "progress",
+    "estimate_resources": "resources",
+}
+
 __all__ = [
-    "LOE",
-    "LOEStages",
-    "LOEWarning",
-    "LOESTE",
-    "STE",
-    "TSTE",
-    "SOE",
-    "GNMDS",
-    "CKL",
-    "FitHistory",
-    "DimensionError",
-    "TripletOracle",
-    "total_budget",
-    "make_points",
-    "load_points",
-    "POINT_KINDS",
-    "procrustes_error",
-    "triplet_error",
-    "triplet_accuracy",
-    "align",
-    "read_triplets",
-    "write_triplets",
-    "TripletData",
-    "train_test_split_triplets",
-    "heldout_accuracy",
-    "cross_validate_triplets",
-    "embedding_agreement",
-    "select_dimension",
-    "DimensionSelection",
-    "clone_estimator",
-    "TextProgress",
-    "estimate_resources",
+    "LOE", "LOEStages", "LOEWarning", "DimensionError", "TripletOracle", "total_budget", "make_points",
+    "load_points", "POINT_KINDS", "procrustes_error", "triplet_error", "triplet_accuracy", "align",
+    *_LAZY,
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'loe_viz' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
