@@ -23,7 +23,7 @@ The ranking-stage throughput of 2 threads against 1 is measured on stored triple
 (``LOE.fit``, so sampling is excluded) with l = 6 and l = 5 landmarks.
 
 Results go to benchmarks/results/scale.json and benchmarks/results/scale.html
-(standalone Bokeh page). The machine's load average is recorded with every run: on a
+(a standalone Bokeh page that loads BokehJS from its CDN). The machine's load average is recorded with every run: on a
 shared machine, wall-clock figures depend on it.
 """
 
@@ -372,7 +372,7 @@ def write_html(results):
     from bokeh.layouts import column, row
     from bokeh.models import ColumnDataSource, Div, HoverTool
     from bokeh.plotting import figure
-    from bokeh.resources import INLINE
+    from bokeh.resources import CDN
 
     runs = [r for r in results.get("runs", []) if "timings" in r]
     colours = {50.0: "#1f77b4", 200.0: "#d62728"}
@@ -447,7 +447,7 @@ The load average (other processes on the machine) is shown for each run.</p>
 <h3>Skipped</h3><ul>{skipped or '<li>none</li>'}</ul>""", width=1100)
     layout = column(head, row(f_time, f_mem), f_err)
     with open(HTML_PATH, "w") as f:
-        f.write(file_html(layout, resources=INLINE, title="LOE at scale"))
+        f.write(file_html(layout, resources=CDN, title="LOE at scale"))
 
 
 if __name__ == "__main__":
