@@ -31,7 +31,6 @@ import os
 import platform
 import resource
 import statistics
-import sys
 import time
 
 import numpy as np
