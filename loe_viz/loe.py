@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._landmark_tasks import StoredTriplets, landmark_share, rank_share
+from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .edm import EDMResult, project_edm
 from .kernels import triplets as triplet_kernels
@@ -103,7 +104,7 @@ def _rank_oracle(oracle, head, per_landmark, seed, rank_kw):
     return col, t1 - t0, time.perf_counter() - t1
 
 
-class LOE:
+class LOE(ParamsMixin):
     """Landmark Ordinal Embedding (Ghosh, Chen & Yue, NeurIPS 2019).
 
     Embeds ``n`` items in ``R^d`` from triplet comparisons headed by a few
@@ -220,23 +221,6 @@ class LOE:
         "n_components", "n_landmarks", "landmarks", "landmark_selection", "regularization",
         "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "random_state",
     )
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments (scikit-learn idiom)."""
-        return {k: getattr(self, k) for k in self._param_names}
-
-    def set_params(self, **params) -> "LOE":
-        """Set constructor arguments (scikit-learn idiom)."""
-        for k, v in params.items():
-            if k not in self._param_names:
-                raise ValueError(f"{k} is not a parameter of LOE; valid: {', '.join(self._param_names)}")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = LOE().get_params()
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v is not defaults[k] and v != defaults[k])
-        return f"LOE({args})"
 
     def _validated(self, n_items: int) -> dict:
         d = check_int(self.n_components, "n_components", minimum=1)

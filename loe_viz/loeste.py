@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .baselines import STE, FitHistory
 from .loe import LOE
@@ -23,7 +24,7 @@ _LOE_OWNED = ("n_components", "n_landmarks")
 _STE_OWNED = ("n_components", "callback", "time_budget")
 
 
-class LOESTE:
+class LOESTE(ParamsMixin):
     """LOE-STE: Landmark Ordinal Embedding, then STE started from its embedding.
 
     Parameters
@@ -110,25 +111,6 @@ class LOESTE:
         self.random_state = random_state
         self.callback = callback
         self.time_budget = time_budget
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments (scikit-learn idiom)."""
-        return {k: getattr(self, k) for k in self._param_names}
-
-    def set_params(self, **params) -> "LOESTE":
-        """Set constructor arguments (scikit-learn idiom)."""
-        for k, v in params.items():
-            if k not in self._param_names:
-                raise ValueError(f"{k} is not a parameter of LOESTE; valid: {', '.join(self._param_names)}")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = LOESTE().get_params()
-        args = ", ".join(
-            f"{k}={v!r}" for k, v in self.get_params().items() if v is not defaults[k] and v != defaults[k]
-        )
-        return f"LOESTE({args})"
 
     # ------------------------------------------------------------------ checks
     @staticmethod
