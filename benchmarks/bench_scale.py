@@ -348,7 +348,7 @@ def merge_results(paths):
             runs[(r["n"], r["c"], r["landmarks"], r["jobs"])] = r
         for r in res.get("skipped", []):
             skipped[(r["n"], r["c"])] = r
-        throughput = res.get("throughput") or throughput
+        throughput += res.get("throughput") or []
     out["runs"] = sorted(runs.values(), key=lambda r: (r["c"], r["n"]))
     done = {(r["n"], r["c"]) for r in out["runs"] if "timings" in r}
     out["skipped"] = [r for key, r in skipped.items() if key not in done]
@@ -424,7 +424,7 @@ def write_html(results):
         f"(n = {', '.join(f'{v:,}' for v in s['sizes'])})</li>"
         for c, s in slopes.items() if s)
     thr_html = "".join(
-        f"<li>n = {t['n']:,}, c = {t['c']:g}, l = {t['landmarks']}: 2 threads give {t['ratio_best']:.2f}x the "
+        f"<li>{t.get('label', '')} n = {t['n']:,}, c = {t['c']:g}, l = {t['landmarks']}: 2 threads give {t['ratio_best']:.2f}x the "
         f"ranking throughput of 1 (best of each), {t['ratio_median']:.2f}x (median); "
         + ", ".join(f"{r['jobs']} thread(s) {r['comparisons_per_second'] / 1e6:.2f} M/s (load {r['load_before']:.1f})"
                     for r in t["runs"]) + "</li>"

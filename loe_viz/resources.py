@@ -52,25 +52,26 @@ __all__ = [
 #: Fraction of the available memory that ``memory_limit=None`` allows a run.
 DEFAULT_MEMORY_FRACTION = 0.8
 
-#: CPU seconds per comparison on one core, measured on the development machine
-#: (2 cores, x86-64, L2 1 MiB per core, L3 32 MiB; numba 0.68) by
-#: ``benchmarks/bench_scale.py`` with budgets ``c = 50`` and ``l = 6`` landmarks:
+#: Seconds per comparison of one landmark task on a core of its own, from
+#: ``benchmarks/bench_scale.py`` on the development machine (2 cores, x86-64,
+#: L2 1 MiB per core, L3 32 MiB; numba 0.68; budgets ``c = 50``, ``l = 6``):
 #: ``n`` grid, sampling (draw and answer one comparison) and ranking (all Newton
 #: and conjugate-gradient passes of a landmark, divided by its comparisons).
-#: The cost per comparison grows with ``n`` as the score vector outgrows the
-#: caches (80 KB at ``n = 10^4``, 8 MB at ``10^6``). The machine was shared with
-#: other jobs while measuring, which inflates CPU time through cache contention:
-#: on a quiet machine expect somewhat less. ``scanning``: one stored triplet
-#: looked at when pulling a landmark's share. ``parallel_efficiency``: throughput
-#: of ``k`` concurrent tasks per task relative to one task alone (2 threads: not
-#: measurable on the shared machine; 0.9 is an assumption).
+#: The level is the one measured on a quiet machine at ``n = 10^5`` with BLAS
+#: limited to one thread (0.36 microseconds per comparison for the ranking);
+#: the growth with ``n`` (the score vector outgrowing the caches: 80 KB at
+#: ``n = 10^4``, 8 MB at ``10^6``) is the one measured in CPU seconds over the
+#: whole sweep, which ran while other jobs shared the machine. ``scanning``: one
+#: stored triplet looked at when pulling a landmark's share.
+#: ``parallel_efficiency``: throughput of ``k`` concurrent tasks per task,
+#: relative to one task alone (2 threads: 1.69 / 2, measured at ``n = 10^5``).
 CALIBRATION = {
     "n": (1e4, 1e5, 3e5, 1e6),
-    "sampling": (8.0e-8, 1.5e-7, 2.4e-7, 3.5e-7),
-    "ranking": (3.0e-7, 9.5e-7, 2.3e-6, 5.0e-6),
+    "sampling": (3.0e-8, 6.0e-8, 9.5e-8, 1.1e-7),
+    "ranking": (1.1e-7, 3.6e-7, 8.6e-7, 1.85e-6),
     "scanning": 1.5e-9,
-    "parallel_efficiency": {1: 1.0, 2: 0.9},
-    "machine": "development machine: 2 cores, x86-64, numba 0.68, measured while shared",
+    "parallel_efficiency": {1: 1.0, 2: 0.85},
+    "machine": "development machine: 2 cores, x86-64, numba 0.68",
 }
 
 _SAFETY = 1.10  # allocator slack on the modelled bytes
