@@ -198,7 +198,7 @@ def rank_column(
         big = np.abs(d).max()
         if big > max_step:
             d *= max_step / big
-        slope0 = float(grad @ d)
+        slope0 = float(btl._dot(grad, d))  # no BLAS threads: they fight the landmark threads
         if slope0 >= 0.0:  # not a descent direction: the curvature has collapsed
             break
         alpha = 1.0
@@ -206,7 +206,7 @@ def rank_column(
         precise = precise or gnorm < 1e-4 * history[0]
         np.add(w, d, out=trial)
         gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t, precise)
-        slope1 = float(grad_t @ d)
+        slope1 = float(btl._dot(grad_t, d))
         if slope1 > 0.5 * -slope0:
             # Overshot along d: step to the root of the secant of the directional derivative.
             alpha = slope0 / (slope0 - slope1)
