@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_points, check_random_state, check_triplets
 from .kernels import losses as _losses
 
@@ -124,7 +125,7 @@ class FitHistory:
         }
 
 
-class TripletEmbedding:
+class TripletEmbedding(ParamsMixin):
     """Base class: an embedding fitted by L-BFGS-B on a triplet loss.
 
     Subclasses set ``_kind`` (a :mod:`loe_viz.kernels.losses` kind code) and
@@ -216,29 +217,9 @@ class TripletEmbedding:
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ params
-    @classmethod
-    def _param_names(cls) -> tuple:
-        return cls._common_params + cls._method_params
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments (scikit-learn idiom)."""
-        return {k: getattr(self, k) for k in self._param_names()}
-
-    def set_params(self, **params) -> "TripletEmbedding":
-        """Set constructor arguments (scikit-learn idiom)."""
-        names = self._param_names()
-        for k, v in params.items():
-            if k not in names:
-                raise ValueError(f"{k} is not a parameter of {type(self).__name__}; valid: {', '.join(names)}")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = type(self)().get_params()
-        args = ", ".join(
-            f"{k}={v!r}" for k, v in self.get_params().items() if v is not defaults[k] and v != defaults[k]
-        )
-        return f"{type(self).__name__}({args})"
+    @property
+    def _param_names(self) -> tuple:
+        return self._common_params + self._method_params
 
     # -------------------------------------------------------------- checking
     def _loss_params(self, d: int) -> tuple[float, float]:  # pragma: no cover - abstract
