@@ -1,0 +1,777 @@
+"""State of the explorer's "Your triplets" mode: read a triplet file, embed it, score it.
+
+:class:`TripletsState` holds one triplet data set (a bundled sample or an
+uploaded file, read by :func:`loe_viz.io.read_triplets`), a summary of how it
+was read, the run settings (methods, dimension, held-out fraction, seed) and the
+results of the last run: one :class:`MethodResult` per method, with its
+embedding, held-out and training accuracy, time and, where the sample's ground
+truth is known, its Procrustes error.
+
+Real triplets come without the points that generated them, so every method is
+fitted on a random training part and judged by the fraction of the held-out
+triplets its embedding satisfies (:mod:`loe_viz.evaluation`).
+
+As in :mod:`loe_viz.app.state`: no Panel import, bad input never raises (it
+sets :attr:`TripletsState.error` and keeps the previous data and results), and
+the heavy work (:func:`embed_triplets`) is a plain function that runs on any
+thread; :meth:`TripletsState.run` with ``background=True`` runs it on a worker
+thread and hands results to :attr:`TripletsState.dispatch`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import param
+
+from .colors import position_colors
+
+__all__ = [
+    "SAMPLE_DIR",
+    "SAMPLES",
+    "Sample",
+    "TRIPLET_METHODS",
+    "METHOD_LABELS",
+    "AUTO_LANDMARKS",
+    "MethodResult",
+    "TripletsState",
+    "summarize",
+    "auto_landmarks",
+    "embed_triplets",
+]
+
+log = logging.getLogger(__name__)
+
+#: Directory of the bundled sample files (``sample_data/`` of the source tree).
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A bundled triplet file.
+
+    Attributes
+    ----------
+    file : str
+        File name in :data:`SAMPLE_DIR`.
+    title : str
+        What the picker shows.
+    description : str
+        One sentence on what it holds.
+    truth : str or None
+        A points file in :data:`SAMPLE_DIR` with the ground truth, one row per
+        item in the triplet file's item order (None when unknown).
+    """
+
+    file: str
+    title: str
+    description: str
+    truth: str | None = None
+
+
+#: The bundled samples, by file name (see ``sample_data/README.md``).
+SAMPLES = {
+    s.file: s for s in (
+        Sample("european_capitals_crowd.csv", "European capitals: 4,000 crowd answers, city names",
+               "44 capitals; each answer names the city a person judged closer to the one shown on top "
+               "(synthetic answers from straight-line distances, noise T = 0.1).",
+               "european_capitals_map_km.csv"),
+        Sample("gaussian_2d_crowd.csv", "Gaussian 2-D: 8,000 crowd answers",
+               "200 points x ~ N(0, I/4); uniformly random triplets in the crowd layout (noise T = 0.2).",
+               "gaussian_2d_points.csv"),
+        Sample("gaussian_2d_landmark_triplets.csv", "Gaussian 2-D: 25,000 landmark triplets",
+               "The same 200 points; triplets headed by 10 landmark items only (the design LOE needs).",
+               "gaussian_2d_points.csv"),
+        Sample("gaussian_3d_triplets.npz", "Gaussian 3-D: 6,000 nearly noiseless triplets (.npz)",
+               "100 points in 3-D, uniformly random triplets (noise T = 0.02), as a NumPy archive.",
+               "gaussian_3d_points.csv"),
+    )
+}
+
+#: Methods offered, in display order (names of estimators exported by :mod:`loe_viz`).
+TRIPLET_METHODS = ("LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL")
+
+#: How each method is named on screen.
+METHOD_LABELS = {"LOE": "LOE", "STE": "STE", "LOESTE": "LOE-STE", "TSTE": "t-STE", "SOE": "SOE",
+                 "GNMDS": "GNMDS", "CKL": "CKL"}
+
+#: With ``n_landmarks=None`` ("auto") LOE uses up to this many of the busiest heads.
+AUTO_LANDMARKS = 50
+
+# Item labels are drawn in the plot up to this many items.
+LABELS_DRAWN_MAX = 60
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 120:
+        return f"{s:.1f} s"
+    return f"{s / 60:.1f} min"
+
+
+# ================================================================== summaries
+def summarize(data) -> dict:
+    """How a triplet file was read, in numbers and words.
+
+    Parameters
+    ----------
+    data : loe_viz.io.TripletData
+
+    Returns
+    -------
+    dict
+        ``source``, ``layout``, ``format``, ``n_items``, ``n_triplets``,
+        ``n_heads`` (items heading at least one triplet), ``per_head`` (min,
+        median, mean, max and the 10 % / 90 % quantiles of the triplets per head,
+        over the heads), ``head_counts`` (triplets per head, sorted from the
+        busiest, shape (n_heads,)), ``unused_items`` (items in no triplet),
+        ``labels`` (``"text"``, ``"ids"`` for integer ids that are not the
+        indices, or ``"none"``), ``label_examples``, ``n_skipped``, ``notes``
+        and ``sentence``.
+    """
+    T = np.asarray(data.triplets)
+    n = int(data.n_items)
+    m = int(T.shape[0])
+    heads = np.bincount(T[:, 0], minlength=n) if m else np.zeros(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=bool)
+    if m:
+        seen[T.ravel()] = True
+    counts = np.sort(heads[heads > 0])[::-1]
+    labels = np.asarray(data.labels)
+    if labels.dtype.kind in "US":
+        kind = "text"
+    elif labels.size == n and np.array_equal(labels, np.arange(n)):
+        kind = "none"
+    else:
+        kind = "ids"
+    per_head = {}
+    if counts.size:
+        per_head = {"min": int(counts[-1]), "median": float(np.median(counts)), "mean": float(counts.mean()),
+                    "max": int(counts[0]), "q10": float(np.quantile(counts, 0.1)),
+                    "q90": float(np.quantile(counts, 0.9))}
+    examples = [str(v) for v in labels[:5].tolist()] if kind != "none" else []
+    out = {
+        "source": os.path.basename(str(data.source)) or str(data.source), "layout": data.layout,
+        "format": data.format, "n_items": n, "n_triplets": m, "n_heads": int(counts.size),
+        "per_head": per_head, "head_counts": counts, "unused_items": int((~seen).sum()),
+        "labels": kind, "label_examples": examples, "n_skipped": int(data.n_skipped),
+        "notes": tuple(data.notes),
+    }
+    out["sentence"] = _sentence(out)
+    return out
+
+
+def _sentence(s: dict) -> str:
+    ph = s["per_head"]
+    text = (f"Read {s['n_triplets']:,} triplets over {s['n_items']:,} items from {s['source']} "
+            f"({s['layout']} layout, {s['format']} file). ")
+    if ph:
+        if ph["min"] == ph["max"]:
+            spread = f"{ph['max']:,} triplet{'s' if ph['max'] != 1 else ''} each"
+        else:
+            spread = f"from {ph['min']:,} to {ph['max']:,} triplets each (median {ph['median']:,.0f})"
+        text += f"{s['n_heads']:,} item(s) head a triplet, {spread}. "
+    if s["labels"] == "text":
+        text += "Items are named by text labels (e.g. " + ", ".join(s["label_examples"][:3]) + ")."
+    elif s["labels"] == "ids":
+        text += ("Items are named by integer ids that are not 0..n-1; they were mapped to indices "
+                 "and are kept as labels.")
+    else:
+        text += "Items are numbered 0..n-1 (no labels)."
+    if s["unused_items"]:
+        text += f" {s['unused_items']:,} item(s) appear in no triplet."
+    if s["n_skipped"]:
+        text += f" {s['n_skipped']:,} row(s) were skipped."
+    return text
+
+
+def auto_landmarks(n_heads: int, n_components: int, n_landmarks: int | None = None) -> int:
+    """Landmarks LOE uses in this mode.
+
+    Parameters
+    ----------
+    n_heads : int
+        Items heading at least one training triplet.
+    n_components : int
+    n_landmarks : int or None
+        The setting; None ("auto") takes the :data:`AUTO_LANDMARKS` busiest
+        heads (all of them when fewer), and at least ``n_components + 3``.
+
+    Returns
+    -------
+    int
+        The number of landmarks (may exceed ``n_heads``: LOE then says why it cannot run).
+    """
+    if n_landmarks is not None:
+        return int(n_landmarks)
+    return max(int(n_components) + 3, min(int(n_heads), AUTO_LANDMARKS))
+
+
+def loe_coverage(head_counts: np.ndarray, n_landmarks: int) -> int:
+    """Triplets headed by the ``n_landmarks`` busiest heads (those LOE uses)."""
+    return int(np.asarray(head_counts)[:n_landmarks].sum())
+
+
+# ==================================================================== results
+@dataclass(frozen=True)
+class MethodResult:
+    """One method fitted on the training triplets.
+
+    Attributes
+    ----------
+    method : str
+        Name in :data:`TRIPLET_METHODS`.
+    embedding : ndarray of shape (n, d) or None
+        None when the method could not run (see ``error``).
+    test_accuracy, train_accuracy : float
+        Fraction of the held-out / training triplets the embedding satisfies.
+    seconds : float
+        Wall time of the fit.
+    agreement_with_ste : float
+        Procrustes disparity to STE's embedding (0: the same up to rotation,
+        reflection, scale and translation); NaN without STE.
+    procrustes : float
+        Procrustes error against the sample's ground truth; NaN when unknown.
+    detail : str
+        How the fit went, in words.
+    error : str
+        Why the method could not run ("" when it did).
+    """
+
+    method: str
+    embedding: np.ndarray | None = field(repr=False, default=None)
+    test_accuracy: float = float("nan")
+    train_accuracy: float = float("nan")
+    seconds: float = 0.0
+    agreement_with_ste: float = float("nan")
+    procrustes: float = float("nan")
+    detail: str = ""
+    error: str = ""
+
+    @property
+    def label(self) -> str:
+        """The method's name on screen."""
+        return METHOD_LABELS.get(self.method, self.method)
+
+    @property
+    def ok(self) -> bool:
+        return self.embedding is not None and not self.error
+
+
+class _Cancelled(Exception):
+    """Raised between methods when the run was cancelled."""
+
+
+def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_fraction: float = 0.2,
+                   seed: int = 0, n_landmarks: int | None = None, max_seconds: float = 30.0, truth=None,
+                   on_result: Callable[[MethodResult, float], None] | None = None,
+                   on_progress: Callable[[float, str], None] | None = None,
+                   should_stop: Callable[[], bool] | None = None) -> tuple[dict, dict]:
+    """Split the triplets, fit every method on the training part, score it on the rest.
+
+    A plain function (no state, no UI): the explorer runs it on a worker thread.
+
+    Parameters
+    ----------
+    triplets : int ndarray of shape (m, 3)
+        List-order triplets.
+    n_items : int
+    methods : sequence of str
+        Names in :data:`TRIPLET_METHODS`, fitted in that order.
+    n_components : int, default 2
+    test_fraction : float, default 0.2
+        Fraction of the triplets held out (seeded split).
+    seed : int, default 0
+        Seed of the split and of every method's random start.
+    n_landmarks : int, optional
+        LOE's (and LOE-STE's) landmarks; None: :func:`auto_landmarks`.
+    max_seconds : float, default 30
+        Time limit of each iterative method (it stops and keeps its last iterate).
+    truth : ndarray of shape (n_items, D), optional
+        Known positions: each result then carries its Procrustes error.
+    on_result : callable, optional
+        ``on_result(result, fraction_done)`` after each method.
+    on_progress : callable, optional
+        ``on_progress(fraction_done, message)`` while a method runs (at most 4 times a second).
+    should_stop : callable, optional
+        Returns True to cancel: the running method stops after its current iteration
+        and no further method starts.
+
+    Returns
+    -------
+    results : dict
+        Method name -> :class:`MethodResult`, in the order run.
+    info : dict
+        ``n_train``, ``n_test``, ``n_landmarks``, ``loe_triplets`` (training
+        triplets LOE's landmarks head), ``unseen_test`` (held-out triplets naming
+        an item absent from the training part), ``agreement_loe_ste``,
+        ``cancelled`` and ``seconds``.
+    """
+    from .. import metrics as M
+    from ..evaluation import embedding_agreement, train_test_split_triplets
+
+    t_run = time.perf_counter()
+    stop = should_stop or (lambda: False)
+    methods = [m for m in TRIPLET_METHODS if m in set(methods)]
+    if not methods:
+        raise ValueError("methods must name at least one of " + ", ".join(METHOD_LABELS[m] for m in TRIPLET_METHODS))
+    d = int(n_components)
+    if d < 1:
+        raise ValueError(f"n_components must be >= 1, got {n_components}")
+    if d >= n_items:
+        raise ValueError(f"n_components must be smaller than the number of items ({n_items}), got {d}")
+    train, test = train_test_split_triplets(triplets, test_size=float(test_fraction), random_state=int(seed))
+    heads = np.bincount(train[:, 0], minlength=n_items)
+    counts = np.sort(heads[heads > 0])[::-1]
+    l = auto_landmarks(counts.size, d, n_landmarks)
+    seen = np.zeros(n_items, dtype=bool)
+    seen[train.ravel()] = True
+    info = {
+        "n_train": int(train.shape[0]), "n_test": int(test.shape[0]), "n_landmarks": l,
+        "loe_triplets": loe_coverage(counts, l), "n_heads_train": int(counts.size),
+        "unseen_test": float((~seen[test]).any(axis=1).mean()), "agreement_loe_ste": float("nan"),
+        "cancelled": False, "n_components": d, "test_fraction": float(test_fraction), "seed": int(seed),
+    }
+    results: dict[str, MethodResult] = {}
+    k = len(methods)
+    for i, name in enumerate(methods):
+        if stop():
+            info["cancelled"] = True
+            break
+        base, step = i / k, 1.0 / k
+        if on_progress is not None:
+            on_progress(base, f"Fitting {METHOD_LABELS[name]} ({i + 1}/{k})…")
+        res = _fit_one(name, train, test, n_items, d, l, int(seed), float(max_seconds), truth, stop,
+                       on_progress, base, step, M)
+        results[name] = res
+        if on_result is not None:
+            on_result(res, (i + 1) / k)
+    if stop():
+        info["cancelled"] = True
+    ste = results.get("STE")
+    if ste is not None and ste.ok:
+        for name, r in list(results.items()):
+            if r.ok:
+                try:
+                    a = 0.0 if name == "STE" else embedding_agreement(r.embedding, ste.embedding)
+                except ValueError:
+                    a = float("nan")
+                results[name] = _replace(r, agreement_with_ste=a)
+        if "LOE" in results:
+            info["agreement_loe_ste"] = results["LOE"].agreement_with_ste
+    info["seconds"] = time.perf_counter() - t_run
+    return results, info
+
+
+def _replace(r: MethodResult, **kw) -> MethodResult:
+    from dataclasses import replace
+    return replace(r, **kw)
+
+
+def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_progress, base, step, M):
+    """Fit one method; failures become a result with ``error`` set (the run goes on)."""
+    from .. import CKL, GNMDS, LOE, LOESTE, SOE, STE, TSTE
+
+    label = METHOD_LABELS[name]
+    t0 = time.perf_counter()
+    last = {"t": 0.0}
+
+    def callback(iteration, embedding):
+        now = time.perf_counter() - t0
+        if on_progress is not None and now - last["t"] >= 0.25:
+            last["t"] = now
+            on_progress(base + step * min(now / max_seconds, 0.95), f"Fitting {label}: iteration {iteration}…")
+        return bool(stop())
+
+    try:
+        if name == "LOE":
+            model = LOE(n_components=d, n_landmarks=l, random_state=seed)
+        elif name == "LOESTE":
+            model = LOESTE(n_components=d, n_landmarks=l, random_state=seed, callback=callback,
+                           time_budget=max_seconds)
+        else:
+            cls = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name]
+            model = cls(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
+        model.fit(train, n_items=n)
+        Z = np.asarray(model.embedding_, dtype=np.float64)
+        if not np.all(np.isfinite(Z)):
+            raise ValueError("the fit produced non-finite coordinates")
+    except ValueError as exc:
+        return MethodResult(name, seconds=time.perf_counter() - t0, error=str(exc))
+    except Exception as exc:  # a bug or an unexpected input: say so, keep going
+        log.debug("%s failed", name, exc_info=True)
+        return MethodResult(name, seconds=time.perf_counter() - t0, error=f"{type(exc).__name__}: {exc}")
+    sec = time.perf_counter() - t0
+    detail = _detail(name, model, train.shape[0])
+    proc = float("nan")
+    if truth is not None:
+        try:
+            proc = float(M.procrustes_error(truth, Z))
+        except ValueError:
+            pass
+    return MethodResult(name, embedding=Z, test_accuracy=float(M.triplet_accuracy(Z, test)),
+                        train_accuracy=float(M.triplet_accuracy(Z, train)), seconds=sec, procrustes=proc,
+                        detail=detail)
+
+
+def _detail(name, model, m_train) -> str:
+    if name == "LOE":
+        text = (f"{len(model.landmarks_)} landmarks (the busiest heads) head {model.n_triplets_used_:,} of the "
+                f"{m_train:,} training triplets")
+        unranked = set()
+        for col in getattr(model.stages_.ranking, "columns", ()):
+            unranked.update(int(v) for v in getattr(col, "unranked", ()))
+        if unranked:
+            text += (f"; {len(unranked):,} item(s) are missing from at least one landmark's triplets "
+                     "(their distance to it is set to the mean)")
+        if not model.stages_.edm.converged:
+            text += "; the EDM projection stopped before its tolerance"
+        return text
+    if name == "LOESTE":
+        text = (f"LOE on {model.n_landmark_triplets_:,} landmark triplets, then STE on all {m_train:,}: "
+                f"{model.n_iter_} iterations, {model.stop_reason_}")
+        return text
+    return f"{model.n_iter_} iterations, {model.stop_reason_}"
+
+
+# ====================================================================== state
+class TripletsState(param.Parameterized):
+    """One triplet data set, the run settings and the results of the "Your triplets" mode.
+
+    Parameters
+    ----------
+    **params
+        Initial values of the parameters below.
+
+    Examples
+    --------
+    >>> s = TripletsState()
+    >>> s.load_sample("european_capitals_crowd.csv")
+    True
+    >>> s.summary["n_items"], s.summary["labels"]
+    (44, 'text')
+    >>> s.run()                                  # synchronous: LOE, STE, LOE-STE
+    True
+    >>> 0.5 < s.results["STE"].test_accuracy <= 1.0
+    True
+    """
+
+    # ---- run settings --------------------------------------------------------------
+    methods = param.ListSelector(default=["LOE", "STE", "LOESTE"], objects=list(TRIPLET_METHODS), doc="""
+        Methods to fit, run in the order of TRIPLET_METHODS.""")
+    n_components = param.Integer(default=2, bounds=(1, 10), doc="Embedding dimension d.")
+    n_landmarks = param.Integer(default=None, allow_None=True, bounds=(4, 500), doc="""
+        LOE's landmarks (chosen among the busiest heads); None: up to AUTO_LANDMARKS of them.""")
+    test_fraction = param.Number(default=0.2, bounds=(0.05, 0.5), doc="""
+        Fraction of the triplets held out to measure accuracy.""")
+    seed = param.Integer(default=0, bounds=(0, None), doc="Seed of the split and the random starts.")
+    max_seconds = param.Number(default=30.0, bounds=(1.0, 600.0), doc="""
+        Time limit of each iterative method (stopped, its last iterate kept).""")
+    shown = param.String(default="", doc="Method whose embedding is shown and downloaded.")
+
+    # ---- data ----------------------------------------------------------------------
+    data = param.Parameter(default=None, precedence=-1, doc="The loe_viz.io.TripletData read.")
+    source = param.String(default="", precedence=-1, doc="Name of the file the data came from.")
+    sample = param.String(default="", precedence=-1, doc="File name of the bundled sample, '' for an upload.")
+    summary = param.Dict(default={}, precedence=-1, doc="How the file was read (see summarize).")
+    truth = param.Array(default=None, precedence=-1, doc="Known positions of a sample's items.")
+    data_version = param.Integer(default=0, precedence=-1, doc="Incremented when new data is loaded.")
+
+    # ---- results -------------------------------------------------------------------
+    results = param.Dict(default={}, precedence=-1, doc="Method name -> MethodResult of the last run.")
+    run_info = param.Dict(default={}, precedence=-1, doc="Split sizes, landmarks, agreement, timings.")
+    version = param.Integer(default=0, precedence=-1, doc="Incremented when results change.")
+
+    # ---- status --------------------------------------------------------------------
+    error = param.String(default="", precedence=-1, doc="Why the last action failed.")
+    message = param.String(default="", precedence=-1, doc="What the run is doing or did.")
+    running = param.Boolean(default=False, precedence=-1)
+    progress = param.Integer(default=0, bounds=(0, 100), precedence=-1)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        #: Runs a callable where results may be published (the UI thread).
+        self.dispatch: Callable[[Callable[[], None]], None] = lambda fn: fn()
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ loading
+    @staticmethod
+    def sample_available(name: str) -> bool:
+        """Whether the bundled sample ``name`` is present (a source checkout has them)."""
+        return name in SAMPLES and (SAMPLE_DIR / name).is_file()
+
+    def load_sample(self, name: str) -> bool:
+        """Read a bundled sample (see :data:`SAMPLES`).
+
+        Returns
+        -------
+        bool
+            True when it was read; otherwise :attr:`error` says why and the
+            previous data and results stay.
+        """
+        if name not in SAMPLES:
+            self.error = f"Unknown sample {name!r}: choose one of {', '.join(SAMPLES)}"
+            return False
+        path = SAMPLE_DIR / name
+        if not path.is_file():
+            self.error = (f"The sample {name} is not installed here (the samples live in sample_data/ "
+                          "of the source tree): upload a triplet file instead")
+            return False
+        try:
+            from ..io import read_triplets
+            from ..points import load_points
+            data = read_triplets(path)
+            truth = None
+            spec = SAMPLES[name]
+            if spec.truth and (SAMPLE_DIR / spec.truth).is_file():
+                X = load_points(SAMPLE_DIR / spec.truth)
+                truth = X if X.shape[0] == data.n_items else None
+        except Exception as exc:  # a damaged checkout: say so, keep the previous data
+            self.error = f"The sample {name} could not be read: {exc}"
+            return False
+        self._set_data(data, name, sample=name, truth=truth)
+        return True
+
+    def load_upload(self, content, filename: str = "triplets.csv") -> bool:
+        """Read an uploaded triplet file (any layout :func:`loe_viz.io.read_triplets` reads).
+
+        Parameters
+        ----------
+        content : bytes or str
+            The file's content.
+        filename : str
+            Its name (the extension picks NumPy files; messages quote it).
+
+        Returns
+        -------
+        bool
+            True when it was read; otherwise :attr:`error` is ``"Upload rejected: "``
+            followed by the reader's message (file, line and problem), and the
+            previous data and results stay.
+        """
+        filename = os.path.basename(str(filename or "")) or "triplets.csv"
+        try:
+            from ..io import read_triplets
+            if content is None or len(content) == 0:
+                raise ValueError(f"{filename}: the file is empty")
+            buf = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else bytes(content))
+            buf.name = filename
+            data = read_triplets(buf)
+        except ValueError as exc:
+            self.error = f"Upload rejected: {exc}"
+            return False
+        except Exception as exc:  # never raise out of the state
+            self.error = f"Upload rejected: {filename} could not be read ({type(exc).__name__}: {exc})"
+            return False
+        self._set_data(data, filename, sample="", truth=None)
+        return True
+
+    def _set_data(self, data, source: str, sample: str, truth) -> None:
+        """New data: the old results no longer apply (a running fit is cancelled)."""
+        if self.running:
+            self._cancel.set()
+        self.param.update(
+            data=data, source=source, sample=sample, truth=truth, summary=summarize(data),
+            results={}, run_info={}, shown="", error="", progress=0,
+            message="" if not self.running else "Cancelling the run on the previous data…",
+            data_version=self.data_version + 1, version=self.version + 1,
+        )
+
+    # -------------------------------------------------------------------- running
+    def loe_landmarks(self) -> int:
+        """The landmarks LOE would use with the current settings (see :func:`auto_landmarks`)."""
+        n_heads = int(self.summary.get("n_heads", 0))
+        return auto_landmarks(n_heads, self.n_components, self.n_landmarks)
+
+    def run(self, background: bool = False) -> bool:
+        """Fit the chosen methods on a training split of the data and score them.
+
+        Parameters
+        ----------
+        background : bool, default False
+            Run on a worker thread (results arrive through :attr:`dispatch`, one
+            method at a time); otherwise run now.
+
+        Returns
+        -------
+        bool
+            False when nothing was started (no data, a run in progress, or a bad
+            setting: :attr:`error` says which).
+        """
+        if self._closed or self.running:
+            return False
+        if self.data is None:
+            self.error = "Nothing to embed yet: pick a sample or upload a triplet file."
+            return False
+        if not self.methods:
+            self.error = "Choose at least one method."
+            return False
+        if self.data.n_triplets < 2:
+            self.error = f"{self.source} holds {self.data.n_triplets} triplet(s): at least 2 are needed to hold some out."
+            return False
+        self._cancel.clear()
+        self.param.update(running=True, progress=0, error="", results={}, run_info={},
+                          message="Starting…", version=self.version + 1)
+        job = partial(self._job, self.data, self.truth, self.data_version, dict(
+            methods=list(self.methods), n_components=int(self.n_components),
+            test_fraction=float(self.test_fraction), seed=int(self.seed), n_landmarks=self.n_landmarks,
+            max_seconds=float(self.max_seconds)))
+        if background:
+            self._thread = threading.Thread(target=job, name="loe-viz-triplets", daemon=True)
+            self._thread.start()
+        else:
+            job()
+        return True
+
+    def cancel(self) -> None:
+        """Stop the running fit after its current iteration; no further method starts."""
+        self._cancel.set()
+        if self.running:
+            self.message = "Cancelling…"
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a background run to end."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def close(self) -> None:
+        """Cancel a running fit and drop the data (without touching the UI)."""
+        self._closed = True
+        self._cancel.set()
+
+    def _publish(self, **updates) -> None:
+        def apply():
+            if not self._closed:
+                self.param.update(**updates)
+        try:
+            self.dispatch(apply)
+        except Exception as exc:  # e.g. the session went away
+            log.debug("could not publish: %s", exc)
+
+    def _job(self, data, truth, data_version, cfg) -> None:
+        results: dict[str, MethodResult] = {}
+        last = {"t": 0.0}
+
+        def current():
+            return data_version == self.data_version and not self._closed
+
+        def on_progress(frac, msg):
+            now = time.perf_counter()
+            if now - last["t"] >= 0.25 and current():
+                last["t"] = now
+                self._publish(progress=int(round(100 * frac)), message=msg)
+
+        def on_result(res, frac):
+            results[res.method] = res
+            if current():
+                self._publish(results=dict(results), progress=int(round(100 * frac)),
+                              message=f"{res.label} " + ("failed" if res.error else f"done in {_fmt_seconds(res.seconds)}"),
+                              version=self.version + 1)
+
+        try:
+            final, info = embed_triplets(
+                data.triplets, data.n_items, truth=truth, on_result=on_result, on_progress=on_progress,
+                should_stop=lambda: self._cancel.is_set() or not current(), **cfg)
+        except ValueError as exc:
+            self._publish(running=False, error=str(exc), message="")
+            return
+        except Exception as exc:
+            log.debug("triplet run failed", exc_info=True)
+            self._publish(running=False, error=f"The run stopped: {type(exc).__name__}: {exc}", message="")
+            return
+        if not current():  # new data arrived meanwhile: these results belong to the old data
+            self._publish(running=False, progress=0, message="")
+            return
+        ok = {k: r for k, r in final.items() if r.ok}
+        shown = self.shown if self.shown in ok else (max(ok, key=lambda k: ok[k].test_accuracy) if ok else "")
+        done = "Cancelled." if info["cancelled"] else f"Done in {_fmt_seconds(info['seconds'])}."
+        failed = [r.label for r in final.values() if r.error]
+        if failed:
+            done += " Could not run: " + ", ".join(failed) + " (see the table)."
+        self._publish(results=dict(final), run_info=info, shown=shown, running=False,
+                      progress=100 if not info["cancelled"] else self.progress, message=done,
+                      version=self.version + 1)
+
+    # ------------------------------------------------------------------ outputs
+    def best_method(self) -> str:
+        """The method with the highest held-out accuracy ('' before a run)."""
+        ok = {k: r for k, r in self.results.items() if r.ok}
+        return max(ok, key=lambda k: ok[k].test_accuracy) if ok else ""
+
+    def display_coordinates(self, method: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """2-D coordinates of a method's embedding for plotting, and each item's colour.
+
+        Every embedding is aligned (translation, rotation/reflection, scale) to
+        the best method's, so switching methods does not spin the picture, and
+        items keep the colour of their position in the best embedding. Embeddings
+        with more than two dimensions are shown in their first two principal axes.
+
+        Returns
+        -------
+        xy : ndarray of shape (n, 2)
+        hue_lightness : ndarray of shape (n, 2)
+            See :func:`loe_viz.app.colors.position_colors`.
+        """
+        from .. import metrics as M
+        from .colors import principal_plane, project
+
+        method = method or self.shown or self.best_method()
+        res = self.results.get(method)
+        if res is None or not res.ok:
+            raise ValueError(f"no embedding for {method!r}: run it first")
+        ref = self.results[self.best_method()].embedding
+        Z = res.embedding
+        if Z is not ref:
+            Z, _ = M.align(ref, Z)
+        mean, basis = principal_plane(ref)
+        xy = project(Z, mean, basis)
+        _, hl = position_colors(ref)
+        return xy, hl
+
+    def item_labels(self) -> list[str]:
+        """Every item's label as text (its index when the file has none)."""
+        if self.data is None:
+            return []
+        return [str(v) for v in np.asarray(self.data.labels).tolist()]
+
+    def embedding_csv(self, method: str | None = None) -> str:
+        """A method's embedding as CSV text: ``item,label,x1..xd``, one row per item.
+
+        The first line is a ``#`` comment naming the data, the method and its
+        held-out accuracy (``pandas.read_csv(..., comment="#")`` skips it).
+        """
+        method = method or self.shown or self.best_method()
+        res = self.results.get(method)
+        if self.data is None or res is None or not res.ok:
+            return "# no embedding yet: run a method first\n"
+        info = self.run_info
+        buf = io.StringIO()
+        Z = res.embedding
+        buf.write(f"# {res.label} embedding of {self.source} in d = {Z.shape[1]}: held-out accuracy "
+                  f"{res.test_accuracy:.4f} on {info.get('n_test', 0):,} triplets (test fraction "
+                  f"{info.get('test_fraction', self.test_fraction):g}, seed {info.get('seed', self.seed)}), "
+                  f"fitted on {info.get('n_train', 0):,}\n")
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["item", "label"] + [f"x{k + 1}" for k in range(Z.shape[1])])
+        for i, (lab, row) in enumerate(zip(self.item_labels(), Z)):
+            w.writerow([i, lab] + [f"{v:.8g}" for v in row])
+        return buf.getvalue()
+
+    def csv_filename(self, method: str | None = None) -> str:
+        """A file name for :meth:`embedding_csv`."""
+        method = method or self.shown or self.best_method() or "embedding"
+        stem = os.path.splitext(self.source or "triplets")[0] or "triplets"
+        return f"{stem}_{METHOD_LABELS.get(method, method).lower()}_embedding.csv"

@@ -1,0 +1,224 @@
+"""The "Your triplets" state without Panel or a server: samples, uploads, runs, CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from loe_viz.app.triplets_state import (
+    AUTO_LANDMARKS, SAMPLE_DIR, SAMPLES, TRIPLET_METHODS, MethodResult, TripletsState, auto_landmarks,
+    embed_triplets, summarize,
+)
+from loe_viz.io import read_triplets
+
+CAPITALS = "european_capitals_crowd.csv"
+
+
+@pytest.fixture(autouse=True)
+def _quiet_loe():
+    # LOE warns about items missing from a landmark's comparisons; the state reports them itself
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _capitals_state() -> TripletsState:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = TripletsState(methods=["LOE", "STE", "LOESTE"])
+        assert s.load_sample(CAPITALS), s.error
+        assert s.run() is True
+    return s
+
+
+@pytest.fixture(scope="module")
+def capitals_run():
+    """A finished run on the capitals sample (read-only: tests that change it make their own)."""
+    return _capitals_state()
+
+
+def test_module_imports_no_panel():
+    code = ("import sys, loe_viz.app.triplets_state; "
+            "bad = [m for m in ('panel', 'holoviews', 'bokeh') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_bundled_sample_loads(name):
+    s = TripletsState()
+    assert s.load_sample(name), s.error
+    ref = read_triplets(SAMPLE_DIR / name)
+    sm = s.summary
+    assert s.error == "" and s.source == name and s.sample == name and s.data_version == 1
+    assert sm["n_items"] == ref.n_items and sm["n_triplets"] == ref.n_triplets
+    heads = np.bincount(ref.triplets[:, 0], minlength=ref.n_items)
+    assert sm["n_heads"] == int((heads > 0).sum())
+    assert sm["per_head"]["max"] == heads.max() and sm["per_head"]["min"] == heads[heads > 0].min()
+    assert sm["head_counts"].sum() == ref.n_triplets and np.all(np.diff(sm["head_counts"]) <= 0)
+    assert sm["layout"] == ref.layout and sm["format"] == ref.format
+    assert f"Read {ref.n_triplets:,} triplets over {ref.n_items:,} items from {name}" in sm["sentence"]
+    assert s.truth is not None and s.truth.shape[0] == ref.n_items
+    if name == CAPITALS:
+        assert sm["labels"] == "text" and sm["label_examples"][:2] == ["Amsterdam", "Andorra la Vella"]
+        assert sm["layout"] == "crowd"
+    else:
+        assert sm["labels"] == "none"
+
+
+def test_unknown_sample_is_an_error_and_keeps_data():
+    s = TripletsState()
+    assert s.load_sample(CAPITALS)
+    data = s.data
+    assert not s.load_sample("nope.csv")
+    assert s.error.startswith("Unknown sample 'nope.csv'")
+    assert s.data is data and s.source == CAPITALS
+
+
+def test_malformed_upload_gives_the_message_and_keeps_data_and_results():
+    s = _capitals_state()
+    data, summary, results, info = s.data, s.summary, s.results, s.run_info
+    version, data_version = s.version, s.data_version
+    bad = b"head,winner,loser\n0,1,2\n0,1\n"
+    assert s.load_upload(bad, "bad.csv") is False
+    assert s.error == "Upload rejected: bad.csv: line 3: expected 3 fields (head, near, far), got 2"
+    assert s.data is data and s.summary is summary and s.results is results and s.run_info is info
+    assert s.version == version and s.data_version == data_version and s.source == CAPITALS
+    assert s.embedding_csv().count("\n") == 2 + 44
+    # other rejections say what is wrong, and still keep everything
+    assert s.load_upload(b"", "empty.csv") is False
+    assert s.error == "Upload rejected: empty.csv: the file is empty"
+    assert s.load_upload(b"x,y\n1,2\n", "points.csv") is False
+    assert s.error.startswith("Upload rejected: points.csv: line 1: the header has no head")
+    assert s.load_upload(b"not a zip", "t.npz") is False
+    assert s.error == "Upload rejected: t.npz: has the extension .npz but is not a NumPy .npz file"
+    assert s.data is data and s.results is results
+
+
+def test_good_upload_replaces_the_data_and_clears_results():
+    s = TripletsState(methods=["STE"])
+    assert s.load_sample(CAPITALS) and s.run()
+    assert "STE" in s.results
+    text = "Center,Left,Right,Answer\nParis,Rome,Oslo,Rome\nOslo,Paris,Rome,Paris\nRome,Oslo,Paris,Paris\n"
+    assert s.load_upload(text.encode("utf-8"), "my answers.csv"), s.error
+    assert s.error == "" and s.source == "my answers.csv" and s.sample == ""
+    assert s.results == {} and s.run_info == {} and s.shown == ""
+    assert s.summary["n_items"] == 3 and s.summary["n_triplets"] == 3 and s.summary["labels"] == "text"
+    assert s.item_labels() == ["Oslo", "Paris", "Rome"]
+    # a .npy upload (bytes), integer ids that are not 0..n-1 keep their ids as labels
+    buf = io.BytesIO()
+    np.save(buf, np.array([[10, 20, 30], [20, 30, 40], [30, 10, 40]], dtype=np.int64))
+    assert s.load_upload(buf.getvalue(), "t.npy"), s.error
+    assert s.summary["format"] == "npy" and s.summary["labels"] == "ids" and s.item_labels() == ["10", "20", "30", "40"]
+    # an error after a good upload leaves the new data alone
+    assert not s.load_upload(b"1,2\n", "short.csv")
+    assert s.source == "t.npy"
+
+
+def test_run_gives_accuracies_for_every_method(capitals_run):
+    s = capitals_run
+    assert s.error == "" and not s.running and s.progress == 100
+    assert s.message.startswith("Done in")
+    assert list(s.results) == ["LOE", "STE", "LOESTE"]
+    for name, r in s.results.items():
+        assert isinstance(r, MethodResult) and r.ok, (name, r.error)
+        assert 0.0 <= r.test_accuracy <= 1.0 and 0.0 <= r.train_accuracy <= 1.0
+        assert r.embedding.shape == (44, 2) and np.all(np.isfinite(r.embedding))
+        assert r.seconds >= 0 and r.detail
+        assert 0.0 <= r.procrustes < 1.0  # the sample's truth is known
+    ste, warm, loe = s.results["STE"], s.results["LOESTE"], s.results["LOE"]
+    assert ste.test_accuracy > 0.9 and loe.test_accuracy > 0.6
+    assert warm.test_accuracy >= ste.test_accuracy - 0.02
+    assert warm.label == "LOE-STE"
+    info = s.run_info
+    assert info["n_train"] + info["n_test"] == 4000 and info["n_test"] == 800
+    assert info["n_landmarks"] == min(44, AUTO_LANDMARKS) and info["loe_triplets"] == info["n_train"]
+    assert 0.0 <= info["agreement_loe_ste"] <= 1.0
+    assert ste.agreement_with_ste == 0.0 and 0.0 <= warm.agreement_with_ste < 0.05
+    assert s.shown == s.best_method() and s.shown in ("STE", "LOESTE")
+    xy, hl = s.display_coordinates("LOE")
+    assert xy.shape == (44, 2) and hl.shape == (44, 2)
+
+
+def test_csv_has_labels_and_coordinates(capitals_run):
+    s = capitals_run
+    text = s.embedding_csv("LOESTE")
+    lines = text.splitlines()
+    assert lines[0].startswith("# LOE-STE embedding of european_capitals_crowd.csv in d = 2: held-out accuracy")
+    rows = list(csv.reader(lines[1:]))
+    assert rows[0] == ["item", "label", "x1", "x2"]
+    assert [r[1] for r in rows[1:]] == [str(v) for v in s.data.labels]
+    assert rows[1][1] == "Amsterdam" and len(rows) == 1 + 44
+    Z = np.array([[float(v) for v in r[2:]] for r in rows[1:]])
+    np.testing.assert_allclose(Z, s.results["LOESTE"].embedding, rtol=1e-7, atol=1e-9)
+    assert s.csv_filename("LOESTE") == "european_capitals_crowd_loe-ste_embedding.csv"
+
+
+def test_run_problems_are_reported_not_raised():
+    s = TripletsState()
+    assert s.run() is False and s.error.startswith("Nothing to embed yet")
+    assert s.load_sample("gaussian_2d_landmark_triplets.csv")  # 10 heads only
+    s.param.update(methods=["LOE", "STE"], n_components=8)  # LOE needs d + 3 = 11 heads
+    assert s.run()
+    assert s.results["LOE"].error.startswith("triplets have only 10 distinct head item(s)")
+    assert not s.results["LOE"].ok and s.results["STE"].ok
+    assert "Could not run: LOE" in s.message
+    s.methods = []
+    assert s.run() is False and s.error == "Choose at least one method."
+
+
+def test_background_run_can_be_cancelled():
+    s = TripletsState(methods=["STE", "TSTE", "SOE"])
+    assert s.load_sample("gaussian_2d_crowd.csv")
+    assert s.run(background=True)
+    s.cancel()
+    s.wait(60)
+    assert not s.running
+    assert s.message.startswith("Cancelled") and s.run_info["cancelled"] is True
+    assert len(s.results) < 3
+
+
+def test_background_run_publishes_through_dispatch():
+    s = TripletsState(methods=["LOE", "STE"])
+    calls = []
+
+    def dispatch(fn):
+        calls.append(fn)
+        fn()
+    s.dispatch = dispatch
+    assert s.load_sample("gaussian_3d_triplets.npz")
+    s.n_components = 3
+    assert s.run(background=True)
+    s.wait(120)
+    assert calls and not s.running and set(s.results) == {"LOE", "STE"}
+    assert s.results["STE"].embedding.shape == (100, 3)
+    assert s.display_coordinates()[0].shape == (100, 2)
+
+
+def test_embed_triplets_directly():
+    T = read_triplets(SAMPLE_DIR / "gaussian_2d_crowd.csv")
+    seen = []
+    results, info = embed_triplets(T.triplets, T.n_items, ["STE", "LOESTE"], test_fraction=0.25, seed=3,
+                                   on_result=lambda r, f: seen.append((r.method, f)))
+    assert seen == [("STE", 0.5), ("LOESTE", 1.0)]
+    assert info["n_test"] == 2000 and not info["cancelled"]
+    assert all(0.5 < r.test_accuracy <= 1.0 for r in results.values())
+    with pytest.raises(ValueError, match="methods must name at least one"):
+        embed_triplets(T.triplets, T.n_items, ["nope"])
+
+
+def test_auto_landmarks_and_summary():
+    assert auto_landmarks(10, 2) == 10 and auto_landmarks(3, 2) == 5
+    assert auto_landmarks(500, 2) == AUTO_LANDMARKS and auto_landmarks(500, 2, 7) == 7
+    assert set(TRIPLET_METHODS) == {"LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL"}
+    data = read_triplets(io.StringIO("0,1,2\n0,2,3\n4,1,2\n"))
+    sm = summarize(data)
+    assert sm["n_heads"] == 2 and sm["per_head"]["max"] == 2 and sm["unused_items"] == 0
+    assert "2 item(s) head a triplet, from 1 to 2 triplets each" in sm["sentence"]
