@@ -14,7 +14,7 @@ import numpy as np
 
 from ._validation import index_dtype
 from .kernels import shares
-from .ranking import rank_column
+from .ranking import cache_order, rank_column
 
 __all__ = ["StoredTriplets", "landmark_share", "rank_share"]
 
@@ -110,4 +110,5 @@ def rank_share(source, head: int, count: int, n_items: int, rank_kw: dict):
     triplets = source.open() if isinstance(source, StoredTriplets) else source
     near, far = landmark_share(triplets, int(head), int(count), int(n_items))
     del triplets
-    return rank_column(near, far, int(head), int(n_items), **rank_kw)
+    near, far = cache_order(near, far, int(n_items))  # the share in arrival order is freed here
+    return rank_column(near, far, int(head), int(n_items), reorder=False, **rank_kw)

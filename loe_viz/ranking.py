@@ -8,10 +8,44 @@ import numpy as np
 
 from .kernels import btl
 
-__all__ = ["ColumnRanking", "RankingResult", "rank_column"]
+__all__ = ["ColumnRanking", "RankingResult", "rank_column", "cache_order"]
 
 # Up to this many items the per-item vectors of a Newton step stay in the CPU caches.
 _CACHE_RESIDENT = 30_000
+# Past this many items, a pass over comparisons in arrival (random) order waits on main
+# memory for every score it reads or writes (measured: ~170 ns per comparison at n = 10^6
+# against ~25 ns once grouped in tiles of 2^15 x 2^15 items, whose six score blocks fit a
+# 1 MiB L2 cache).
+_TILE_MIN_ITEMS = 1 << 16
+_TILE_SHIFT = 15
+
+
+def cache_order(near: np.ndarray, far: np.ndarray, n_items: int):
+    """The comparisons reordered so that passes over them stay in the CPU cache.
+
+    For ``n_items`` above ``2**16``, returns new arrays holding the same
+    comparisons grouped by tiles of ``2**15`` near items by ``2**15`` far items
+    (a stable counting sort, linear in the number of comparisons); otherwise
+    returns ``near`` and ``far`` themselves. The BTL likelihood does not depend
+    on the order of the comparisons, so the scores are the same up to rounding.
+    Callers that own the input arrays should drop them afterwards: the
+    reordered copy is what :func:`rank_column` then needs (``reorder=False``).
+
+    Parameters
+    ----------
+    near, far : int arrays (m,)
+    n_items : int
+
+    Returns
+    -------
+    near, far : int arrays (m,)
+    """
+    if n_items <= _TILE_MIN_ITEMS or near.shape[0] == 0:
+        return near, far
+    out_near = np.empty_like(near)
+    out_far = np.empty_like(far)
+    btl.tile_order(near, far, _TILE_SHIFT, out_near, out_far)
+    return out_near, out_far
 
 
 @dataclass(frozen=True)
@@ -121,6 +155,7 @@ def rank_column(
     cg_max_iter: int = 100,
     w0: np.ndarray | None = None,
     max_step: float = 4.0,
+    reorder: bool = True,
 ) -> ColumnRanking:
     """Fit the l2-regularised, sum-zero BTL scores of one landmark by Newton-CG.
 
@@ -153,12 +188,18 @@ def rank_column(
         random pairs lands within a few Newton steps of the optimum.
     max_step : float, default 4.0
         Trust radius: the largest change of one score in one Newton step.
+    reorder : bool, default True
+        Pass the comparisons through :func:`cache_order` first (a copy, for
+        large ``n_items`` only). Callers that have already done so, and dropped
+        their own arrays to save memory, pass False.
 
     Returns
     -------
     ColumnRanking
     """
     n = int(n_items)
+    if reorder:
+        near, far = cache_order(near, far, n)
     m = near.shape[0]
     mask = np.ones(n, dtype=np.bool_)
     mask[head] = False

@@ -118,3 +118,15 @@ def test_count_appearances(rng):
     counts = np.empty(12, dtype=np.int64)
     btl.count_appearances(near, far, 12, counts)
     np.testing.assert_array_equal(counts, np.bincount(near, minlength=12) + np.bincount(far, minlength=12))
+
+
+@pytest.mark.parametrize("shift", [0, 2, 5])
+def test_tile_order_is_a_stable_sort_by_tile(rng, shift):
+    near, far, _ = _problem(rng, n=50, m=500)
+    out_near, out_far = np.empty_like(near), np.empty_like(far)
+    btl.tile_order(near, far, shift, out_near, out_far)
+    nb = (max(near.max(), far.max()) >> shift) + 1
+    key = (near >> shift).astype(np.int64) * nb + (far >> shift)
+    order = np.argsort(key, kind="stable")
+    np.testing.assert_array_equal(out_near, near[order])
+    np.testing.assert_array_equal(out_far, far[order])

@@ -111,3 +111,29 @@ def test_ranking_result_stacks_columns():
     np.testing.assert_array_equal(res.n_comparisons, [2000, 2000, 2000])
     np.testing.assert_array_equal(res.items_covered, [49 - c.unranked.size for c in cols])
     assert res.items_covered.max() <= 49
+
+
+def test_cache_order_keeps_the_comparisons_and_the_scores():
+    # Above the tiling threshold the comparisons are regrouped, never changed: the same
+    # multiset of (near, far) pairs, and the same optimum up to rounding.
+    from loe_viz.ranking import _TILE_MIN_ITEMS, cache_order
+
+    n = _TILE_MIN_ITEMS + 5000
+    rng = np.random.default_rng(21)
+    near = rng.integers(1, n, 400_000).astype(np.int32)
+    far = rng.integers(1, n - 1, 400_000).astype(np.int32)
+    far[far >= near] += 1
+    far[far == 0] = 1
+    keep = far != near
+    near, far = near[keep], far[keep]
+    tn, tf = cache_order(near, far, n)
+    assert tn is not near and tn.dtype == near.dtype
+    assert not np.array_equal(tn, near)  # really regrouped
+    pairs = lambda a, b: np.sort(a.astype(np.int64) * n + b)  # noqa: E731
+    np.testing.assert_array_equal(pairs(tn, tf), pairs(near, far))
+    small_n, small_f = cache_order(near[:10], far[:10], 1000)
+    assert np.shares_memory(small_n, near) and np.shares_memory(small_f, far)  # small n: no copy
+    a = rank_column(near, far, 0, n, reorder=True, tol=1e-8)
+    b = rank_column(near, far, 0, n, reorder=False, tol=1e-8)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
+    assert a.n_comparisons == b.n_comparisons
