@@ -16,7 +16,7 @@ from ._validation import check_float, check_int, check_random_state, check_tripl
 from .edm import EDMResult, project_edm
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
-from .ranking import ColumnRanking, RankingResult, cache_order, rank_column
+from .ranking import ColumnRanking, RankingResult, rank_column
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
 
@@ -98,9 +98,8 @@ def _rank_oracle(oracle, head, per_landmark, seed, rank_kw):
     reproduced there from the seed.
     """
     t0 = time.perf_counter()
-    near, far = oracle.comparisons(head, per_landmark, seed)
+    near, far = oracle.comparisons(head, per_landmark, seed, tiled=True)  # already in cache order
     t1 = time.perf_counter()
-    near, far = cache_order(near, far, oracle.n_items)  # the sampled arrays are freed here
     col = rank_column(near, far, head, oracle.n_items, reorder=False, **rank_kw)
     return col, t1 - t0, time.perf_counter() - t1
 

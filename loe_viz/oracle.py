@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ._tiles import tile_shift
 from ._validation import check_float, check_int, check_points, index_dtype
 from .kernels import sampling
 
@@ -94,16 +95,27 @@ class TripletOracle:
             raise ValueError("landmarks must be distinct items")
         return lm.astype(np.int64)
 
-    def comparisons(self, head: int, per_landmark: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    def comparisons(self, head: int, per_landmark: int, seed, tiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The answered comparisons of one landmark, as ``(near, far)`` index arrays.
 
         A pure function of ``(X, temperature, head, per_landmark, seed)``: workers
         of an executor reproduce a landmark's comparisons from its seed alone.
+        With ``tiled=True`` and many items, the same comparisons come grouped in
+        cache-sized tiles of items (see :mod:`loe_viz._tiles`), which makes both
+        the sampling and the ranking passes cache-friendly; otherwise in the
+        order drawn.
         """
         dt = index_dtype(self.n_items)
         near = np.empty(per_landmark, dtype=dt)
         far = np.empty(per_landmark, dtype=dt)
-        sampling.landmark_comparisons(self.X, int(head), int(per_landmark), self.temperature, np.uint64(seed), near, far)
+        shift = tile_shift(self.n_items) if tiled else None
+        if shift is None:
+            sampling.landmark_comparisons(self.X, int(head), int(per_landmark), self.temperature, np.uint64(seed),
+                                          near, far)
+        else:
+            coins = np.empty(per_landmark)
+            sampling.landmark_comparisons_tiled(self.X, int(head), int(per_landmark), self.temperature,
+                                                np.uint64(seed), shift, near, far, coins)
         return near, far
 
     def landmark_triplets(self, landmarks, per_landmark: int) -> np.ndarray:

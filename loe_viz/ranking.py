@@ -6,25 +6,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._tiles import tile_shift
 from .kernels import btl
 
 __all__ = ["ColumnRanking", "RankingResult", "rank_column", "cache_order"]
 
 # Up to this many items the per-item vectors of a Newton step stay in the CPU caches.
 _CACHE_RESIDENT = 30_000
-# Past this many items, a pass over comparisons in arrival (random) order waits on main
-# memory for every score it reads or writes (measured: ~170 ns per comparison at n = 10^6
-# against ~25 ns once grouped in tiles of 2^15 x 2^15 items, whose six score blocks fit a
-# 1 MiB L2 cache).
-_TILE_MIN_ITEMS = 1 << 16
-_TILE_SHIFT = 15
 
 
 def cache_order(near: np.ndarray, far: np.ndarray, n_items: int):
     """The comparisons reordered so that passes over them stay in the CPU cache.
 
-    For ``n_items`` above ``2**16``, returns new arrays holding the same
-    comparisons grouped by tiles of ``2**15`` near items by ``2**15`` far items
+    For large ``n_items`` (see :mod:`loe_viz._tiles`), returns new arrays
+    holding the same comparisons grouped by tiles of near items by far items
     (a stable counting sort, linear in the number of comparisons); otherwise
     returns ``near`` and ``far`` themselves. The BTL likelihood does not depend
     on the order of the comparisons, so the scores are the same up to rounding.
@@ -40,11 +35,12 @@ def cache_order(near: np.ndarray, far: np.ndarray, n_items: int):
     -------
     near, far : int arrays (m,)
     """
-    if n_items <= _TILE_MIN_ITEMS or near.shape[0] == 0:
+    shift = tile_shift(n_items)
+    if shift is None or near.shape[0] == 0:
         return near, far
     out_near = np.empty_like(near)
     out_far = np.empty_like(far)
-    btl.tile_order(near, far, _TILE_SHIFT, out_near, out_far)
+    btl.tile_order(near, far, shift, out_near, out_far)
     return out_near, out_far
 
 

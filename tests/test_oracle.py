@@ -215,3 +215,30 @@ def test_landmark_triplets_errors(X, landmarks, per, match):
 def test_uniform_triplets_errors(X):
     with pytest.raises(ValueError, match=r"^m must be >= 1, got 0$"):
         TripletOracle(X).uniform_triplets(0)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_tiled_comparisons_are_the_same_comparisons_grouped(temperature):
+    # Past the tiling threshold the sampler answers tile by tile: the same answered pairs
+    # (exactly, coins included), grouped so that each tile's items are contiguous.
+    from loe_viz._tiles import tile_shift
+
+    n = 140_000
+    shift = tile_shift(n)
+    assert shift is not None
+    o = TripletOracle(make_points("uniform", n, random_state=5), temperature=temperature, random_state=6)
+    near, far = o.comparisons(17, 300_000, seed=99)
+    tn, tf = o.comparisons(17, 300_000, seed=99, tiled=True)
+    key = lambda a, b: np.sort(a.astype(np.int64) * n + b)  # noqa: E731
+    np.testing.assert_array_equal(key(tn, tf), key(near, far))
+    tiles = np.minimum(tn, tf) >> shift, np.maximum(tn, tf) >> shift
+    lo_tile = tiles[0] * n + tiles[1]
+    # each unordered tile (block pair) appears as at most two contiguous runs
+    runs = np.count_nonzero(np.diff(lo_tile)) + 1
+    assert runs <= 2 * np.unique(lo_tile).size
+    # small n: tiled=True changes nothing
+    Xs = make_points("uniform", 500, random_state=5)
+    a = TripletOracle(Xs, random_state=1).comparisons(3, 1000, seed=4)
+    b = TripletOracle(Xs, random_state=1).comparisons(3, 1000, seed=4, tiled=True)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])

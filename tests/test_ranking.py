@@ -116,7 +116,8 @@ def test_ranking_result_stacks_columns():
 def test_cache_order_keeps_the_comparisons_and_the_scores():
     # Above the tiling threshold the comparisons are regrouped, never changed: the same
     # multiset of (near, far) pairs, and the same optimum up to rounding.
-    from loe_viz.ranking import _TILE_MIN_ITEMS, cache_order
+    from loe_viz._tiles import _MIN_ITEMS as _TILE_MIN_ITEMS
+    from loe_viz.ranking import cache_order
 
     n = _TILE_MIN_ITEMS + 5000
     rng = np.random.default_rng(21)

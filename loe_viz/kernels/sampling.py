@@ -49,11 +49,8 @@ def _sqdist(X, a, b):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _answer(X, i, j, k, temperature, state):
-    """Return (closer, farther, state) for the query "is j or k closer to i?"."""
-    dij = _sqdist(X, i, j)
-    dik = _sqdist(X, i, k)
-    state, u = uniform01(state)
+def _j_closer(dij, dik, temperature, u):
+    """The answer to "is j closer than k?" given the squared distances and a uniform coin ``u``."""
     if temperature > 0.0:
         # P(j is closer) = sigmoid((D_ik - D_ij) / T)
         z = (dik - dij) / temperature
@@ -62,14 +59,40 @@ def _answer(X, i, j, k, temperature, state):
         else:
             e = np.exp(z)
             p = e / (1.0 + e)
-        j_closer = u < p
-    elif dij == dik:
-        j_closer = u < 0.5
-    else:
-        j_closer = dij < dik
-    if j_closer:
+        return u < p
+    if dij == dik:
+        return u < 0.5
+    return dij < dik
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _answer(X, i, j, k, temperature, state):
+    """Return (closer, farther, state) for the query "is j or k closer to i?"."""
+    dij = _sqdist(X, i, j)
+    dik = _sqdist(X, i, k)
+    state, u = uniform01(state)
+    if _j_closer(dij, dik, temperature, u):
         return j, k, state
     return k, j, state
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _pair(state, head, n):
+    """A uniformly random pair ``(j, k)`` of distinct items other than ``head``, and the new state."""
+    state, z = splitmix64(state)
+    j = below(z, n - 1)
+    state, z = splitmix64(state)
+    k = below(z, n - 2)
+    # map j into [0, n) \ {head}, then k into [0, n) \ {head, j}
+    if j >= head:
+        j += 1
+    lo = head if head < j else j
+    hi = j if head < j else head
+    if k >= lo:
+        k += 1
+    if k >= hi:
+        k += 1
+    return j, k, state
 
 
 @njit(nogil=True, cache=True)
@@ -92,22 +115,49 @@ def landmark_comparisons(X, head, m, temperature, seed, near, far):
     n = X.shape[0]
     state = np.uint64(seed)
     for t in range(m):
-        state, z = splitmix64(state)
-        j = below(z, n - 1)
-        state, z = splitmix64(state)
-        k = below(z, n - 2)
-        # map j into [0, n) \ {head}, then k into [0, n) \ {head, j}
-        if j >= head:
-            j += 1
-        lo = head if head < j else j
-        hi = j if head < j else head
-        if k >= lo:
-            k += 1
-        if k >= hi:
-            k += 1
+        j, k, state = _pair(state, head, n)
         a, b, state = _answer(X, head, j, k, temperature, state)
         near[t] = a
         far[t] = b
+
+
+@njit(nogil=True, cache=True)
+def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far, coins):
+    """The comparisons of :func:`landmark_comparisons`, grouped in cache-sized tiles.
+
+    Draws the same ``m`` pairs and coins from the same stream, but writes them
+    grouped by tile ``(j >> shift, k >> shift)`` of the drawn pair (a counting
+    sort: the stream is drawn twice), then answers them tile by tile, so the
+    points of two item blocks stay in cache. The result is a permutation of
+    :func:`landmark_comparisons`' output: the same answered comparisons.
+    ``coins`` (float64, length >= m) is scratch space.
+    """
+    n = X.shape[0]
+    nb = ((n - 1) >> shift) + 1
+    starts = np.zeros(nb * nb + 1, dtype=np.int64)
+    state = np.uint64(seed)
+    for t in range(m):
+        j, k, state = _pair(state, head, n)
+        state = state + _GOLDEN  # the coin's draw, not needed yet
+        starts[(j >> shift) * nb + (k >> shift) + 1] += 1
+    for q in range(nb * nb):
+        starts[q + 1] += starts[q]
+    state = np.uint64(seed)
+    for t in range(m):
+        j, k, state = _pair(state, head, n)
+        state, u = uniform01(state)
+        q = (j >> shift) * nb + (k >> shift)
+        p = starts[q]
+        starts[q] = p + 1
+        near[p] = j
+        far[p] = k
+        coins[p] = u
+    for p in range(m):
+        j = near[p]
+        k = far[p]
+        if not _j_closer(_sqdist(X, head, j), _sqdist(X, head, k), temperature, coins[p]):
+            near[p] = k
+            far[p] = j
 
 
 @njit(nogil=True, cache=True)
@@ -121,18 +171,7 @@ def uniform_triplets(X, m, temperature, seed, out):
     for t in range(m):
         state, z = splitmix64(state)
         i = below(z, n)
-        state, z = splitmix64(state)
-        j = below(z, n - 1)
-        state, z = splitmix64(state)
-        k = below(z, n - 2)
-        if j >= i:
-            j += 1
-        lo = i if i < j else j
-        hi = j if i < j else i
-        if k >= lo:
-            k += 1
-        if k >= hi:
-            k += 1
+        j, k, state = _pair(state, i, n)
         a, b, state = _answer(X, i, j, k, temperature, state)
         out[t, 0] = i
         out[t, 1] = a
