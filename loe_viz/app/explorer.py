@@ -22,6 +22,7 @@ from panel.viewable import Viewer
 
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState, warm_up
 from .views import VIEW_CLASSES
+from .views.triplets import TripletsView
 
 __all__ = ["Explorer", "TITLE"]
 
@@ -42,6 +43,9 @@ _warm_thread.start()
 
 #: Title of the page (the served app's template and the notebook header).
 TITLE = "Landmark Ordinal Embedding — explorer"
+
+#: The explorer's top-level modes (tabs above the steps).
+MODES = ("Walk-through", "Your triplets")
 
 _ACCENT = "#2b6cb0"
 
@@ -66,6 +70,10 @@ def _session_dispatcher():
 
 class Explorer(Viewer):
     """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
+
+    A second mode, "Your triplets" (:class:`~loe_viz.app.views.triplets.TripletsView`),
+    embeds a triplet file (uploaded or a bundled sample) with LOE and the baselines and
+    compares them on held-out triplets.
 
     Parameters
     ----------
@@ -98,6 +106,7 @@ class Explorer(Viewer):
         s.dispatch = _session_dispatcher()
         self._views = [cls(state=s) for cls in VIEW_CLASSES]
         self._compare = self._views[STEPS.index("Compare")].compare
+        self._triplets = TripletsView(dispatch=s.dispatch)
         self._run_all_pending = False
         self._build_controls()
         self._build_main()
@@ -221,9 +230,17 @@ class Explorer(Viewer):
         self.main = pn.Column(self.nav, self.status, self.alert, self.notice, self.tabs,
                               sizing_mode="stretch_width")
         self._update_nav()
+        # top-level modes: the walk-through on synthetic data, and the user's own triplets
+        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), dynamic=True,
+                             sizing_mode="stretch_width", css_classes=["loe-modes"])
+        self.modes.param.watch(self._on_mode, "active")
+        self._mode_note = pn.pane.Markdown(
+            "The settings in this sidebar belong to the walk-through; “Your triplets” has its own, "
+            "beside its results.", visible=False, styles={"color": "#555"})
+        self.sidebar.insert(0, self._mode_note)
 
     def __panel__(self):
-        return pn.Row(pn.Column(self.sidebar, width=330), self.main, sizing_mode="stretch_width")
+        return pn.Row(pn.Column(self.sidebar, width=330), self.modes, sizing_mode="stretch_width")
 
     def servable_template(self):
         """The explorer inside a :class:`panel.template.BootstrapTemplate` (used when served).
@@ -232,7 +249,7 @@ class Explorer(Viewer):
         page works offline (a lecture hall without network, or CI).
         """
         return pn.template.BootstrapTemplate(
-            title=TITLE, sidebar=[self.sidebar], main=[self.main], header_background=_ACCENT,
+            title=TITLE, sidebar=[self.sidebar], main=[self.modes], header_background=_ACCENT,
             sidebar_width=350)
 
     def servable(self, title: str | None = None, location: bool = True, area: str = "main", target=None):
@@ -253,10 +270,11 @@ class Explorer(Viewer):
 
     def close(self) -> None:
         """Stop the session's threads and drop its data."""
-        try:
-            self._compare.close()
-        except Exception:
-            pass
+        for part in (self._compare, self._triplets):
+            try:
+                part.close()
+            except Exception:
+                pass
         self.state.close()
         # drop the views' references to plots and data without touching their bokeh
         # models (the session's document is being torn down)
@@ -274,6 +292,14 @@ class Explorer(Viewer):
     def _on_url_error(self, values):
         self.state.error = "Some settings in the link could not be applied: " + ", ".join(
             f"{k}={v!r}" for k, v in values.items())
+
+    def _on_mode(self, event):
+        """Show the walk-through's sidebar only in its mode; open "Your triplets" on a sample."""
+        walk = event.new == 0
+        for obj in self.sidebar.objects:
+            obj.visible = (obj is self._mode_note) != walk
+        if not walk:
+            self._triplets.activate()
 
     def _on_explain(self, event):
         for v in self._views:

@@ -1,0 +1,400 @@
+"""The "Your triplets" mode: embed a triplet file with LOE and the baselines, judged on held-out triplets."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from .. import plots
+from ..colors import quantized
+from ..triplets_state import (
+    AUTO_LANDMARKS, LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState, loe_coverage,
+)
+from .base import explanation, fmt, hvpane
+
+__all__ = ["TripletsView"]
+
+_TEXT = (
+    """
+Bring triplets you collected (or pick a bundled sample): one row per answer, in any layout
+`loe_viz.io.read_triplets` reads: list-order rows *head, closer, farther*; crowd answers
+*head, left, right, winner* naming items by id or label; cblearn's *X, y*; `.npy` / `.npz`
+arrays. Items named by text get labels, which the plot shows.
+
+Real data has no ground truth, so every method is **fitted on a random part of the triplets and
+judged on the rest**: the held-out accuracy is the fraction of unseen answers the embedding
+agrees with (50 % is chance; noisy answers cap it well below 100 %).
+
+**LOE** only uses the triplets headed by its landmarks, chosen here among the items that head the
+most triplets (by default up to 50 of them: on collected data, where every item heads a few
+triplets, more landmarks use more of the answers than the paper's *d* + 3). It is fast but
+spends its answers less efficiently than **STE**, which fits all coordinates to all triplets.
+**LOE-STE** starts STE from LOE's embedding.
+""",
+)
+
+_EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
+
+
+def _md(text) -> str:
+    """``text`` shown literally in Markdown (file names, labels and messages come from the user)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def _session_dispatch():
+    from ..explorer import _session_dispatcher
+    return _session_dispatcher()
+
+
+class TripletsView(Viewer):
+    """Upload or pick triplets, see how they were read, embed them, compare the methods, download.
+
+    Parameters
+    ----------
+    state : TripletsState, optional
+        The mode's state (a new one by default).
+    dispatch : callable, optional
+        Runs a function on the session's event loop (the explorer passes its own);
+        by default the current session's.
+    """
+
+    state = param.ClassSelector(class_=TripletsState, doc="Data, settings and results of the mode.")
+
+    def __init__(self, state: TripletsState | None = None, dispatch=None, **params):
+        super().__init__(state=state or TripletsState(), **params)
+        s = self.state
+        s.dispatch = dispatch or _session_dispatch()
+        self._activated = False
+        self._quiet = False  # set while the view itself changes a widget
+        W = pn.widgets
+        # -- source -------------------------------------------------------------------------
+        opts = {"— choose a sample —": ""}
+        opts.update({spec.title: name for name, spec in SAMPLES.items() if TripletsState.sample_available(name)})
+        self.w_sample = W.Select(label="Bundled sample", options=opts, value="", width=420,
+                                 css_classes=["loe-tr-sample"])
+        self.w_sample.param.watch(self._on_sample, "value")
+        self.w_upload = W.FileInput(label="…or upload a triplet file", accept=".csv,.tsv,.txt,.npy,.npz",
+                                    multiple=False, width=380, css_classes=["loe-tr-upload"])
+        self.w_upload.param.watch(self._on_upload, "value")
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                   css_classes=["loe-tr-error"])
+        # -- how it was read ------------------------------------------------------------------
+        self.sentence = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
+                                         css_classes=["loe-tr-sentence"])
+        self.summary_table = pn.pane.Markdown("", width=560, styles={"font-size": "1.05em"},
+                                              css_classes=["loe-tr-summary"])
+        self.heads_plot = hvpane(self._heads_figure())
+        self.notes = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#555"})
+        # -- run ------------------------------------------------------------------------------
+        self.w_methods = W.MultiChoice(label="Methods", options={METHOD_LABELS[m]: m for m in TRIPLET_METHODS},
+                                       value=list(s.methods), width=420, css_classes=["loe-tr-methods"])
+        self.w_methods.link(s, value="methods", bidirectional=True)
+        self.w_d = W.IntInput.from_param(s.param.n_components, label="Dimension d", width=110)
+        self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="LOE landmarks",
+                                         placeholder=f"auto (≤ {AUTO_LANDMARKS})", width=150)
+        self.w_test = W.FloatInput.from_param(s.param.test_fraction, label="Held-out fraction", step=0.05,
+                                              width=140)
+        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", width=100)
+        self.w_limit = W.FloatInput.from_param(s.param.max_seconds, label="Time limit per method (s)",
+                                               width=190)
+        self.b_run = W.Button(label="Run", color="primary", width=140, css_classes=["loe-tr-run"],
+                              description="Split the triplets, fit every chosen method, score it on the held-out part")
+        self.b_run.on_click(lambda e: self.state.run(background=True))
+        self.b_cancel = W.Button(label="Cancel", color="danger", variant="outline", width=110, disabled=True)
+        self.b_cancel.on_click(lambda e: self.state.cancel())
+        self.progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary", visible=False)
+        self.message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-tr-message"])
+        self.coverage = pn.pane.Markdown("", styles={"color": "#555"}, sizing_mode="stretch_width")
+        # -- results --------------------------------------------------------------------------
+        self.results_intro = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.05em"})
+        self.results_table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
+                                              css_classes=["loe-tr-results"])
+        self.w_shown = W.Select(label="Show", options={}, width=220, css_classes=["loe-tr-show"])
+        self.w_shown.param.watch(self._on_shown, "value")
+        self.plot = hvpane(self._embedding_figure(), name="triplets_embedding")
+        self.download = W.FileDownload(callback=self._csv, filename="embedding.csv", label="Embedding (CSV)",
+                                       variant="outline", width=220, disabled=True,
+                                       css_classes=["loe-tr-download"])
+        self._layout = pn.Column(
+            pn.Card(explanation(_TEXT), title="What happens in “Your triplets”", collapsed=False,
+                    sizing_mode="stretch_width", header_background="#eef3f8", margin=(5, 5, 10, 5)),
+            pn.pane.Markdown("### 1. Triplets"),
+            pn.Row(self.w_sample, self.w_upload, sizing_mode="stretch_width"),
+            self.alert,
+            pn.pane.Markdown("### 2. How they were read"),
+            self.sentence,
+            pn.Row(self.summary_table, self.heads_plot, sizing_mode="stretch_width"),
+            self.notes,
+            pn.pane.Markdown("### 3. Embed"),
+            pn.Row(self.w_methods, self.w_d, self.w_l, self.w_test, self.w_seed, self.w_limit,
+                   sizing_mode="stretch_width"),
+            self.coverage,
+            pn.Row(self.b_run, self.b_cancel, self.progress, self.message, sizing_mode="stretch_width"),
+            pn.pane.Markdown("### 4. Results"),
+            self.results_intro, self.results_table,
+            pn.Row(self.w_shown, self.download),
+            self.plot,
+            sizing_mode="stretch_width", name="Your triplets",
+        )
+        s.param.watch(self._on_data, ["data_version"])
+        s.param.watch(self._on_error, ["error"])
+        s.param.watch(self._on_status, ["running", "progress", "message"])
+        s.param.watch(self._on_results, ["version", "shown"])
+        s.param.watch(self._on_coverage, ["n_components", "n_landmarks"])
+        self._on_data()
+        self._on_error()
+        self._on_status()
+        self._on_results()
+
+    def __panel__(self):
+        return self._layout
+
+    # ------------------------------------------------------------------ actions
+    def activate(self) -> None:
+        """Called when the mode is first shown: read the first sample if nothing is loaded yet."""
+        if self._activated:
+            return
+        self._activated = True
+        if self.state.data is None:
+            first = next((v for v in self.w_sample.options.values() if v), "")
+            if first:
+                self.w_sample.value = first  # loads it
+
+    def close(self) -> None:
+        """Stop a running fit."""
+        self.state.close()
+
+    # ------------------------------------------------------------------ callbacks
+    def _on_sample(self, event):
+        if self._quiet or not event.new:
+            return
+        self._activated = True
+        self.state.load_sample(event.new)
+
+    def _on_upload(self, event):
+        if event.new is None:
+            return
+        self._activated = True
+        if self.state.load_upload(event.new, self.w_upload.filename or "triplets.csv"):
+            self._quiet = True
+            try:
+                self.w_sample.value = ""
+            finally:
+                self._quiet = False
+
+    def _on_error(self, *events):
+        e = self.state.error
+        self.alert.object = _md(e)
+        self.alert.visible = bool(e)
+
+    def _on_status(self, *events):
+        s = self.state
+        self.progress.value = int(s.progress)
+        self.progress.visible = bool(s.running)
+        self.message.object = s.message
+        self.b_run.disabled = bool(s.running)
+        self.b_cancel.disabled = not s.running
+
+    def _on_data(self, *events):
+        s = self.state
+        if s.sample and self.w_sample.value != s.sample:
+            self._quiet = True
+            try:
+                self.w_sample.value = s.sample
+            finally:
+                self._quiet = False
+        sm = s.summary
+        if not sm:
+            self.sentence.object = "Nothing read yet: choose a sample or upload a file."
+            self.summary_table.object = ""
+            self.notes.object = ""
+        else:
+            desc = SAMPLES[s.sample].description if s.sample in SAMPLES else ""
+            self.sentence.object = _md(sm["sentence"]) + (f"  \n*{_md(desc)}*" if desc else "")
+            self.summary_table.object = self._summary_markdown(sm)
+            notes = list(sm["notes"])
+            self.notes.object = ("How the file was read: " + "; ".join(_md(n) for n in notes) + "."
+                                 if notes else "")
+        self.heads_plot.object = self._heads_figure()
+        self._on_coverage()
+        self._on_results()
+
+    def _on_coverage(self, *events):
+        s = self.state
+        sm = s.summary
+        if not sm or not sm["n_heads"]:
+            self.coverage.object = ""
+            return
+        d = s.n_components
+        l = s.loe_landmarks()
+        if l < d + 3:
+            self.coverage.object = (f"⚠ LOE needs at least d + 3 = {d + 3} landmarks at d = {d}, not {l}: "
+                                    "raise “LOE landmarks” or clear it (auto).")
+            return
+        if sm["n_heads"] < l:
+            self.coverage.object = (
+                f"⚠ LOE with {l} landmarks needs triplets headed by at least {l} items (d + 3 = {d + 3} at d = {d}); "
+                f"these triplets have {sm['n_heads']} head(s): LOE and LOE-STE will report why they cannot run.")
+            return
+        used = loe_coverage(sm["head_counts"], l)
+        self.coverage.object = (
+            f"LOE with d = {d} uses the {l} busiest heads as landmarks"
+            f"{' (auto)' if s.n_landmarks is None else ''}: they head {used:,} of the {sm['n_triplets']:,} "
+            f"triplets ({used / max(sm['n_triplets'], 1):.0%}; a bit fewer after the held-out part is removed). "
+            f"The paper's minimum is d + 3 = {d + 3}.")
+
+    def _on_shown(self, event):
+        if self._quiet or not event.new:
+            return
+        if event.new != self.state.shown:
+            self.state.shown = event.new
+
+    def _on_results(self, *events):
+        s = self.state
+        ok = [m for m in TRIPLET_METHODS if m in s.results and s.results[m].ok]
+        self._quiet = True
+        try:
+            self.w_shown.options = {METHOD_LABELS[m]: m for m in ok}
+            shown = s.shown if s.shown in ok else (s.best_method() if ok else None)
+            self.w_shown.value = shown
+        finally:
+            self._quiet = False
+        self.results_intro.object = self._results_intro()
+        self.results_table.object = self._results_markdown()
+        self.plot.object = self._embedding_figure(shown)
+        self.download.disabled = not ok
+        if ok:
+            self.download.filename = s.csv_filename(shown)
+
+    # ------------------------------------------------------------------ pieces
+    @staticmethod
+    def _summary_markdown(sm) -> str:
+        ph = sm["per_head"]
+        labels = {"text": "text labels (e.g. " + ", ".join(_md(x) for x in sm["label_examples"][:3]) + ")",
+                  "ids": "integer ids (kept as labels)", "none": "none: items are 0..n-1"}[sm["labels"]]
+        rows = [
+            ("items", f"**{sm['n_items']:,}**"),
+            ("triplets", f"**{sm['n_triplets']:,}**"),
+            ("heads (items heading a triplet)", f"{sm['n_heads']:,}"),
+            ("triplets per head: min / median / max",
+             f"{ph['min']:,} / {ph['median']:,.0f} / {ph['max']:,}" if ph else "—"),
+            ("labels", labels),
+            ("layout (file format)", f"{sm['layout']} ({sm['format']})"),
+        ]
+        if sm["unused_items"]:
+            rows.append(("items in no triplet", f"{sm['unused_items']:,}"))
+        if sm["n_skipped"]:
+            rows.append(("rows skipped", f"{sm['n_skipped']:,}"))
+        return "| | |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
+
+    def _heads_figure(self):
+        sm = self.state.summary
+        counts = np.asarray(sm.get("head_counts", np.zeros(0)))
+        opts = plots.base_opts(title="Triplets per head, busiest first", responsive=False, width=460, height=260,
+                               xlabel="head rank", ylabel="triplets", fontscale=1.1, tools=["hover", "save"])
+        if counts.size == 0:
+            return hv.Curve([], "head rank", "triplets").opts(**opts)
+        logy = counts[0] > 20 * max(counts[-1], 1)
+        df = pd.DataFrame({"head rank": np.arange(1, counts.size + 1), "triplets": counts})
+        return hv.Area(df, "head rank", "triplets").opts(color="#2b6cb0", alpha=0.5, line_color="#2b6cb0",
+                                                          logy=bool(logy), **opts)
+
+    def _results_intro(self) -> str:
+        s = self.state
+        info = s.run_info
+        if not s.results and not s.running:
+            return "No results yet: choose the methods and press **Run**." if s.data is not None else ""
+        if not info:
+            return ""
+        m = info["n_train"] + info["n_test"]
+        text = (f"Fitted on **{info['n_train']:,}** triplets, held out **{info['n_test']:,}** "
+                f"({info['n_test'] / m:.0%}, seed {info['seed']}); d = {info['n_components']}. ")
+        if info["unseen_test"] > 0:
+            text += (f"{info['unseen_test']:.1%} of the held-out triplets name an item that appears in no "
+                     "training triplet (no method can place it). ")
+        a = info.get("agreement_loe_ste", float("nan"))
+        if a == a:  # not NaN
+            text += f"LOE and STE agree up to a Procrustes disparity of **{a:.3f}** (0: identical shapes). "
+        text += "Chance is 50 %."
+        return text
+
+    def _results_markdown(self) -> str:
+        s = self.state
+        res = [s.results[m] for m in TRIPLET_METHODS if m in s.results]
+        if not res:
+            return ""
+        truth = s.truth is not None
+        best = s.best_method()
+        head = "| method | held-out accuracy | training accuracy | disparity to STE |"
+        sep = "|---|---|---|---|"
+        if truth:
+            head += " Procrustes error vs truth |"
+            sep += "---|"
+        head += " time | how it went |"
+        sep += "---|---|"
+        lines = [head, sep]
+        for r in res:
+            if r.ok:
+                acc = f"{100 * r.test_accuracy:.1f} %"
+                acc = f"**{acc}**" if r.method == best else acc
+                row = (f"| {r.label} | {acc} | {100 * r.train_accuracy:.1f} % | "
+                       f"{'—' if math.isnan(r.agreement_with_ste) else f'{r.agreement_with_ste:.3f}'} |")
+                if truth:
+                    row += f" {fmt(r.procrustes)} |"
+                row += f" {fmt(r.seconds)} s | {_md(r.detail)} |"
+            else:
+                row = f"| {r.label} | — | — | — |" + (" — |" if truth else "")
+                row += f" {fmt(r.seconds)} s | ⚠ could not run: {_md(r.error)} |"
+            lines.append(row)
+        if truth:
+            lines.append("")
+            lines.append("*This sample's true positions are known, so the Procrustes error against them is "
+                         "shown too; your own data has only the held-out accuracy.*")
+        return "\n".join(lines)
+
+    def _embedding_figure(self, method: str | None = None):
+        s = self.state
+        if not method or method not in s.results or not s.results[method].ok:
+            return hv.Points([], ["x", "y"]).opts(**plots.base_opts(
+                title=_EMPTY_PLOT_TITLE, responsive=False, width=plots.SQUARE + 75, height=plots.SQUARE + 95))
+        xy, hl = s.display_coordinates(method)
+        n = xy.shape[0]
+        labels = s.item_labels()
+        counts = np.bincount(np.asarray(s.data.triplets)[:, 0], minlength=n)
+        cidx, palette = quantized(hl)
+        df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "label": labels, "item": np.arange(n),
+                           "heads": counts, "cidx": cidx})
+        res = s.results[method]
+        title = f"{res.label}: held-out accuracy {100 * res.test_accuracy:.1f} %"
+        if n > plots.DECIMATE_ABOVE:
+            df = df.iloc[plots.subsample(n, plots.DECIMATE_ABOVE)]
+            title += f" (showing {len(df):,} of {n:,})"
+        size = float(np.clip(16 - 2.2 * np.log10(max(n, 1)), 3, 12))
+        d = res.embedding.shape[1]
+        xl, yl = ("y₁", "y₂") if d <= 2 else ("principal axis 1", "principal axis 2")
+        pts = hv.Points(df, [hv.Dimension("x", label=xl), hv.Dimension("y", label=yl)],
+                        ["label", "item", "heads", "cidx"]).opts(
+            color="cidx", cmap=palette, clim=(-0.5, len(palette) - 0.5), colorbar=False, size=size,
+            line_color="#333333", line_width=0.5, alpha=0.9,
+            hover_tooltips=[("label", "@label"), ("item", "@item"), ("triplets headed", "@heads")])
+        out = pts
+        if n <= LABELS_DRAWN_MAX:
+            out = pts * hv.Labels(df, ["x", "y"], "label").opts(
+                text_font_size="10pt", text_color="#222222", text_align="left", text_baseline="bottom",
+                xoffset=0.0, yoffset=0.0)
+        return out.opts(**plots.base_opts(title=title, show_legend=False, tools=["hover", "save"], **plots.square(xy)))
+
+    def _csv(self):
+        s = self.state
+        return io.StringIO(s.embedding_csv(s.shown or s.best_method()))

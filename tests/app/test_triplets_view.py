@@ -1,0 +1,79 @@
+"""The "Your triplets" view in-process (no server): it opens on a sample, runs, draws, downloads."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from loe_viz.app import Explorer  # noqa: E402
+from loe_viz.app.explorer import MODES  # noqa: E402
+from loe_viz.app.views.triplets import TripletsView, _md  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _quiet_loe():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_explorer_has_the_mode_and_opens_it_on_a_sample():
+    e = Explorer(n=100)
+    try:
+        assert e.state.wait(120)
+        assert [e.modes._names[i] for i in range(len(e.modes))] == list(MODES)
+        view = e._triplets
+        assert view.state.data is None  # nothing is read before the mode is shown
+        e.modes.active = 1
+        assert view.state.data is not None and view.state.source == view.w_sample.value
+        assert view.sentence.object.startswith("Read")
+        # the walk-through's sidebar is hidden in this mode, and back in its own
+        others = [o for o in e.sidebar.objects if o is not e._mode_note]
+        assert e._mode_note.visible and not any(o.visible for o in others)
+        e.modes.active = 0
+        assert not e._mode_note.visible and all(o.visible for o in others)
+        pn.panel(e).get_root()
+    finally:
+        e.close()
+
+
+def test_view_runs_draws_and_downloads():
+    view = TripletsView(dispatch=lambda fn: fn())
+    s = view.state
+    view.w_sample.value = "european_capitals_crowd.csv"
+    assert s.summary["n_items"] == 44 and "Amsterdam" in view.summary_table.object
+    assert "44 busiest heads" in view.coverage.object
+    s.methods = ["LOE", "STE", "LOESTE"]
+    assert s.run()
+    table = view.results_table.object
+    for name in ("| LOE |", "| STE |", "| LOE-STE |", "Procrustes error vs truth"):
+        assert name in table, table
+    assert view.w_shown.value == s.best_method() and not view.download.disabled
+    csv = view._csv().read()
+    assert "item,label,x1,x2" in csv and "Amsterdam" in csv
+    view.w_shown.value = "LOE"
+    assert s.shown == "LOE" and view.download.filename == "european_capitals_crowd_loe_embedding.csv"
+    import holoviews as hv
+    plot = view.plot.object  # 44 items: points with their labels written beside them
+    assert isinstance(plot, hv.Overlay) and any(isinstance(el, hv.Labels) for el in plot)
+    labels = next(el for el in plot if isinstance(el, hv.Labels))
+    assert "Amsterdam" in set(labels.dframe()["label"])
+    pn.panel(view).get_root()
+    # a bad upload shows the message (escaped for Markdown) and keeps the results
+    view.w_upload.filename = "bad_file.csv"
+    view.w_upload.value = b"head,winner,loser\n0,1\n"
+    assert view.alert.visible and view.alert.object == _md(s.error)
+    assert s.error == "Upload rejected: bad_file.csv: line 2: expected 3 fields (head, near, far), got 2"
+    assert "| LOE-STE |" in view.results_table.object and s.source == "european_capitals_crowd.csv"
+    # a good upload clears the sample picker and the results
+    view.w_upload.filename = "mine.csv"
+    view.w_upload.value = b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n"
+    assert s.source == "mine.csv" and view.w_sample.value == "" and view.results_table.object == ""
+    assert not view.alert.visible
+
+
+def test_markdown_escape():
+    assert _md("a_b*c|d<e>") == r"a\_b\*c\|d\<e\>"
