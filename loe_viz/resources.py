@@ -54,23 +54,20 @@ DEFAULT_MEMORY_FRACTION = 0.8
 
 #: Seconds per comparison of one landmark task on a core of its own, from
 #: ``benchmarks/bench_scale.py`` on the development machine (2 cores, x86-64,
-#: L2 1 MiB per core, L3 32 MiB; numba 0.68; budgets ``c = 50``, ``l = 6``):
+#: L2 1 MiB per core; numba 0.68; budgets ``c = 50``, ``l = 6``, a quiet machine):
 #: ``n`` grid, sampling (draw and answer one comparison) and ranking (all Newton
-#: and conjugate-gradient passes of a landmark, divided by its comparisons).
-#: The level is the one measured on a quiet machine at ``n = 10^5`` with BLAS
-#: limited to one thread (0.36 microseconds per comparison for the ranking);
-#: the growth with ``n`` (the score vector outgrowing the caches: 80 KB at
-#: ``n = 10^4``, 8 MB at ``10^6``) is the one measured in CPU seconds over the
-#: whole sweep, which ran while other jobs shared the machine. ``scanning``: one
-#: stored triplet looked at when pulling a landmark's share.
-#: ``parallel_efficiency``: throughput of ``k`` concurrent tasks per task,
-#: relative to one task alone (2 threads: 1.69 / 2, measured at ``n = 10^5``).
+#: and conjugate-gradient passes of a landmark, divided by its comparisons), the
+#: CPU seconds of the sweep split by stage. Past ``1.3 * 10^5`` items both stages
+#: work tile by tile (:mod:`loe_viz._tiles`), which keeps the growth with ``n``
+#: small. ``scanning``: one stored triplet looked at when pulling a landmark's
+#: share. ``parallel_efficiency``: throughput of ``k`` concurrent tasks per task,
+#: relative to one task alone (2 threads: 1.71 / 2, measured at ``n = 10^5``).
 CALIBRATION = {
     "n": (1e4, 1e5, 3e5, 1e6),
-    "sampling": (3.0e-8, 6.0e-8, 9.5e-8, 1.1e-7),
-    "ranking": (1.1e-7, 3.6e-7, 8.6e-7, 1.85e-6),
+    "sampling": (7.0e-8, 7.3e-8, 6.6e-8, 6.6e-8),
+    "ranking": (2.8e-7, 3.6e-7, 3.9e-7, 5.5e-7),
     "scanning": 1.5e-9,
-    "parallel_efficiency": {1: 1.0, 2: 0.85},
+    "parallel_efficiency": {1: 1.0, 2: 0.86},
     "machine": "development machine: 2 cores, x86-64, numba 0.68",
 }
 
