@@ -17,6 +17,7 @@ from .edm import EDMResult, project_edm
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
 from .ranking import ColumnRanking, RankingResult, rank_column
+from .refine import RefineResult, ordinal_refine
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
 
@@ -25,6 +26,10 @@ __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS"]
 #: Landmark choices: ``"random"`` (the paper) or ``"maxmin"`` (each next landmark is
 #: the item farthest from those chosen so far, read off the rankings already fitted).
 LANDMARK_SELECTIONS = ("random", "maxmin")
+REFINE_MODES = ("auto", "ordinal", None)
+#: ``refine="auto"`` treats answers as noiseless when every landmark's fitted
+#: scores reproduce at least this fraction of its comparisons.
+NOISELESS_AGREEMENT = 0.999
 
 
 class LOEWarning(UserWarning):
@@ -47,12 +52,15 @@ class LOEStages:
         The shifted block, its EDM projection ``E`` and Dykstra's convergence.
     lmds : LMDSResult
         Embedding and the eigenvalues of ``-1/2 V E V``.
+    refine : RefineResult or None
+        The ordinal polish (:mod:`loe_viz.refine`) when it ran, else None.
     D_landmarks : ndarray (n, l)
         Estimated squared distances from every item to every landmark: ``R + 1 s^T``
         (rows ``F`` of the paper for the non-landmarks).
     timings : dict
         Seconds spent in each stage (``sampling`` when the comparisons were drawn
-        from an oracle, ``ranking``, ``shifts``, ``edm``, ``lmds``, ``total``).
+        from an oracle, ``ranking``, ``shifts``, ``edm``, ``lmds``, ``refine``,
+        ``total``).
     n_triplets_used : int
         Comparisons that entered the rankings.
     """
@@ -65,6 +73,7 @@ class LOEStages:
     D_landmarks: np.ndarray
     timings: dict = field(default_factory=dict)
     n_triplets_used: int = 0
+    refine: RefineResult | None = None
 
     @property
     def R(self) -> np.ndarray:
@@ -162,6 +171,15 @@ class LOE(ParamsMixin):
         available memory such as ``"50%"``. ``None``: 80% of the memory
         available when fitting; ``float("inf")``: no check. With an executor
         other than threads, only this process's share is checked.
+    refine : {"auto", "ordinal", None}, default "auto"
+        Ordinal polish after landmark MDS (:func:`loe_viz.refine.ordinal_refine`):
+        the embedding is fitted to the order of each landmark's scores by
+        non-metric MDS. Noiseless answers leave the BTL likelihood without a
+        finite maximiser and make the scores rank-like, which distorts the
+        layout; their order is exact, and the polish recovers the points
+        closely from it. ``"auto"`` runs it only when the rankings reproduce at
+        least 99.9% of their comparisons (the answers look noiseless);
+        ``"ordinal"`` always; ``None`` never (the paper's algorithm alone).
     random_state : None, int or numpy.random.Generator
         Seed of the random landmark choice.
 
@@ -201,6 +219,7 @@ class LOE(ParamsMixin):
         n_jobs: int = 1,
         executor: Executor | None = None,
         memory_limit=None,
+        refine: str | None = "auto",
         random_state=None,
     ):
         self.n_components = n_components
@@ -214,12 +233,13 @@ class LOE(ParamsMixin):
         self.n_jobs = n_jobs
         self.executor = executor
         self.memory_limit = memory_limit
+        self.refine = refine
         self.random_state = random_state
 
     # ------------------------------------------------------------------ params
     _param_names = (
         "n_components", "n_landmarks", "landmarks", "landmark_selection", "regularization",
-        "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "random_state",
+        "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "refine", "random_state",
     )
 
     def _validated(self, n_items: int) -> dict:
@@ -268,6 +288,8 @@ class LOE(ParamsMixin):
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise ValueError(f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}")
         resolve_memory_limit(self.memory_limit)  # validates the setting
+        if self.refine not in REFINE_MODES:
+            raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
         rank_kw = dict(regularization=reg, tol=tol, max_iter=max_iter)
         return dict(d=d, l=l, landmarks=lm, rank_kw=rank_kw, n_jobs=n_jobs)
 
@@ -500,11 +522,13 @@ class LOE(ParamsMixin):
                 stacklevel=3,
             )
         agree = min(c.agreement for c in columns)
-        if agree >= 0.999:
+        noiseless = agree >= NOISELESS_AGREEMENT
+        polish = self.refine == "ordinal" or (self.refine == "auto" and noiseless)
+        if noiseless and not polish:
             warnings.warn(
                 f"the fitted rankings reproduce {100 * agree:.2f}% of the comparisons: the answers look noiseless. "
                 "BTL scores of noiseless answers are rank-like, not distances, so the embedding is distorted "
-                "monotonically; LOE recovers points closely from noisy (or low-noise) answers",
+                "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead",
                 LOEWarning,
                 stacklevel=3,
             )
@@ -532,13 +556,19 @@ class LOE(ParamsMixin):
         t3 = time.perf_counter()
         if progress is not None:
             progress("lmds", 1, 1)
-        timings.update(shifts=t1 - t0, edm=t2 - t1, lmds=t3 - t2, total=t3 - t_start)
+        refined = None
+        if polish:
+            refined = ordinal_refine(lmds.embedding, ranking.R, landmarks, unranked=ranking.unranked)
+            if progress is not None:
+                progress("refine", 1, 1)
+        t4 = time.perf_counter()
+        timings.update(shifts=t1 - t0, edm=t2 - t1, lmds=t3 - t2, refine=t4 - t3, total=t4 - t_start)
         n_used = int(sum(c.n_comparisons for c in columns))
         self.stages_ = LOEStages(
             landmarks=landmarks, ranking=ranking, shifts=shifts, edm=edm, lmds=lmds,
-            D_landmarks=D_landmarks, timings=timings, n_triplets_used=n_used,
+            D_landmarks=D_landmarks, timings=timings, n_triplets_used=n_used, refine=refined,
         )
-        self.embedding_ = lmds.embedding
+        self.embedding_ = refined.embedding if refined is not None else lmds.embedding
         self.landmarks_ = landmarks
         self.n_items_ = n
         self.n_triplets_used_ = n_used

@@ -53,12 +53,37 @@ def test_low_noise_large_budget_recovers_almost_exactly():
     assert procrustes_error(X, Z) < 1e-3
 
 
-def test_noiseless_answers_warn_that_scores_are_rank_like():
+def test_noiseless_answers_warn_that_scores_are_rank_like_without_the_polish():
     X = make_points("gaussian", 80, random_state=4)
     oracle = TripletOracle(X, temperature=0.0, random_state=5)
     with pytest.warns(LOEWarning, match="answers look noiseless"):
-        Z = LOE(random_state=6).fit_oracle(oracle, per_landmark=40_000).embedding_
-    assert triplet_error(X, Z, random_state=1) < 0.3
+        model = LOE(refine=None, random_state=6).fit_oracle(oracle, per_landmark=40_000)
+    assert model.stages_.refine is None
+    assert triplet_error(X, model.embedding_, random_state=1) < 0.3
+
+
+def test_noiseless_large_budget_recovers_almost_exactly():
+    # Noiseless answers: the BTL scores are rank-like (the paper's algorithm alone is off by
+    # a monotone distortion); the ordinal polish, run automatically, fits their exact order.
+    X = make_points("gaussian", 200, random_state=14)
+    oracle = TripletOracle(X, temperature=0.0, random_state=15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LOEWarning)
+        model = LOE(landmark_selection="maxmin", random_state=16).fit_oracle(oracle, per_landmark=100_000)
+    assert model.stages_.refine is not None
+    assert procrustes_error(X, model.embedding_) < 1e-3
+    paper_only = procrustes_error(X, model.stages_.lmds.embedding)
+    assert paper_only > 10 * procrustes_error(X, model.embedding_)
+
+
+def test_noisy_answers_skip_the_polish_unless_asked():
+    X, T = _protocol(200, 2, 100, 5)
+    auto = LOE(random_state=1).fit(T, n_items=200)
+    assert auto.stages_.refine is None and auto.stages_.timings["refine"] < 0.01
+    forced = LOE(refine="ordinal", random_state=1).fit(T, n_items=200)
+    assert forced.stages_.refine is not None
+    assert forced.stages_.refine.n_iter >= 1
+    np.testing.assert_allclose(forced.stages_.lmds.embedding, auto.embedding_)
 
 
 def test_rows_follow_the_callers_item_order():
@@ -210,6 +235,7 @@ def _T():
     (dict(max_iter=0), r"max_iter must be >= 1, got 0"),
     (dict(n_jobs=0), r"n_jobs must be a positive number of threads or -1"),
     (dict(executor="dask"), r"executor must be a concurrent.futures.Executor, got str"),
+    (dict(refine="isotonic"), r"refine must be one of 'auto', 'ordinal' or None; got 'isotonic'"),
 ])
 def test_invalid_arguments_name_the_argument(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -115,3 +115,49 @@ def triangulate(F, mu, Lsharp, out):
             for k in range(l):
                 s += Lsharp[c, k] * (F[a, k] - mu[k])
             out[a, c] = -0.5 * s
+
+
+@njit(nogil=True, cache=True)
+def landmark_distances(Y, landmarks, out):
+    """``out[a, c] = ||Y[a] - Y[landmarks[c]]||`` (Euclidean, not squared)."""
+    n, d = Y.shape
+    for a in range(n):
+        for c in range(landmarks.shape[0]):
+            s = 0.0
+            for t in range(d):
+                diff = Y[a, t] - Y[landmarks[c], t]
+                s += diff * diff
+            out[a, c] = np.sqrt(s)
+
+
+@njit(nogil=True, cache=True)
+def landmark_stress(Y, landmarks, target, weight, grad):
+    """Raw stress ``sum w (||Y[a] - Y[L_c]|| - target[a, c])^2`` and its gradient (written to ``grad``).
+
+    ``weight`` (n, l) is 1 for the item/landmark pairs that count and 0 for the
+    others (a landmark with itself, items a landmark never compared).
+    """
+    n, d = Y.shape
+    for a in range(n):
+        for t in range(d):
+            grad[a, t] = 0.0
+    f = 0.0
+    for a in range(n):
+        for c in range(landmarks.shape[0]):
+            if weight[a, c] == 0.0:
+                continue
+            b = landmarks[c]
+            s = 0.0
+            for t in range(d):
+                diff = Y[a, t] - Y[b, t]
+                s += diff * diff
+            dist = np.sqrt(s)
+            r = dist - target[a, c]
+            f += weight[a, c] * r * r
+            if dist > 0.0:
+                k = 2.0 * weight[a, c] * r / dist
+                for t in range(d):
+                    g = k * (Y[a, t] - Y[b, t])
+                    grad[a, t] += g
+                    grad[b, t] -= g
+    return f

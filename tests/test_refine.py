@@ -1,0 +1,64 @@
+"""The ordinal polish: its stress kernel against NumPy, and recovery from exact orders."""
+
+import numpy as np
+import pytest
+
+from loe_viz import make_points, procrustes_error
+from loe_viz.kernels import linalg
+from loe_viz.refine import ordinal_refine
+
+
+def ref_stress(Y, landmarks, target, weight):
+    D = np.linalg.norm(Y[:, None, :] - Y[landmarks][None, :, :], axis=-1)
+    return np.sum(weight * (D - target) ** 2)
+
+
+def test_stress_and_gradient_match_numpy_and_finite_differences(rng):
+    n, d, l = 15, 3, 4
+    Y = rng.standard_normal((n, d))
+    landmarks = np.array([2, 5, 9, 11])
+    target = np.abs(rng.standard_normal((n, l))) + 0.5
+    weight = (rng.random((n, l)) > 0.2).astype(float)
+    weight[landmarks, np.arange(l)] = 0.0
+    grad = np.empty_like(Y)
+    f = linalg.landmark_stress(Y, landmarks, target, weight, grad)
+    assert f == pytest.approx(ref_stress(Y, landmarks, target, weight), rel=1e-12)
+    eps = 1e-6
+    num = np.empty_like(Y)
+    for a in range(n):
+        for t in range(d):
+            Yp, Ym = Y.copy(), Y.copy()
+            Yp[a, t] += eps
+            Ym[a, t] -= eps
+            num[a, t] = (ref_stress(Yp, landmarks, target, weight) - ref_stress(Ym, landmarks, target, weight)) / (2 * eps)
+    np.testing.assert_allclose(grad, num, rtol=1e-5, atol=1e-7)
+    D = np.empty((n, l))
+    linalg.landmark_distances(Y, landmarks, D)
+    np.testing.assert_allclose(D, np.linalg.norm(Y[:, None, :] - Y[landmarks][None], axis=-1), rtol=1e-12)
+
+
+def test_recovers_points_from_exact_orders_and_a_monotonically_distorted_start():
+    X = make_points("uniform", 400, random_state=3)
+    landmarks = np.array([0, 57, 123, 250, 311, 399])
+    D = ((X[:, None, :] - X[landmarks][None]) ** 2).sum(-1)
+    R = np.argsort(np.argsort(D, axis=0), axis=0).astype(float)  # ranks: only the order is known
+    # a start distorted as rank-like BTL scores distort it: squash the radial structure
+    start = X + 0.15 * np.sin(3 * X[:, ::-1])
+    assert procrustes_error(X, start) > 0.01
+    res = ordinal_refine(start, R, landmarks)
+    assert res.stress[-1] < res.stress[0]
+    assert procrustes_error(X, res.embedding) < 2e-3
+    # rows stay in item order, scale is kept
+    assert res.embedding.shape == X.shape
+    size = lambda Z: np.sqrt(np.mean(np.sum((Z - Z.mean(0)) ** 2, axis=1)))  # noqa: E731
+    assert size(res.embedding) == pytest.approx(size(start), rel=1e-9)
+
+
+def test_unranked_items_do_not_count_for_their_landmark():
+    X = make_points("uniform", 120, random_state=8)
+    landmarks = np.array([1, 30, 60, 90, 110])
+    D = ((X[:, None, :] - X[landmarks][None]) ** 2).sum(-1)
+    R = D.copy()
+    R[5, 0] = 1e9  # garbage score for an item landmark 0 never compared
+    res = ordinal_refine(X + 0.01, R, landmarks, unranked=[np.array([5]), [], [], [], []])
+    assert procrustes_error(X, res.embedding) < 1e-3
