@@ -59,7 +59,7 @@ def shots(tmp_path_factory) -> Path:
 class Page:
     """A browser page on the explorer, recording console errors and page errors."""
 
-    def __init__(self, browser, url: str, width: int = 1600, height: int = 1000):
+    def __init__(self, browser, url: str, width: int = 1600, height: int = 1000, wait_status: bool = True):
         self.context = browser.new_context(viewport={"width": width, "height": height})
         self.page = self.context.new_page()
         self.errors: list[str] = []
@@ -69,7 +69,10 @@ class Page:
         self.page.on("requestfailed", lambda r: self.failed.append(r.url))
         t0 = time.perf_counter()
         self.page.goto(url, timeout=120_000)
-        self.wait_text(".loe-status", r"Procrustes error", timeout=120)
+        if wait_status:  # the walk-through's first result
+            self.wait_text(".loe-status", r"Procrustes error", timeout=120)
+        else:
+            self.page.locator(".loe-modes").first.wait_for(timeout=120_000)
         self.load_seconds = time.perf_counter() - t0
 
     def _console(self, msg):
@@ -265,5 +268,57 @@ def test_control_change_latency_n2000(server, browser):
               f"all {[round(x, 2) for x in lat]}")
         assert lat[len(lat) // 2] < 10.0
         assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
+_LABELS_JS = """() => {
+    const doc = Bokeh.documents[Bokeh.documents.length - 1];
+    const name = m => m.type || m.constructor.name;
+    const rs = [...doc.all_models].filter(m => name(m) === 'GlyphRenderer' && m.data_source && m.data_source.data
+        && 'label' in m.data_source.data && Array.from(m.data_source.data.label).includes('Amsterdam'));
+    return [rs.length, rs.filter(r => name(r.glyph) === 'Text').length];
+}"""
+
+
+def test_your_triplets_mode(server, browser, shots):
+    """Open "Your triplets", pick the capitals sample, run, see accuracies and labels, download,
+    then upload a malformed file: its message shows and the results stay."""
+    p = Page(browser, server.url, wait_status=False)  # the mode does not need the walk-through's result
+    try:
+        p.page.locator(".bk-tab", has_text="Your triplets").first.click()
+        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)  # opens on a sample
+        sample = p.page.locator(".loe-tr-sample select").first
+        sample.select_option(label="Gaussian 3-D: 6,000 nearly noiseless triplets (.npz)")
+        p.wait_text(".loe-tr-sentence", r"Read 6,000 triplets over 100 items", timeout=60)
+        sample.select_option(label="European capitals: 4,000 crowd answers, city names")
+        p.wait_text(".loe-tr-sentence", r"Read 4,000 triplets over 44 items", timeout=60)
+        summary = p.text(".loe-tr-summary")
+        assert "crowd (csv)" in summary and "Amsterdam" in summary, summary
+        p.page.locator(".loe-tr-run button").click()
+        p.wait_text(".loe-tr-message", r"Done in", timeout=180)
+        table = p.wait_text(".loe-tr-results", r"LOE-STE", timeout=30)
+        accs = {m: float(a) for m, a in re.findall(r"(LOE-STE|LOE|STE)\s*\|?\s*\**([0-9.]+) %", table)}
+        assert set(accs) == {"LOE", "STE", "LOE-STE"}, table
+        assert all(50.0 < a <= 100.0 for a in accs.values()), accs
+        time.sleep(1.0)  # let bokeh draw the embedding
+        n_sources, n_text = p.page.evaluate(_LABELS_JS)
+        assert n_sources >= 1 and n_text >= 1, (n_sources, n_text)  # hover column and drawn labels
+        p.shot(shots / "your_triplets_capitals.png")
+        with p.page.expect_download(timeout=60_000) as dl:
+            p.page.locator(".loe-tr-download button").first.click()
+        content = Path(dl.value.path()).read_text(encoding="utf-8")
+        assert content.splitlines()[1].startswith("item,label,x1,x2") and "Amsterdam" in content
+        # --- a malformed upload: the message names the file and line, the results stay ----------
+        p.page.locator(".loe-tr-upload input[type=file]").set_input_files(
+            files=[{"name": "bad_triplets.csv", "mimeType": "text/csv",
+                    "buffer": b"head,winner,loser\n0,1,2\n0,1\n"}])
+        msg = p.wait_text(".loe-tr-error", r"Upload rejected", timeout=30)
+        assert "bad_triplets.csv" in msg and "line 3" in msg and "expected 3 fields" in msg, msg
+        assert "Read 4,000 triplets" in p.text(".loe-tr-sentence")
+        assert "LOE-STE" in p.text(".loe-tr-results")
+        p.shot(shots / "your_triplets_bad_upload.png")
+        assert not p.errors, p.errors
+        assert not p.failed, f"requests failed (the page must work offline): {p.failed}"
     finally:
         p.close()
