@@ -17,7 +17,7 @@ from .edm import EDMResult, project_edm
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
 from .ranking import ColumnRanking, RankingResult, rank_column
-from .refine import RefineResult, ordinal_refine
+from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
 
@@ -53,7 +53,8 @@ class LOEStages:
     lmds : LMDSResult
         Embedding and the eigenvalues of ``-1/2 V E V``.
     refine : RefineResult or None
-        The ordinal polish (:mod:`loe_viz.refine`) when it ran, else None.
+        The ordinal polish (:func:`loe_viz.refine.polish`) when it ran and fitted the
+        landmarks' orders better than landmark MDS, else None.
     D_landmarks : ndarray (n, l)
         Estimated squared distances from every item to every landmark: ``R + 1 s^T``
         (rows ``F`` of the paper for the non-landmarks).
@@ -558,7 +559,16 @@ class LOE(ParamsMixin):
             progress("lmds", 1, 1)
         refined = None
         if polish:
-            refined = ordinal_refine(lmds.embedding, ranking.R, landmarks, unranked=ranking.unranked)
+            refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked)
+            if refined is None and noiseless:
+                warnings.warn(
+                    f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "
+                    "so the BTL scores are rank-like; the ordinal polish found no consistent fit of their order "
+                    "(try landmark_selection='maxmin' or more comparisons per landmark), so the embedding is "
+                    "the paper's algorithm's, distorted monotonically",
+                    LOEWarning,
+                    stacklevel=3,
+                )
             if progress is not None:
                 progress("refine", 1, 1)
         t4 = time.perf_counter()

@@ -24,7 +24,11 @@ from scipy.optimize import isotonic_regression, minimize
 from .baselines import _blas_single_thread
 from .kernels import linalg
 
-__all__ = ["RefineResult", "ordinal_refine"]
+__all__ = ["RefineResult", "ordinal_refine", "order_agreement", "rank_start", "polish", "CONSISTENT_AGREEMENT"]
+
+#: A polished embedding counts as a consistent fit of the landmarks' orders above this
+#: mean rank correlation (good fits measured at 0.97 to 0.99, degenerate ones at 0.6 to 0.75).
+CONSISTENT_AGREEMENT = 0.95
 
 
 @dataclass(frozen=True)
@@ -42,12 +46,20 @@ class RefineResult:
     n_iter : int
     converged : bool
         The stress stopped improving by more than ``tol`` (relative) per iteration.
+    order_agreement : float
+        Mean Spearman correlation, over the landmarks, between the embedding's
+        distances to the landmark and its scores (1: every order reproduced).
+    start : str
+        Where the polish started: ``"lmds"`` (LOE's embedding) or ``"ranks"``
+        (:func:`rank_start`).
     """
 
     embedding: np.ndarray
     stress: np.ndarray
     n_iter: int
     converged: bool
+    order_agreement: float = float("nan")
+    start: str = "lmds"
 
 
 def _orders(R: np.ndarray, landmarks: np.ndarray, unranked) -> tuple[list, np.ndarray]:
@@ -135,4 +147,80 @@ def ordinal_refine(
     size = np.sqrt(np.mean(np.sum(Y ** 2, axis=1)))
     if size > 0 and size0 > 0:
         Y *= size0 / size
-    return RefineResult(embedding=Y, stress=np.array(history), n_iter=it, converged=converged)
+    agreement = order_agreement(Y, R, landmarks, unranked)
+    return RefineResult(embedding=Y, stress=np.array(history), n_iter=it, converged=converged,
+                        order_agreement=agreement)
+
+
+def order_agreement(Y: np.ndarray, R: np.ndarray, landmarks: np.ndarray, unranked=None) -> float:
+    """Mean Spearman correlation between distances to each landmark in ``Y`` and that landmark's scores."""
+    landmarks = np.asarray(landmarks, dtype=np.int64)
+    orders, _ = _orders(np.asarray(R), landmarks, unranked)
+    D = np.empty((Y.shape[0], landmarks.size))
+    linalg.landmark_distances(np.ascontiguousarray(Y, dtype=np.float64), landmarks, D)
+    rho = []
+    for c, o in enumerate(orders):
+        if o.size < 3:
+            continue
+        a = np.argsort(np.argsort(D[o, c], kind="stable"), kind="stable").astype(float)
+        b = np.arange(o.size, dtype=float)  # o is sorted by score
+        a -= a.mean()
+        b -= b.mean()
+        den = np.sqrt((a @ a) * (b @ b))
+        rho.append(float(a @ b / den) if den > 0 else 0.0)
+    return float(np.mean(rho)) if rho else float("nan")
+
+
+def rank_start(R: np.ndarray, landmarks: np.ndarray, n_components: int) -> np.ndarray:
+    """A starting embedding from the score ranks alone.
+
+    Without noise a landmark's win rates are the fraction of items nearer to it,
+    i.e. the distribution function of squared distances, which for a locally
+    uniform density in ``d`` dimensions grows like ``D^(d/2)``: the rank quantile
+    raised to ``2/d`` estimates the squared distance up to a common scale. The
+    landmark block of that estimate is symmetrised and projected onto the EDM
+    cone, and landmark MDS places the items.
+    """
+    from .edm import project_edm
+    from .lmds import landmark_mds
+
+    R = np.asarray(R, dtype=np.float64)
+    n, l = R.shape
+    landmarks = np.asarray(landmarks, dtype=np.int64)
+    Dh = np.empty_like(R)
+    for c in range(l):
+        ranks = np.argsort(np.argsort(R[:, c], kind="stable"), kind="stable")
+        Dh[:, c] = (ranks / max(n - 1, 1)) ** (2.0 / n_components)
+        Dh[landmarks[c], c] = 0.0
+    W = Dh[landmarks]
+    E = project_edm(0.5 * (W + W.T)).E
+    return landmark_mds(E, Dh, landmarks, n_components).embedding
+
+
+def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_components: int, unranked=None,
+           **kw) -> RefineResult | None:
+    """The ordinal polish from two starts (LOE's embedding and :func:`rank_start`), keeping the better.
+
+    Non-metric MDS on a few landmarks' orders has degenerate local minima; a
+    poor start can end in one. The result whose distances reproduce the
+    landmarks' orders best (:func:`order_agreement`) is kept, and only if it
+    reproduces them better than ``Y_lmds`` itself and consistently (a rank
+    correlation above ``CONSISTENT_AGREEMENT``; degenerate fits stay well
+    below); otherwise None.
+    """
+    base = order_agreement(Y_lmds, R, landmarks, unranked)
+    best = None
+    for start, Y0 in (("lmds", Y_lmds), ("ranks", None)):
+        if Y0 is None:
+            try:
+                Y0 = rank_start(R, landmarks, n_components)
+            except ValueError:  # the rank block supports fewer dimensions: skip this start
+                continue
+        res = ordinal_refine(Y0, R, landmarks, unranked=unranked, **kw)
+        res = RefineResult(embedding=res.embedding, stress=res.stress, n_iter=res.n_iter, converged=res.converged,
+                           order_agreement=res.order_agreement, start=start)
+        if best is None or res.order_agreement > best.order_agreement:
+            best = res
+    if best is None or not best.order_agreement > max(base, CONSISTENT_AGREEMENT):
+        return None
+    return best

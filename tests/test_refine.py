@@ -62,3 +62,26 @@ def test_unranked_items_do_not_count_for_their_landmark():
     R[5, 0] = 1e9  # garbage score for an item landmark 0 never compared
     res = ordinal_refine(X + 0.01, R, landmarks, unranked=[np.array([5]), [], [], [], []])
     assert procrustes_error(X, res.embedding) < 1e-3
+
+
+def test_rank_start_and_polish_keep_the_better_of_two_starts():
+    from loe_viz.refine import order_agreement, polish, rank_start
+
+    X = make_points("uniform", 300, random_state=11)
+    landmarks = np.array([3, 77, 150, 201, 260])
+    D = ((X[:, None, :] - X[landmarks][None]) ** 2).sum(-1)
+    R = np.argsort(np.argsort(D, axis=0), axis=0).astype(float)
+    Y0 = rank_start(R, landmarks, 2)  # ranks^(2/d) estimate squared distances for uniform points
+    assert procrustes_error(X, Y0) < 0.3  # a rough start: boundaries bend the distribution of distances
+    assert order_agreement(X, R, landmarks) == pytest.approx(1.0)
+    bad = np.random.default_rng(0).standard_normal(X.shape)  # a start that knows nothing
+    res = polish(bad, R, landmarks, 2)
+    # either a consistent fit (close to the truth) or nothing: never a degenerate layout
+    if res is not None:
+        assert res.start in ("lmds", "ranks") and res.order_agreement > 0.95
+        assert procrustes_error(X, res.embedding) < 2e-3
+    near = X + 0.1 * np.sin(3 * X[:, ::-1])
+    res = polish(near, R, landmarks, 2)
+    assert res is not None and res.order_agreement > order_agreement(near, R, landmarks)
+    assert procrustes_error(X, res.embedding) < 2e-3
+    assert polish(X, R, landmarks, 2) is None  # nothing beats the truth: LMDS is kept
