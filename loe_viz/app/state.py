@@ -247,9 +247,9 @@ class _RecordingOracle:
         self.blocks.append(out)
         return out
 
-    def comparisons(self, head, per_landmark, seed):
+    def comparisons(self, head, per_landmark, seed, tiled=False):
         """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
-        near, far = self._oracle.comparisons(head, per_landmark, seed)
+        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled)
         block = np.empty((near.size, 3), dtype=near.dtype)
         block[:, 0] = head
         block[:, 1] = near
