@@ -216,7 +216,7 @@ def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = Fals
                 clim = (float(finite.min()), float(finite.max()))
     return hm.opts(**base_opts(title=title, cmap=cmap, colorbar=True, clim=clim, invert_yaxis=True,
                                tools=["hover", "save"], xlabel="column (landmark)", ylabel="row (landmark)",
-                               responsive=False, width=310, height=290))
+                               responsive=False, width=275, height=260))
 
 
 def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):

@@ -50,11 +50,11 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         pts_e = hv.Scatter(df, "true", "projected E", label="E (projected)").opts(color="#2b6cb0", size=11)
         sc = (pts_in * pts_e * plots.identity_line(lo, hi)).opts(
             **plots.base_opts(title="Landmark pairs: estimate vs truth", xlabel=f"true D{suffix}",
-                              ylabel="estimate", legend_position="top_left", responsive=False, width=520, height=420))
+                              ylabel="estimate", legend_position="top_left", responsive=False, width=420, height=400))
         res = np.asarray(edm.residuals, dtype=float)
         conv = plots.convergence({"Dykstra": res}, "Dykstra convergence", "‖Y − X‖∞ / ‖Y‖∞")
         conv = (conv * hv.HLine(1e-10).opts(color="#d62728", line_dash="dashed")).opts(
-            responsive=False, width=560, height=420, logy=True, title="Dykstra convergence (log scale)")
+            responsive=False, width=430, height=400, logy=True, title="Dykstra convergence (log scale)")
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
         ev = np.linalg.eigvalsh(-0.5 * _centre(E))[::-1]
@@ -66,12 +66,8 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(hvpane(h_est),
-                   hvpane(h_true),
-                   sizing_mode="stretch_width"),
-            pn.Row(hvpane(sc),
-                   hvpane(conv),
-                   sizing_mode="stretch_width"),
+            pn.Row(hvpane(h_est), hvpane(h_true), sizing_mode="stretch_width"),
+            pn.Row(hvpane(sc), hvpane(conv), sizing_mode="stretch_width"),
         ]
 
 

@@ -119,9 +119,7 @@ information and keep score 0.
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(hvpane(fit_plot),
-                       hvpane(where),
-                   sizing_mode="stretch_width"),
+            pn.Row(hvpane(fit_plot), hvpane(where), sizing_mode="stretch_width"),
             hvpane(conv),
         ]
 

@@ -98,10 +98,7 @@ variant "mean" averages λ₂ … λ<sub>l−d−1</sub>.
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(hvpane(h_before),
-                   hvpane(h_after),
-                   hvpane(h_true),
-                   sizing_mode="stretch_width"),
+            pn.Row(hvpane(h_before), hvpane(h_after), hvpane(h_true), sizing_mode="stretch_width"),
             pn.Row(hvpane(bars),
                    hvpane(spectrum),
                    sizing_mode="stretch_width"),
