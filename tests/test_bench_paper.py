@@ -77,8 +77,10 @@ def test_fig2a(quick):
 def test_fig2b(quick):
     out, module, _ = quick
     res = _read(out, "fig2b")["results"]
-    sizes = module.QUICK["fig2b"]["sizes"]
-    assert [r["n"] for r in res["rows"]] == sizes
+    cfg = module.QUICK["fig2b"]
+    sizes = cfg["sizes"]
+    assert [(r["trial"], r["n"]) for r in res["rows"]] == [(t, n) for t in range(cfg["trials"]) for n in sizes]
+    assert res["rows"][0]["seeds"] != res["rows"][len(sizes)]["seeds"]
     for row in res["rows"]:
         assert row["loe"]["time"] > 0
         _unit(row["loe"]["procrustes"])
@@ -88,8 +90,11 @@ def test_fig2b(quick):
             if t is not None:  # a baseline that reached LOE's error stopped there
                 assert 0 <= t <= r["time"]
                 assert r["curve"]["procrustes"][-1] <= row["loe"]["procrustes"]
-    assert res["summary"]["n"] == sizes[-1]
-    assert res["summary"]["ratio"] is None or res["summary"]["ratio"] > 0
+    summary = res["summary"]
+    assert summary["n"] == sizes[-1]
+    assert len(summary["trials"]) == cfg["trials"]
+    assert summary["ratio"] is None or summary["ratio"] > 0
+    assert [e["n"] for e in summary["per_n_median"]] == sizes
 
 
 def test_warmstart(quick):
