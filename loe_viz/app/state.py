@@ -732,7 +732,39 @@ class CompareRecord:
     final: bool = False
 
 
-class CompareState(param.Parameterized):
+class BackgroundRun:
+    """Mixin for a param state that runs one job at a time on a daemon thread.
+
+    The class provides ``running`` and ``message`` parameters; ``__init__``
+    must call :meth:`_init_background`. The job polls ``self._cancel``.
+    """
+
+    _thread_name = "loe-viz-job"
+
+    def _init_background(self) -> None:
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _start(self, job: Callable[[], None], background: bool) -> None:
+        if background:
+            self._thread = threading.Thread(target=job, name=self._thread_name, daemon=True)
+            self._thread.start()
+        else:
+            job()
+
+    def cancel(self) -> None:
+        """Ask the running job to stop (after its current iteration)."""
+        self._cancel.set()
+        if self.running:
+            self.message = "Cancelling…"
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a background job to end."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+class CompareState(BackgroundRun, param.Parameterized):
     """LOE against the baselines on the same triplets, run in a background thread.
 
     Parameters
@@ -740,6 +772,8 @@ class CompareState(param.Parameterized):
     source : ExplorerState
         Supplies the points, the triplets and the configuration.
     """
+
+    _thread_name = "loe-viz-compare"
 
     methods = param.ListSelector(default=["LOE", "STE", "LOESTE"], objects=list(BASELINE_METHODS), doc="""
         Methods to run, in order.""")
@@ -755,8 +789,7 @@ class CompareState(param.Parameterized):
         super().__init__(**params)
         self.source = source
         self.dispatch: Callable[[Callable[[], None]], None] = source.dispatch
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._init_background()
 
     def start(self, background: bool = True) -> None:
         """Start a comparison on the source's current triplets."""
@@ -776,22 +809,7 @@ class CompareState(param.Parameterized):
         cfg = dict(src.config_used)
         cfg["landmarks"] = np.asarray(src.model.landmarks_) if src.model is not None else None
         job = partial(self._run, src.points, src.triplets, cfg, list(self.methods), float(self.max_seconds))
-        if background:
-            self._thread = threading.Thread(target=job, name="loe-viz-compare", daemon=True)
-            self._thread.start()
-        else:
-            job()
-
-    def cancel(self) -> None:
-        """Ask the running comparison to stop (after the current iteration)."""
-        self._cancel.set()
-        if self.running:
-            self.message = "Cancelling…"
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait for a background comparison to end."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._start(job, background)
 
     def close(self) -> None:
         """Cancel a running comparison (without touching the UI: its session may be gone)."""

@@ -24,7 +24,6 @@ import csv
 import io
 import logging
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -35,6 +34,7 @@ import numpy as np
 import param
 
 from .colors import position_colors
+from .state import BackgroundRun
 
 __all__ = [
     "SAMPLE_DIR",
@@ -446,7 +446,7 @@ def _detail(name, model, m_train) -> str:
 
 
 # ====================================================================== state
-class TripletsState(param.Parameterized):
+class TripletsState(BackgroundRun, param.Parameterized):
     """One triplet data set, the run settings and the results of the "Your triplets" mode.
 
     Parameters
@@ -466,6 +466,8 @@ class TripletsState(param.Parameterized):
     >>> 0.5 < s.results["STE"].test_accuracy <= 1.0
     True
     """
+
+    _thread_name = "loe-viz-triplets"
 
     # ---- run settings --------------------------------------------------------------
     methods = param.ListSelector(default=["LOE", "STE", "LOESTE"], objects=list(TRIPLET_METHODS), doc="""
@@ -503,8 +505,7 @@ class TripletsState(param.Parameterized):
         super().__init__(**params)
         #: Runs a callable where results may be published (the UI thread).
         self.dispatch: Callable[[Callable[[], None]], None] = lambda fn: fn()
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._init_background()
         self._closed = False
 
     # ------------------------------------------------------------------ loading
@@ -629,23 +630,8 @@ class TripletsState(param.Parameterized):
             methods=list(self.methods), n_components=int(self.n_components),
             test_fraction=float(self.test_fraction), seed=int(self.seed), n_landmarks=self.n_landmarks,
             max_seconds=float(self.max_seconds)))
-        if background:
-            self._thread = threading.Thread(target=job, name="loe-viz-triplets", daemon=True)
-            self._thread.start()
-        else:
-            job()
+        self._start(job, background)
         return True
-
-    def cancel(self) -> None:
-        """Stop the running fit after its current iteration; no further method starts."""
-        self._cancel.set()
-        if self.running:
-            self.message = "Cancelling…"
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait for a background run to end."""
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def close(self) -> None:
         """Cancel a running fit and drop the data (without touching the UI)."""
