@@ -44,7 +44,7 @@ def _clean(values, log: bool):
 
 
 def figure(title: str, x_label: str, y_label: str, *, x_log: bool = False, y_log: bool = False,
-           width: int = 560, height: int = 400):
+           width: int = 560, height: int = 400, x_ticks=None):
     """An empty Bokeh figure with a hover tool showing the series name and both values.
 
     Parameters
@@ -54,17 +54,21 @@ def figure(title: str, x_label: str, y_label: str, *, x_log: bool = False, y_log
         Logarithmic axes.
     width, height : int
         Size in pixels.
+    x_ticks : sequence of float, optional
+        Label exactly these x values (e.g. the sizes of a sweep on a log axis).
 
     Returns
     -------
     bokeh.plotting.figure
     """
-    from bokeh.models import HoverTool
+    from bokeh.models import FixedTicker, HoverTool
     from bokeh.plotting import figure as bk_figure
 
     fig = bk_figure(title=title, x_axis_label=x_label, y_axis_label=y_label, width=width, height=height,
                     x_axis_type="log" if x_log else "linear", y_axis_type="log" if y_log else "linear")
     fig.add_tools(HoverTool(tooltips=[("", "@name"), ("x", "@x{0.000}"), ("y", "@y{0.0000}")]))
+    if x_ticks is not None:
+        fig.xaxis.ticker = FixedTicker(ticks=[float(t) for t in x_ticks])
     return fig
 
 

@@ -794,7 +794,7 @@ def html_fig2b(data: dict, path: str) -> None:
                      f"{_plots.fmt(loe['time'], '.3g')} ({_plots.fmt(loe_cpu(loe), '.3g')})",
                      _plots.fmt(loe["procrustes"], ".4f"), *cells])
     f = _plots.figure("Time to reach LOE's Procrustes error vs n (median over trials)", "n (items)", "seconds",
-                      x_log=True, y_log=True)
+                      x_log=True, y_log=True, x_ticks=p["sizes"])
     med = s.get("per_n_median", [])
     ns = [e["n"] for e in med]
     _plots.curve(f, "LOE", ns, [e["loe_time"] for e in med], label="LOE (its own time)")
@@ -884,7 +884,7 @@ def html_budget(data: dict, path: str) -> None:
     for key, label, theory in (("procrustes", "Procrustes error", -1.0),
                                ("triplet_error", "held-out triplet error", -0.5)):
         f = _plots.figure(f"{label} vs budget c (n = {p['n']:,})", "c (budget floor(c n ln n))", label,
-                          x_log=True, y_log=True)
+                          x_log=True, y_log=True, x_ticks=p["budgets"])
         for method in ("LOE", "STE"):
             q = s[f"{method}_{key}"]
             slope = _plots.fmt(q["slope_of_means"], ".2f")
@@ -902,7 +902,7 @@ def html_budget(data: dict, path: str) -> None:
         if q["mean"] and q["mean"][0] > 0:
             ref = [q["mean"][0] * (c / q["c"][0]) ** theory for c in q["c"]]
             _plots.curve(f, "rate", q["c"], ref, dash="dotted", markers=False, index=2, label=f"slope {theory:g}")
-        figs.append(_plots.finish(f, "bottom_left"))
+        figs.append(_plots.finish(f, "top_right"))
     rows = []
     for i, c in enumerate(s["LOE_procrustes"]["c"]):
         cb = [row["cblearn STE"] for row in res["runs"] if row["c"] == c and "cblearn STE" in row]
