@@ -101,10 +101,10 @@ QUICK = {
     "fig2a": {"n": 400, "d": 2, "c": 30.0, "eps": 0.3, "cap": 1.0, "paper": FULL["fig2a"]["paper"]},
     "fig2b": {"sizes": [300, 600], "d": 2, "c": 30.0, "cap": 1.0, "trials": 2, "paper": FULL["fig2b"]["paper"]},
     "warmstart": {"settings": [{"d": 2, "n": 400, "c": 30.0, "eps": 0.3, "paper": {"n": 100_000, "c": 50, "eps": 0.3}},
-                               {"d": 10, "n": 300, "c": 60.0, "eps": 0.2,
+                               {"d": 10, "n": 200, "c": 50.0, "eps": 0.2,
                                 "paper": {"n": 20_000, "c": 200, "eps": 0.2}}],
                   "cap": 1.0},
-    "budget": {"n": 300, "d": 2, "budgets": [10.0, 20.0, 40.0], "seeds": 2, "cap": 1.0, "cblearn_max_c": 10.0},
+    "budget": {"n": 300, "d": 2, "budgets": [10.0, 30.0], "seeds": 2, "cap": 1.0, "cblearn_max_c": 10.0},
 }
 
 N_TEST = 10_000
