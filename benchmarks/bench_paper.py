@@ -4,9 +4,9 @@
     python benchmarks/bench_paper.py fig2b         # time to reach LOE's error, n = 5e3 .. 4e4, c = 50
     python benchmarks/bench_paper.py warmstart     # LOE-STE vs STE from a random start, d = 2 and d = 10
     python benchmarks/bench_paper.py budget        # error vs budget c at n = 5000 (LOE, STE, cblearn's STE)
-    python benchmarks/bench_paper.py all           # the four in turn (about 30 minutes)
+    python benchmarks/bench_paper.py all           # the four in turn (about 20 to 25 minutes)
     python benchmarks/bench_paper.py all --quick   # tiny sizes, seconds (the smoke test)
-    python benchmarks/bench_paper.py fig2a --plot-only   # redraw the HTML from the saved JSON
+    python benchmarks/bench_paper.py fig2a --plot-only   # re-derive the summaries, redraw the HTML
 
 Each experiment writes ``benchmarks/results/paper_<name>.json`` and a standalone Bokeh page
 ``paper_<name>.html`` (``--output-dir`` to write elsewhere).
@@ -29,22 +29,26 @@ compiled first. **Drawing the comparisons from the simulated oracle is not count
 any method: the baselines get their triplets in memory (the sampling time is recorded),
 and LOE's and LOE-STE's own sampling share (``timings["sampling"]``) is subtracted.
 Curves are recorded through the estimators' ``callback`` after every L-BFGS iteration;
-the time spent computing the errors inside the callback is taken off the clock.
+the time spent computing the errors inside the callback is taken off the clock. Process
+CPU seconds are recorded beside wall seconds, and every ratio is reported in both: other
+jobs on a shared machine inflate wall times, CPU times much less.
 
-What is scaled, and why (the paper ran on a larger machine with hours per figure; here
-each figure must finish in minutes on 2 shared cores):
+What is scaled, and why (at the paper's sizes each figure would take hours on 2 cores;
+here each must finish in minutes):
 
-* ``fig2a``: the paper's n = 10^5, c = 200 (2.3*10^8 comparisons; about 10 minutes per
-  baseline pass at n = 10^5 here) becomes n = 2*10^4, c = 200 (4*10^7 comparisons), every
-  iterative method capped at ``--cap`` = 100 s (the figure in about 11 minutes).
+* ``fig2a``: the paper's n = 10^5, c = 200 (2.3*10^8 triplets per method; STE alone took
+  9 minutes on a quarter of that, n = 10^5 with c = 50, in ``bench_baselines.py --large``)
+  becomes n = 2*10^4, c = 200 (4*10^7 triplets), every iterative method capped at
+  ``--cap`` = 100 s: the figure takes about 6.5 minutes.
 * ``fig2b``: the paper's n in {2, 4, 6, 8, 10} * 10^4 with c = 200 becomes
   n in {5, 10, 20, 40} * 10^3 with c = 50; each baseline stops once its Procrustes error
   is at or below LOE's, or after ``--cap`` = 60 s ("not reached within 60 s").
   3 trials per n, like the paper; the headline is the median over the trials at the
   largest n of the fastest baseline's time to LOE's error over LOE's time.
 * ``warmstart``: the paper's (d = 2, n = 10^5, c = 50, eps = 0.3) becomes n = 4*10^4, and
-  (d = 10, n = 2*10^4, c = 200, eps = 0.2) becomes n = 5000; STE and LOE-STE each capped at
-  ``--cap`` = 150 s. One trial each (the paper: 3).
+  (d = 10, n = 2*10^4, c = 200, eps = 0.2) becomes n = 5000 (a triplet costs STE about 3
+  times as much at d = 10 as at d = 2); STE and LOE-STE each capped at ``--cap`` = 150 s.
+  One trial each (the paper: 3).
 * ``budget`` (not a figure of the paper: a check of its rate, error ~ 1/sqrt(c) for the
   distances, so about c^-1 for the squared Procrustes disparity and c^-1/2 for the triplet
   error): n = 5000, c in {5, 10, 20, 50, 100, 200}, 3 seeds, STE capped at 60 s.
