@@ -64,7 +64,6 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -76,6 +75,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import _plots  # noqa: E402
+import _runinfo  # noqa: E402
 
 import loe_viz as lv  # noqa: E402
 from loe_viz.baselines import CKL, GNMDS, SOE, STE, TSTE  # noqa: E402
@@ -122,26 +122,13 @@ def _load():
         return None
 
 
-def _code_version() -> str:
-    """The commit of the loe_viz that runs (and whether its tree differs from it)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(lv.__file__)))
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "loe_viz"], cwd=root, capture_output=True,
-                               text=True).stdout.strip()
-        return rev + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
-
-
 def _machine() -> dict:
     import numba
     import scipy
 
     return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "numba": numba.__version__,
-            "loe_viz": lv.__version__, "code": _code_version()}
+            "loe_viz": lv.__version__, "code": _runinfo.code_version()}
 
 
 def _json_default(obj):

@@ -40,6 +40,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _runinfo  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 JSON_PATH = os.path.join(RESULTS, "scale.json")
@@ -64,21 +67,6 @@ def _load() -> float:
         return float(os.getloadavg()[0])
     except OSError:
         return float("nan")
-
-
-def _code_version() -> str:
-    """The commit of the loe_viz that runs (and whether its tree differs from it)."""
-    import loe_viz
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(loe_viz.__file__)))
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "loe_viz"], cwd=root, capture_output=True,
-                               text=True).stdout.strip()
-        return rev + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
 
 
 def _warm_up():
@@ -276,7 +264,7 @@ def main(argv=None):
                             "budget": "floor(c n ln n) in total", "landmarks": args.landmarks,
                             "jobs": args.jobs, "seed": args.seed, "cpu_count": os.cpu_count(),
                             "calibration_used": lv.resources.CALIBRATION["machine"],
-                            "code": _code_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S")},
+                            "code": _runinfo.code_version(), "started": time.strftime("%Y-%m-%d %H:%M:%S")},
                "runs": [], "skipped": [], "throughput": []}
     if os.path.exists(JSON_PATH):
         with open(JSON_PATH) as f:
