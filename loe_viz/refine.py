@@ -199,17 +199,15 @@ def rank_start(R: np.ndarray, landmarks: np.ndarray, n_components: int) -> np.nd
 
 def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_components: int, unranked=None,
            **kw) -> RefineResult | None:
-    """The ordinal polish from two starts (LOE's embedding and :func:`rank_start`), keeping the better.
+    """The ordinal polish from LOE's embedding, and from :func:`rank_start` when that fails.
 
     Non-metric MDS on a few landmarks' orders has degenerate local minima; a
-    poor start can end in one. The result whose distances reproduce the
-    landmarks' orders best (:func:`order_agreement`) is kept, and only if it
-    reproduces them better than ``Y_lmds`` itself and consistently (a rank
-    correlation above ``CONSISTENT_AGREEMENT``; degenerate fits stay well
-    below); otherwise None.
+    poor start can end in one. Returns the first result (from ``Y_lmds``, then
+    from the rank quantiles) that reproduces the landmarks' orders consistently
+    (:func:`order_agreement` above ``CONSISTENT_AGREEMENT``, which degenerate
+    fits stay well below) and better than ``Y_lmds`` itself; otherwise None.
     """
     base = order_agreement(Y_lmds, R, landmarks, unranked)
-    best = None
     for start, Y0 in (("lmds", Y_lmds), ("ranks", None)):
         if Y0 is None:
             try:
@@ -219,8 +217,6 @@ def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_component
         res = ordinal_refine(Y0, R, landmarks, unranked=unranked, **kw)
         res = RefineResult(embedding=res.embedding, stress=res.stress, n_iter=res.n_iter, converged=res.converged,
                            order_agreement=res.order_agreement, start=start)
-        if best is None or res.order_agreement > best.order_agreement:
-            best = res
-    if best is None or not best.order_agreement > max(base, CONSISTENT_AGREEMENT):
-        return None
-    return best
+        if res.order_agreement > max(base, CONSISTENT_AGREEMENT):
+            return res
+    return None
