@@ -80,3 +80,19 @@ def test_close_frees_results():
     assert e.state.points is not None
     e.close()
     assert e.state.points is None and e.state.model is None and e.state.triplets is None
+
+
+def test_noiseless_answers_say_the_embedding_was_polished():
+    e = Explorer(n=200, seed=3, temperature=0.0, budget_unit="per_landmark", budget=100_000,
+                 landmark_selection="maxmin")
+    try:
+        assert e.state.wait(120)
+        assert e.state.error == "" and e.state.model.stages_.refine is not None
+        assert e.state.metrics["procrustes"] < 0.01  # the paper's pipeline alone: ~0.05 here
+        k = STEPS.index("Embedding")
+        e.state.step = k
+        view = e._views[k]
+        view.refresh(force=True)
+        assert "ordinal polish" in view._note.object
+    finally:
+        e.close()

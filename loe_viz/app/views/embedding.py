@@ -76,5 +76,16 @@ the other.
         self._note.object = (
             f"n = {m['n']:,}, d = {m['d']}, {m['n_triplets']:,} comparisons on {m['n_landmarks']} landmarks.  "
             f"Median distance of an item to its truth {fmt(np.median(perr))}; the worst items: "
-            + ", ".join(f"{int(i)} ({fmt(perr[i])})" for i in worst) + ".")
+            + ", ".join(f"{int(i)} ({fmt(perr[i])})" for i in worst) + "."
+            + _polish_note(getattr(s.model, "stages_", None)))
         return [self._metrics, self._note] + list(plot_objs)
+
+
+def _polish_note(stages) -> str:
+    """A sentence on the ordinal polish when LOE ran it (noiseless answers), else ''."""
+    ref = getattr(stages, "refine", None)
+    if ref is None:
+        return ""
+    return (f"  The answers are noiseless, so the BTL scores are rank-like: landmark MDS gave a "
+            f"distorted layout, and LOE fitted it to the order of the scores instead (ordinal polish, "
+            f"{ref.n_iter} iterations, rank correlation with the orders {ref.order_agreement:.3f}).")
