@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import isotonic_regression, minimize
 
-from .baselines import _blas_single_thread
+from ._blas import blas_single_thread
 from .kernels import linalg
 
 __all__ = ["RefineResult", "ordinal_refine", "order_agreement", "rank_start", "polish", "CONSISTENT_AGREEMENT"]
@@ -126,7 +126,7 @@ def ordinal_refine(
         f = linalg.landmark_stress(y.reshape(n, d), landmarks, target, weight, grad)
         return f, grad.ravel().copy()
 
-    with _blas_single_thread():  # L-BFGS-B's small BLAS calls: thread wake-ups would dominate
+    with blas_single_thread():  # L-BFGS-B's small BLAS calls: thread wake-ups would dominate
         for it in range(1, max_iter + 1):
             linalg.landmark_distances(Y, landmarks, D)
             for c in range(l):
