@@ -22,7 +22,9 @@ import numpy as np
 from scipy.optimize import isotonic_regression, minimize
 
 from ._blas import blas_single_thread
+from .edm import project_edm
 from .kernels import linalg
+from .lmds import landmark_mds
 
 __all__ = ["RefineResult", "ordinal_refine", "order_agreement", "rank_start", "polish", "CONSISTENT_AGREEMENT"]
 
@@ -108,12 +110,17 @@ def ordinal_refine(
     -------
     RefineResult
     """
+    landmarks = np.asarray(landmarks, dtype=np.int64)
+    orders, weight = _orders(np.asarray(R), landmarks, unranked)
+    return _refine(Y0, landmarks, orders, weight, max_iter=max_iter, inner_iter=inner_iter, tol=tol)
+
+
+def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1e-4, start="lmds") -> RefineResult:
+    """:func:`ordinal_refine` on orders already sorted by :func:`_orders`."""
     Y = np.array(Y0, dtype=np.float64, order="C")
     n, d = Y.shape
-    landmarks = np.asarray(landmarks, dtype=np.int64)
     l = landmarks.size
     size0 = np.sqrt(np.mean(np.sum((Y - Y.mean(0)) ** 2, axis=1)))
-    orders, weight = _orders(np.asarray(R), landmarks, unranked)
     counted = weight > 0
     D = np.empty((n, l))
     target = np.zeros((n, l))
@@ -147,15 +154,19 @@ def ordinal_refine(
     size = np.sqrt(np.mean(np.sum(Y ** 2, axis=1)))
     if size > 0 and size0 > 0:
         Y *= size0 / size
-    agreement = order_agreement(Y, R, landmarks, unranked)
     return RefineResult(embedding=Y, stress=np.array(history), n_iter=it, converged=converged,
-                        order_agreement=agreement)
+                        order_agreement=_agreement(Y, landmarks, orders), start=start)
 
 
 def order_agreement(Y: np.ndarray, R: np.ndarray, landmarks: np.ndarray, unranked=None) -> float:
     """Mean Spearman correlation between distances to each landmark in ``Y`` and that landmark's scores."""
     landmarks = np.asarray(landmarks, dtype=np.int64)
     orders, _ = _orders(np.asarray(R), landmarks, unranked)
+    return _agreement(Y, landmarks, orders)
+
+
+def _agreement(Y, landmarks, orders) -> float:
+    """:func:`order_agreement` on orders already sorted by :func:`_orders`."""
     D = np.empty((Y.shape[0], landmarks.size))
     linalg.landmark_distances(np.ascontiguousarray(Y, dtype=np.float64), landmarks, D)
     rho = []
@@ -181,9 +192,6 @@ def rank_start(R: np.ndarray, landmarks: np.ndarray, n_components: int) -> np.nd
     landmark block of that estimate is symmetrised and projected onto the EDM
     cone, and landmark MDS places the items.
     """
-    from .edm import project_edm
-    from .lmds import landmark_mds
-
     R = np.asarray(R, dtype=np.float64)
     n, l = R.shape
     landmarks = np.asarray(landmarks, dtype=np.int64)
@@ -207,16 +215,16 @@ def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_component
     (:func:`order_agreement` above ``CONSISTENT_AGREEMENT``, which degenerate
     fits stay well below) and better than ``Y_lmds`` itself; otherwise None.
     """
-    base = order_agreement(Y_lmds, R, landmarks, unranked)
+    landmarks = np.asarray(landmarks, dtype=np.int64)
+    orders, weight = _orders(np.asarray(R), landmarks, unranked)  # sorted once for every start
+    base = _agreement(Y_lmds, landmarks, orders)
     for start, Y0 in (("lmds", Y_lmds), ("ranks", None)):
         if Y0 is None:
             try:
                 Y0 = rank_start(R, landmarks, n_components)
             except ValueError:  # the rank block supports fewer dimensions: skip this start
                 continue
-        res = ordinal_refine(Y0, R, landmarks, unranked=unranked, **kw)
-        res = RefineResult(embedding=res.embedding, stress=res.stress, n_iter=res.n_iter, converged=res.converged,
-                           order_agreement=res.order_agreement, start=start)
+        res = _refine(Y0, landmarks, orders, weight, start=start, **kw)
         if res.order_agreement > max(base, CONSISTENT_AGREEMENT):
             return res
     return None
