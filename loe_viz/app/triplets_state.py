@@ -34,7 +34,7 @@ import numpy as np
 import param
 
 from .colors import position_colors
-from .state import BackgroundRun
+from .state import BackgroundRun, _fmt_seconds
 
 __all__ = [
     "SAMPLE_DIR",
@@ -110,14 +110,6 @@ AUTO_LANDMARKS = 50
 
 # Item labels are drawn in the plot up to this many items.
 LABELS_DRAWN_MAX = 60
-
-
-def _fmt_seconds(s: float) -> str:
-    if s < 1:
-        return f"{s * 1000:.0f} ms"
-    if s < 120:
-        return f"{s:.1f} s"
-    return f"{s / 60:.1f} min"
 
 
 # ================================================================== summaries
