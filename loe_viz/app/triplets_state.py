@@ -35,6 +35,7 @@ import param
 
 from .colors import position_colors
 from .state import BackgroundRun, _fmt_seconds
+from ..io import spreadsheet_safe
 
 __all__ = [
     "SAMPLE_DIR",
@@ -141,7 +142,7 @@ def summarize(data) -> dict:
         seen[T.ravel()] = True
     counts = np.sort(heads[heads > 0])[::-1]
     labels = np.asarray(data.labels)
-    if labels.dtype.kind in "US":
+    if labels.dtype.kind in "USO":
         kind = "text"
     elif labels.size == n and np.array_equal(labels, np.arange(n)):
         kind = "none"
@@ -745,7 +746,7 @@ class TripletsState(BackgroundRun, param.Parameterized):
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["item", "label"] + [f"x{k + 1}" for k in range(Z.shape[1])])
         for i, (lab, row) in enumerate(zip(self.item_labels(), Z)):
-            w.writerow([i, lab] + [f"{v:.8g}" for v in row])
+            w.writerow([i, spreadsheet_safe(lab)] + [f"{v:.8g}" for v in row])
         return buf.getvalue()
 
     def csv_filename(self, method: str | None = None) -> str:

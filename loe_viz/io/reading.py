@@ -307,7 +307,7 @@ class _Columns:
         self.judge = Judge(spec.roles, spec.kind, opts)
         self.names, self.gid, self.label_bytes, self.notes, self.saw_minus = [], {}, 0, set(), False
         lab, self.lookup = opts["labels"], self.judge.lookup
-        self.hi = opts["n_items"] if lab is None and opts["n_items"] else LIMIT if opts["relabel"] is False else 2**63 - 1
+        self.hi = opts["n_items"] if lab is None and opts["n_items"] else LIMIT if opts["relabel"] is False else None
         if lab is not None and lab.dtype.kind == "i":
             self.order = np.argsort(lab, kind="stable")
             self.sorted = lab[self.order]
@@ -344,7 +344,8 @@ class _Columns:
     def ids(self, s, role):
         v = s.to_numpy()
         if self.kind == "int" and v.dtype.kind in "iu":
-            bad = (v > self.hi) if v.dtype.kind == "u" else (v < 0) | (v >= self.hi)
+            bad = (v > 2**63 - 1) if v.dtype.kind == "u" else (v < 0)
+            bad |= False if self.hi is None else v >= self.hi
             v = self._map_ints(v.astype(np.int64))
             return v, bad | (v < 0)
         codes, uniq = _factorize(s)

@@ -35,101 +35,75 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     Parameters
     ----------
     path : str, os.PathLike or file object
-        Destination. A path is written atomically (a temporary file in the same
-        directory, then renamed), so a failed write leaves no partial file.
+        A path is written atomically (a temporary file beside it, then a rename).
     triplets : array-like of shape (m, 3) or TripletData
-        List-order triplets ``(head, closer, farther)`` of indices ``0..n_items-1``.
-        A :class:`TripletData` brings its own labels.
+        List-order triplets of indices ``0..n_items-1``; a TripletData brings its labels.
     labels : sequence of str or int, optional
-        ``labels[i]`` is written in place of index ``i`` (text files) or stored as
-        the ``labels`` array (``.npz``). Must be distinct, non-empty, without line
-        breaks or surrounding whitespace, and either all integers (below 2**63) or
-        all text that does not look like a number.
+        Written in place of the indices (text) or stored as ``labels`` (``.npz``):
+        distinct, all integers (0 to 2**63 - 1) or all text that is not a number,
+        without line breaks or surrounding whitespace.
     layout : {"list-order", "crowd", "list-boolean", "list-count"}, default "list-order"
-        ``"crowd"`` writes ``head,left,right,winner`` with the chosen item on a
-        random side; ``"list-boolean"``/``"list-count"`` write ``X`` rows with a
-        random half swapped and ``y`` (``True``/``False`` resp. ``+1``/``-1``; in
-        text files ``1``/``0`` resp. ``1``/``-1``).
+        ``"crowd"`` puts the chosen item on a random side; ``"list-boolean"`` and
+        ``"list-count"`` swap a random half of the rows and write ``y``.
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
-        ``"auto"`` goes by the extension: ``.npy``, ``.npz``, ``.tsv``/``.tab``,
-        anything else comma-separated. ``"text"`` is whitespace-separated.
+        ``"auto"`` goes by the extension (comma-separated for unknown ones).
     header : bool, default True
         Write a header line naming the columns (text formats).
     random_state : None, int or numpy.random.Generator, default 0
-        Seed of the sides (``crowd``) and of the swapped rows; the default makes
-        files reproducible.
-
-    Notes
-    -----
-    ``read_triplets(path, labels=labels)`` gives back exactly ``triplets``; without
-    ``labels=`` text labels are indexed in sorted order (integer labels in
-    increasing order), so the triplets come back relabelled consistently.
+        Seed of the sides and swaps; the default makes files reproducible.
     """
     n_items = None
     if isinstance(triplets, TripletData):
         labels = triplets.labels if labels is None else labels
         n_items, triplets = triplets.n_items, triplets.triplets
-    if layout not in TRIPLET_LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(TRIPLET_LAYOUTS)}; got {layout!r}")
-    if format not in ("auto",) + TRIPLET_FORMATS:
-        raise ValueError(f"format must be one of auto, {', '.join(TRIPLET_FORMATS)}; got {format!r}")
+    if layout not in TRIPLET_LAYOUTS or format not in ("auto",) + TRIPLET_FORMATS:
+        raise ValueError(f"layout must be one of {', '.join(TRIPLET_LAYOUTS)} and format one of auto, "
+                         f"{', '.join(TRIPLET_FORMATS)}; got {layout!r}, {format!r}")
     lab = None if labels is None else _check_write_labels(labels)
     tri, n_items = check_triplets(triplets, n_items=n_items if lab is None else lab.size)
     is_path = isinstance(path, (str, os.PathLike))
     if not is_path and not hasattr(path, "write"):
         raise ValueError(f"path must be a path or a writable file object, got {type(path).__name__}")
-    fname = os.fspath(path) if is_path else getattr(path, "name", "")
-    ext = os.path.splitext(fname)[1].lower() if isinstance(fname, str) else ""
+    name = os.fspath(path) if is_path else getattr(path, "name", "")
+    ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
     fmt = {".npy": "npy", ".npz": "npz", ".tsv": "tsv", ".tab": "tsv"}.get(ext, "csv") if format == "auto" else format
-    m = tri.shape[0]
-    swap = check_random_state(random_state).random(m) < 0.5 if layout != "list-order" else None
-    if fmt == "npy":
-        if layout != "list-order":
-            raise ValueError(f"layout={layout!r} cannot be stored in .npy (one array); use .npz or a text format")
-        if lab is not None:
+    swap = check_random_state(random_state).random(tri.shape[0]) < 0.5 if layout != "list-order" else None
+    h, a, b = tri[:, 0], tri[:, 1], tri[:, 2]
+    if fmt in ("npy", "npz"):
+        if fmt == "npy" and lab is not None:
             raise ValueError("labels cannot be stored in a .npy file; use .npz or a text format")
-        return _write_atomic(path, is_path, lambda fh: np.save(fh, tri, allow_pickle=False))
-    if fmt == "npz":
-        if layout == "crowd":
-            raise ValueError("layout='crowd' is a text layout; use a .csv/.tsv file")
-        if layout == "list-order":
-            arrays = {"triplets": tri}
-        else:
-            X = tri.copy()
-            X[swap, 1], X[swap, 2] = tri[swap, 2], tri[swap, 1]
-            arrays = {"X": X, "y": ~swap if layout == "list-boolean" else np.where(swap, -1, 1).astype(np.int8)}
+        if layout == "crowd" or (fmt == "npy" and layout != "list-order"):
+            raise ValueError(f"layout={layout!r} cannot be stored in .{fmt}; use "
+                             + ("" if layout == "crowd" else ".npz or ") + "a text format (.csv/.tsv)")
+        arrays = {"triplets": tri} if layout == "list-order" else {
+            "X": np.column_stack([h, np.where(swap, b, a), np.where(swap, a, b)]),
+            "y": ~swap if layout == "list-boolean" else np.where(swap, -1, 1).astype(np.int8)}
         if lab is not None:
             arrays["labels"] = lab if lab.dtype.kind == "i" else lab.astype(str)
-        return _write_atomic(path, is_path, lambda fh: _savez(fh, arrays))
+        return _write_atomic(path, is_path, (lambda fh: np.save(fh, tri, allow_pickle=False)) if fmt == "npy"
+                             else (lambda fh: _savez(fh, arrays)))
     delim = {"csv": ",", "tsv": "\t", "text": " "}[fmt]
     text = lab is not None and lab.dtype.kind == "O"
     if fmt == "text" and text and any(any(ch.isspace() for ch in v) for v in lab.tolist()):
         raise ValueError("labels that contain whitespace cannot be written whitespace-separated; use format='csv'")
-    h, a, b = tri[:, 0], tri[:, 1], tri[:, 2]
-    if layout == "list-order":
-        names, cols = ("head", "winner", "loser"), [h, a, b]
-    elif layout == "crowd":
-        names, cols = ("head", "left", "right", "winner"), [h, np.where(swap, b, a), np.where(swap, a, b), a]
-    else:
-        names = ("head", "j", "k", "y")
-        cols = [h, np.where(swap, b, a), np.where(swap, a, b), np.where(swap, 0 if layout == "list-boolean" else -1, 1)]
-    n_item_cols = 3 if layout != "crowd" else 4
+    names, cols = {"list-order": (("head", "winner", "loser"), [h, a, b]),
+                   "crowd": (("head", "left", "right", "winner"), [h, np.where(swap, b, a), np.where(swap, a, b), a])
+                   }.get(layout, (("head", "j", "k", "y"), [h, np.where(swap, b, a), np.where(swap, a, b),
+                                                            np.where(swap, 0 if layout == "list-boolean" else -1, 1)]))
+    n_item = 4 if layout == "crowd" else 3
+    cells = np.array([_quote(v, delim) for v in lab.tolist()] + [None], dtype=object)[:-1] if text else lab
 
     def write(fh):
-        if header:
-            fh.write(delim.join(names).encode() + b"\n")
-        step = 1 << 16 if text else 1 << 18
-        for s in range(0, m, step):
-            block = np.column_stack([np.asarray(c[s:s + step], dtype=np.int64) for c in cols])
+        fh.write((delim.join(names) + "\n").encode() if header else b"")
+        for s in range(0, tri.shape[0], 1 << 16 if text else 1 << 18):
+            block = np.column_stack([np.asarray(c[s:s + (1 << 16 if text else 1 << 18)], dtype=np.int64) for c in cols])
             if text:
-                cells = np.array([_quote(v, delim) for v in lab.tolist()] + [None], dtype=object)[:-1]
-                out = np.empty(block.shape, dtype=object)
-                out[:, :n_item_cols] = cells[block[:, :n_item_cols]]
-                out[:, n_item_cols:] = block[:, n_item_cols:].astype(str)
-                fh.write(("\n".join(map(delim.join, out.tolist())) + "\n").encode("utf-8"))
+                out = block.astype(object)
+                out[:, :n_item] = cells[block[:, :n_item]]
+                fh.write(("\n".join(delim.join(map(str, row)) for row in out.tolist()) + "\n").encode("utf-8"))
             else:
-                if lab is not None:
-                    block[:, :n_item_cols] = lab[block[:, :n_item_cols]]
+                if cells is not None:
+                    block[:, :n_item] = cells[block[:, :n_item]]
                 fh.write(_format_ints(block, delim))
     _write_atomic(path, is_path, write)
 
@@ -171,12 +145,9 @@ def _quote(s: str, delim: str) -> str:
 
 
 def _check_write_labels(labels) -> np.ndarray:
-    if isinstance(labels, (str, bytes)):
-        raise ValueError("labels must be a sequence of item labels, got a single string")
-    lab = np.asarray(labels, dtype=object if not isinstance(labels, np.ndarray) else None)
-    if lab.ndim != 1:
-        raise ValueError(f"labels must be 1-D, got shape {lab.shape}")
-    vals = lab.tolist()
+    vals = list(labels) if not isinstance(labels, (str, bytes, np.ndarray)) else np.asarray(labels).tolist()
+    if isinstance(labels, (str, bytes)) or np.ndim(labels) != 1:
+        raise ValueError("labels must be a 1-D sequence of item labels")
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
         if any(v < 0 or v >= 2**63 for v in vals):
             raise ValueError("integer labels must be non-negative and below 2**63")
@@ -190,34 +161,30 @@ def _check_write_labels(labels) -> np.ndarray:
         if all(numeric):
             raise ValueError("labels are numbers written as strings; pass them as integers")
         if any(numeric):
-            i = numeric.index(True)
-            raise ValueError(f"labels[{i}] = {vals[i]!r} looks like a number while other labels are text; "
-                             "the file could not be read back without item_type='str'")
+            raise ValueError(f"labels[{numeric.index(True)}] = {vals[numeric.index(True)]!r} looks like a number "
+                             "while other labels are text; the file could not be read back without item_type='str'")
         lab = np.empty(len(vals), dtype=object)
         lab[:] = vals
     else:
-        raise ValueError(f"labels must hold only strings or only integers, got dtype {lab.dtype}")
+        raise ValueError("labels must hold only strings or only integers")
     if len(set(vals)) != len(vals):
         raise ValueError("labels must be distinct")
     return lab
 
 
 def _write_atomic(path, is_path, write):
-    """Write through ``write(binary_file)``; a path gets a temporary file in its directory, then a rename.
+    """Write through ``write(binary_file)``: a path via a temporary file beside it and a rename.
 
-    The temporary file is created with mode 0o666 minus the process umask (applied by
-    ``open`` itself: the umask is never changed, which would race other threads), or
-    takes the mode of the file it replaces.
+    The temporary file is created with mode 0o666 less the umask (applied by the
+    kernel: the process umask is never changed, which would race other threads),
+    or gets the mode of the file it replaces.
     """
     if not is_path:
-        if isinstance(path, io.TextIOBase):
-            bio = io.BytesIO()
-            write(bio)
+        bio = io.BytesIO() if isinstance(path, io.TextIOBase) else path
+        write(bio)
+        if bio is not path:
             path.write(bio.getvalue().decode("utf-8"))
-        else:
-            write(path)
         return
-    path = os.fspath(path)
     d, base = os.path.split(os.path.abspath(path))
     while True:
         tmp = os.path.join(d, f".tmp-{secrets.token_hex(6)}-{base}")
@@ -229,14 +196,9 @@ def _write_atomic(path, is_path, write):
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
-        try:
+        if os.path.exists(path):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except FileNotFoundError:
-            pass
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        os.unlink(tmp)
         raise
