@@ -17,7 +17,7 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       Judge, RowError, TripletData, check_read_args, err, finish_int, finish_str, is_number,
                       layout_from_roles, roles_from_header)
 
-_CHUNK = 1 << 20  # rows per pandas chunk
+_CHUNK = 1 << 16  # rows per pandas chunk (its parser buffers stay a few MB)
 _SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
@@ -56,43 +56,38 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Parameters
     ----------
     path_or_buffer : str, os.PathLike or file object
-        A path, or a binary or text file object (read from its current position,
-        and put back there after a failed read when it is seekable).
+        Read from the current position; a seekable buffer is put back there after a failed read.
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
-        ``"auto"`` recognises NumPy files by their magic bytes, anything else is
-        delimited text; ``"csv"``/``"tsv"`` fix the delimiter, ``"text"`` sniffs it.
+        ``"auto"``: NumPy files by their magic bytes, else text with a sniffed delimiter.
     layout : {"auto", "list-order", "crowd", "list-boolean", "list-count"}, default "auto"
         Needed only for a header-less text file with four columns.
     n_items : int, optional
-        Integer ids are then indices ``0..n_items-1`` as they are; for text labels
-        it must equal the number of distinct labels.
+        Integer ids are then indices ``0..n_items-1``; text labels must be as many.
     labels : sequence, optional
-        The known items in index order: every id must be one of them and becomes its position.
+        The known items in index order; every id must be one of them.
     header : {"auto", True, False}, default "auto"
-        Whether the first data line names the columns. ``"auto"``: when it names a
-        complete set of roles (:data:`COLUMN_NAMES`) and none of its cells is an
-        item of the next rows, or when it is text above numbers.
+        ``"auto"``: the first line names the columns when it names a complete set of
+        roles (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
     delimiter : str, optional
         One character, or ``" "`` for runs of whitespace. Default: sniffed.
     columns : sequence of str or None, optional
-        The role of every column (``"head"``, ``"near"``, ``"far"``, ``"left"``,
-        ``"right"``, ``"answer"``, ``"response"`` or ``None``), overriding the header.
+        The role of every column (head, near, far, left, right, answer, response or None).
     answer : {"auto", "label", "side", "index"}, default "auto"
         How a crowd answer names the chosen item: its label, ``left``/``right`` or
-        ``0``/``1``; ``"auto"`` picks the first encoding every answer of the file fits.
+        ``0``/``1``; ``"auto"``: the first encoding every answer of the file fits.
     item_type : {"auto", "int", "str"}, default "auto"
         ``"auto"``: integers when the first id is a number; ``"str"``: all text labels.
     relabel : {"auto", True, False}, default "auto"
-        Integer ids: ``"auto"`` keeps them when they fill ``0..max`` and otherwise
-        maps the distinct ids (up to 2**63 - 1) to ``0..k-1`` in increasing order.
+        ``"auto"`` keeps integer ids that fill ``0..max``, else maps the distinct ids
+        (up to 2**63 - 1) to ``0..k-1`` in increasing order.
     encoding : str, default "utf-8"
     errors : {"raise", "skip"}, default "raise"
         ``"skip"`` drops rows with a problem and counts them in ``n_skipped``.
     limits : dict, optional
-        Memory bounds checked before allocating: ``"array_bytes"`` (one array of
-        a NumPy file, default :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an
-        ``.npz`` member above 16 MiB, :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"``
-        (all distinct text labels, :data:`MAX_LABEL_BYTES`).
+        Bounds checked before allocating, overriding :data:`MAX_ARRAY_BYTES`
+        (``"array_bytes"``: one array of a NumPy file), :data:`MAX_COMPRESSION_RATIO`
+        (``"compression_ratio"``: an .npz member above 16 MiB) and
+        :data:`MAX_LABEL_BYTES` (``"label_bytes"``: all distinct text labels).
 
     Returns
     -------
@@ -101,15 +96,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Raises
     ------
     ValueError
-        For a bad argument (the message starts with its name), or a file that
-        cannot be read or exceeds a limit (the message starts with the file name,
-        then the 1-based line or the 0-based array row, then the problem).
-
-    Notes
-    -----
-    Text is parsed by ``pandas.read_csv`` in chunks into a pre-sized array and
-    checked column by column; blank lines and lines starting with ``#`` are
-    skipped. NumPy files are never unpickled: object arrays are refused unread.
+        A bad argument (the message starts with its name), or a file that cannot be
+        read or exceeds a limit: file name, 1-based line or 0-based array row, problem.
 
     Examples
     --------
@@ -405,7 +393,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
               dtype=None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
                                                      in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"})
     st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
-              codes=np.empty((cap, 3), np.int8) if crowd else None, recs=np.empty(cap if crowd else 0, np.int64))
+              codes=np.empty((cap, 3), np.int8) if crowd else None, recs=np.empty(cap if crowd and skip else 0, np.int64))
 
     def take(df, rec_of=None):
         blank = _empty(df[0])  # rows whose fields are all empty (an indented comment line) are no records
@@ -417,7 +405,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         if not k:
             return
         h, a, b, bad, codes = cols.chunk(df)
-        recs = (np.arange(r0, r0 + k) if rec_of is None else rec_of[r0:r0 + k]) if crowd or bad.any() else None
+        recs = (np.arange(r0, r0 + k) if rec_of is None else rec_of[r0:r0 + k]) if skip or bad.any() else None
         if bad.any():
             if not skip:
                 _raise_row(src, spec, opts, cols.judge, int(recs[np.argmax(bad)]))
@@ -429,7 +417,9 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         for j, c in enumerate((h, a, b)):
             st["out"][m:m + len(h), j] = c
         if crowd:
-            st["codes"][m:m + len(h)], st["recs"][m:m + len(h)] = codes, recs
+            st["codes"][m:m + len(h)] = codes
+        if crowd and skip:
+            st["recs"][m:m + len(h)] = recs
         st["m"] = m + len(h)
 
     try:
@@ -503,8 +493,8 @@ def _resolve_answers(src, spec, opts, judge, st, notes):
     code, tri = C[:m, ANSWER_MODES.index(mode)], st["out"][:m]
     if fails[mode]:
         bad = code < 0
-        if opts["errors"] != "skip":
-            _raise_row(src, spec, opts, judge, int(st["recs"][:m][bad][0]), shown)
+        if opts["errors"] != "skip":  # no row was dropped: rows are records
+            _raise_row(src, spec, opts, judge, int(np.argmax(bad)), shown)
         st["n_skipped"] += int(bad.sum())
         st["skipped"] += st["recs"][:m][bad][:MAX_NOTES].tolist()
         tri, code = tri[~bad], code[~bad]
