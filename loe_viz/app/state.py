@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 import param
 
+from ..methods import METHODS
 from ..points import POINT_KINDS, load_points, make_points
 from .colors import position_colors
 
@@ -72,8 +73,8 @@ URL_PARAMS = (
 #: Parameters whose change requires a new run of the pipeline.
 CONFIG_PARAMS = tuple(p for p in URL_PARAMS if p != "step")
 
-#: Methods of the Compare step: names of estimators exported by :mod:`loe_viz`.
-BASELINE_METHODS = ("LOE", "STE", "TSTE", "SOE", "GNMDS", "CKL", "LOESTE")
+#: Methods of the Compare step: the names of :data:`loe_viz.methods.METHODS`.
+BASELINE_METHODS = tuple(METHODS)
 
 # Comparisons per second assumed before the first measurement (deliberately low).
 _DEFAULT_RATE = 1.0e6
@@ -677,11 +678,9 @@ class ExplorerState(param.Parameterized):
             "uploaded_name": cfg.uploaded_name if cfg.kind == "uploaded" else "",
         }
         ranking = model.stages_.ranking
-        unranked = set()
-        for col in getattr(ranking, "columns", ()):
-            unranked.update(int(v) for v in getattr(col, "unranked", ()))
+        unranked = ranking.unranked_items
         notes = []
-        if unranked:
+        if unranked.size:
             notes.append(f"{len(unranked)} item(s) never compared by some landmark (their score is the mean)")
         if not getattr(model.stages_.edm, "converged", True):
             notes.append("the EDM projection stopped before its tolerance")
@@ -876,8 +875,6 @@ class CompareState(BackgroundRun, param.Parameterized):
 
     def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step):
         """Fit one baseline (or LOE-STE), reporting its error as it goes."""
-        from .. import CKL, GNMDS, LOESTE, SOE, STE, TSTE
-
         d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
         t0 = time.perf_counter()
         last = {"t": -1.0}
@@ -897,10 +894,10 @@ class CompareState(BackgroundRun, param.Parameterized):
             loe_params = {"offset": cfg.get("offset", "lambda2")}
             if landmarks is not None:
                 loe_params["landmarks"] = landmarks
-            model = LOESTE(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
+            model = METHODS["LOESTE"].estimator(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
                            loe_params=loe_params, **common)
         else:
-            model = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name](**common)
+            model = METHODS[name].estimator(**common)
         model.fit(triplets, n_items=n)
         sec = time.perf_counter() - t0
         p, t = scores(model.embedding_)
