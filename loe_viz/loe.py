@@ -210,6 +210,7 @@ class LOE(ParamsMixin):
     def __init__(
         self,
         n_components: int = 2,
+        *,
         n_landmarks: int | None = None,
         landmarks=None,
         landmark_selection: str = "random",
@@ -236,12 +237,6 @@ class LOE(ParamsMixin):
         self.memory_limit = memory_limit
         self.refine = refine
         self.random_state = random_state
-
-    # ------------------------------------------------------------------ params
-    _param_names = (
-        "n_components", "n_landmarks", "landmarks", "landmark_selection", "regularization",
-        "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "refine", "random_state",
-    )
 
     def _validated(self, n_items: int) -> dict:
         d = check_int(self.n_components, "n_components", minimum=1)
@@ -289,6 +284,7 @@ class LOE(ParamsMixin):
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise ValueError(f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}")
         resolve_memory_limit(self.memory_limit)  # validates the setting
+        check_random_state(self.random_state)  # fit on triplets draws nothing, but a bad seed is still refused
         if self.refine not in REFINE_MODES:
             raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
         rank_kw = dict(regularization=reg, tol=tol, max_iter=max_iter)
@@ -514,7 +510,7 @@ class LOE(ParamsMixin):
         ranking = RankingResult.from_columns(columns, n, cfg["rank_kw"]["regularization"])
         landmarks = ranking.landmarks
         l = landmarks.size
-        unranked = np.unique(np.concatenate([c.unranked for c in columns])) if columns else np.array([], int)
+        unranked = ranking.unranked_items
         if unranked.size:
             warnings.warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "

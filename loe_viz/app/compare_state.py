@@ -17,6 +17,7 @@ import numpy as np
 import param
 
 from .._format import format_seconds
+from ..methods import METHODS
 from .jobs import Cancelled, JobRunner
 
 __all__ = ["BASELINE_METHODS", "CompareRecord", "CompareState"]
@@ -24,7 +25,7 @@ __all__ = ["BASELINE_METHODS", "CompareRecord", "CompareState"]
 log = logging.getLogger(__name__)
 
 #: Methods of the Compare step: names of estimators exported by :mod:`loe_viz`.
-BASELINE_METHODS = ("LOE", "STE", "TSTE", "SOE", "GNMDS", "CKL", "LOESTE")
+BASELINE_METHODS = tuple(METHODS)
 
 
 @dataclass
@@ -157,7 +158,6 @@ class CompareState(param.Parameterized):
 
     def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step, token):
         """Fit one baseline (or LOE-STE), reporting its error as it goes."""
-        from .. import CKL, GNMDS, LOESTE, SOE, STE, TSTE
 
         d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
         t0 = time.perf_counter()
@@ -180,10 +180,10 @@ class CompareState(param.Parameterized):
             loe_params = {"offset": cfg.get("offset", "lambda2")}
             if landmarks is not None:
                 loe_params["landmarks"] = landmarks
-            model = LOESTE(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
+            model = METHODS["LOESTE"].estimator(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
                            loe_params=loe_params, **common)
         else:
-            model = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name](**common)
+            model = METHODS[name].estimator(**common)
         model.fit(triplets, n_items=n)
         token.check()  # a cancelled baseline returns its last iterate: not a result
         sec = time.perf_counter() - t0

@@ -268,9 +268,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     sc = cache.get("score", fit_key, score)
     total_seconds = time.perf_counter() - t_start
     ranking = model.stages_.ranking
-    unranked = set()
-    for col in getattr(ranking, "columns", ()):
-        unranked.update(int(v) for v in getattr(col, "unranked", ()))
+    unranked = ranking.unranked_items
     metrics = {
         "procrustes": sc["procrustes"],
         "triplet_error": sc["triplet_error"],
@@ -281,7 +279,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         "fit_seconds": fit_seconds,
         "seconds": total_seconds,
         "n": n, "D": D, "d": d,
-        "unranked": len(unranked),
+        "unranked": int(unranked.size),
     }
     config_used = {
         "kind": cfg.kind, "n": n, "d": d, "D": D, "seed": seed, "temperature": temperature,
@@ -290,8 +288,8 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         "uploaded_name": cfg.uploaded_name if cfg.kind == "uploaded" else "",
     }
     notes = []
-    if unranked:
-        notes.append(f"{len(unranked)} item(s) never compared by some landmark (their score is the mean)")
+    if unranked.size:
+        notes.append(f"{unranked.size} item(s) never compared by some landmark (their score is the mean)")
     if not getattr(model.stages_.edm, "converged", True):
         notes.append("the EDM projection stopped before its tolerance")
     status = f"LOE fitted {triplets.shape[0]:,} comparisons in {format_seconds(fit_seconds)}"

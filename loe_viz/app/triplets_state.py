@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 import param
 
+from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
 from .jobs import Cancelled, JobRunner
@@ -99,12 +100,11 @@ SAMPLES = {
     )
 }
 
-#: Methods offered, in display order (names of estimators exported by :mod:`loe_viz`).
-TRIPLET_METHODS = ("LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL")
+#: Methods offered, in display order (the names of :data:`loe_viz.methods.METHODS`).
+TRIPLET_METHODS = tuple(METHODS)
 
 #: How each method is named on screen.
-METHOD_LABELS = {"LOE": "LOE", "STE": "STE", "LOESTE": "LOE-STE", "TSTE": "t-STE", "SOE": "SOE",
-                 "GNMDS": "GNMDS", "CKL": "CKL"}
+METHOD_LABELS = {name: m.label for name, m in METHODS.items()}
 
 #: With ``n_landmarks=None`` ("auto") LOE uses up to this many of the busiest heads.
 AUTO_LANDMARKS = 50
@@ -370,7 +370,7 @@ def _replace(r: MethodResult, **kw) -> MethodResult:
 
 def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_progress, base, step, M):
     """Fit one method; failures become a result with ``error`` set (the run goes on)."""
-    from .. import CKL, GNMDS, LOE, LOESTE, SOE, STE, TSTE
+    from .. import LOE, LOESTE
 
     label = METHOD_LABELS[name]
     t0 = time.perf_counter()
@@ -394,7 +394,7 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
             model = LOESTE(n_components=d, n_landmarks=l, random_state=seed, callback=callback,
                            time_budget=max_seconds)
         else:
-            cls = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name]
+            cls = METHODS[name].estimator
             model = cls(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
         if name == "LOE":
             model.fit(train, n_items=n, progress=loe_progress)
@@ -427,10 +427,8 @@ def _detail(name, model, m_train) -> str:
     if name == "LOE":
         text = (f"{len(model.landmarks_)} landmarks (the busiest heads) head {model.n_triplets_used_:,} of the "
                 f"{m_train:,} training triplets")
-        unranked = set()
-        for col in getattr(model.stages_.ranking, "columns", ()):
-            unranked.update(int(v) for v in getattr(col, "unranked", ()))
-        if unranked:
+        unranked = model.stages_.ranking.unranked_items
+        if unranked.size:
             text += (f"; {len(unranked):,} item(s) are missing from at least one landmark's triplets "
                      "(their distance to it is set to the mean)")
         if not model.stages_.edm.converged:

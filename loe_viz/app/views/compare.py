@@ -9,11 +9,10 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
+from ...methods import method_colour
 from .. import plots
 from ..compare_state import BASELINE_METHODS, CompareState
 from .base import StepView, fmt, hvpane
-
-_COLORS = dict(zip(BASELINE_METHODS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e"]))
 
 
 class CompareView(StepView):
@@ -79,7 +78,7 @@ accurate per triplet, and LOE-STE combines both.
         df = df[np.isfinite(df["procrustes"])]
         layers = []
         for name, g in df.groupby("method", sort=False):
-            col = _COLORS.get(name, "#333333")
+            col = method_colour(name)
             g = g.sort_values("seconds")
             if len(g) > 1:
                 layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=name).opts(
