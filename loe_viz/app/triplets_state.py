@@ -36,6 +36,7 @@ import param
 from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
+from ..io import spreadsheet_safe
 from .jobs import Cancelled, JobRunner
 
 __all__ = [
@@ -142,7 +143,7 @@ def summarize(data) -> dict:
         seen[T.ravel()] = True
     counts = np.sort(heads[heads > 0])[::-1]
     labels = np.asarray(data.labels)
-    if labels.dtype.kind in "US":
+    if labels.dtype.kind in "USO":
         kind = "text"
     elif labels.size == n and np.array_equal(labels, np.arange(n)):
         kind = "none"
@@ -768,7 +769,7 @@ class TripletsState(param.Parameterized):
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["item", "label"] + [f"x{k + 1}" for k in range(Z.shape[1])])
         for i, (lab, row) in enumerate(zip(self.item_labels(), Z)):
-            w.writerow([i, lab] + [f"{v:.8g}" for v in row])
+            w.writerow([i, spreadsheet_safe(lab)] + [f"{v:.8g}" for v in row])
         return buf.getvalue()
 
     def csv_filename(self, method: str | None = None) -> str:
