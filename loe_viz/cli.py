@@ -414,6 +414,23 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def websocket_origins(address: str, port: int, extra=()) -> list[str]:
+    """Host names browsers may open the explorer under (Bokeh checks the websocket's origin).
+
+    ``localhost`` and ``127.0.0.1`` always; listening beyond this machine
+    (``--address`` not a loopback one) adds this machine's own names and the
+    address itself; ``extra`` (``--allow-websocket-origin``) adds the rest.
+    """
+    import socket
+
+    names = {"localhost", "127.0.0.1"}
+    if address not in LOCAL_ADDRESSES:
+        names |= {socket.gethostname(), socket.getfqdn()}
+        if address not in ("0.0.0.0", "::", ""):
+            names.add(address)
+    return [f"{h}:{port}" for h in sorted(names) if h] + [o for o in extra if o]
+
+
 def cmd_explore(args) -> int:
     """``loe-viz explore``: serve the explorer with Panel (imported here only)."""
     import socket
@@ -423,14 +440,7 @@ def cmd_explore(args) -> int:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-    # Browsers may open the page under these host names (the websocket checks its origin).
-    names = {"localhost", "127.0.0.1"}
-    if address not in LOCAL_ADDRESSES:
-        # Listening beyond this machine: this machine's own names too; the user adds the others.
-        names |= {socket.gethostname(), socket.getfqdn()}
-        if address not in ("0.0.0.0", "::", ""):
-            names.add(address)
-    origins = [f"{h}:{port}" for h in sorted(names) if h] + list(args.allow_websocket_origin)
+    origins = websocket_origins(address, port, args.allow_websocket_origin)
 
     import panel as pn
 
@@ -445,7 +455,11 @@ def cmd_explore(args) -> int:
         t0 = time.perf_counter()
         page()
         _say(f"warmed up in {_seconds(time.perf_counter() - t0)}")
-    host = "localhost" if address in LOCAL_ADDRESSES else (socket.gethostname() if address in ("0.0.0.0", "::") else address)
+    host = address
+    if address in LOCAL_ADDRESSES:
+        host = "localhost"
+    elif address in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
     _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
     try:
         pn.serve(page, port=port, address=address, websocket_origin=origins, show=args.show,
