@@ -16,6 +16,7 @@ from ._validation import check_float, check_int, check_random_state, check_tripl
 from .edm import EDMResult, project_edm
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
+from .progress import resolve_progress
 from .ranking import ColumnRanking, RankingResult, rank_column
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
@@ -373,6 +374,7 @@ class LOE(ParamsMixin):
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
         cfg = self._validated(n)
@@ -457,6 +459,7 @@ class LOE(ParamsMixin):
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         n = int(oracle.n_items)
         cfg = self._validated(n)
@@ -583,4 +586,5 @@ class LOE(ParamsMixin):
 
     def fit_transform(self, triplets, n_items: int | None = None, progress=None) -> np.ndarray:
         """Fit on triplets and return ``embedding_``."""
+        progress = resolve_progress(progress)
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_

@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 import param
 
+from ..data import sample_dir
 from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
@@ -55,8 +56,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Directory of the bundled sample files (``sample_data/`` of the source tree).
-SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
+#: Directory of the bundled sample files (package data ``loe_viz/data``, found through importlib.resources).
+SAMPLE_DIR = sample_dir()
 
 
 @dataclass(frozen=True)
@@ -535,8 +536,8 @@ class TripletsState(param.Parameterized):
             return False
         path = SAMPLE_DIR / name
         if not path.is_file():
-            self.error = (f"The sample {name} is not installed here (the samples live in sample_data/ "
-                          "of the source tree): upload a triplet file instead")
+            self.error = (f"The sample {name} is not installed here (the package's data folder "
+                          "loe_viz/data is missing): upload a triplet file instead")
             return False
         try:
             from ..io import read_triplets
