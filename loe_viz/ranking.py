@@ -8,6 +8,7 @@ import numpy as np
 
 from ._tiles import tile_shift
 from .kernels import btl
+from .kernels import uncertainty as _unc_kernels
 
 __all__ = ["ColumnRanking", "RankingResult", "rank_column", "cache_order"]
 
@@ -72,6 +73,11 @@ class ColumnRanking:
         Fraction of the comparisons the fitted scores reproduce. Close to 1 means
         the answers look noiseless: the likelihood then has no finite maximiser and
         the regularised scores behave like ranks, not distances.
+    score_variance : ndarray (n,) or None
+        Sampling variance of each score: the diagonal of the inverse Fisher
+        information of the sum-zero scores at the fit
+        (:func:`loe_viz.kernels.uncertainty.score_variance`); 0 for ``head``.
+        Used by :mod:`loe_viz.uncertainty`.
     """
 
     head: int
@@ -84,6 +90,7 @@ class ColumnRanking:
     grad_history: np.ndarray
     unranked: np.ndarray
     agreement: float = float("nan")
+    score_variance: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -263,6 +270,9 @@ def rank_column(
     btl.count_appearances(near, far, n, counts)
     counts[head] = 1
     unranked = np.flatnonzero(counts == 0)
+    # h and hdiag hold the curvature at the returned scores (the last gradient pass)
+    score_var = np.empty(n)
+    _unc_kernels.score_variance(near, far, h, hdiag, mask, score_var)
     return ColumnRanking(
         head=int(head),
         scores=w,
@@ -274,4 +284,5 @@ def rank_column(
         grad_history=np.array(history),
         unranked=unranked,
         agreement=float(btl.agreement(near, far, w)),
+        score_variance=score_var,
     )
