@@ -76,8 +76,10 @@ class ColumnRanking:
     score_variance : ndarray (n,) or None
         Sampling variance of each score: the diagonal of the inverse Fisher
         information of the sum-zero scores at the fit
-        (:func:`loe_viz.kernels.uncertainty.score_variance`); 0 for ``head``.
-        Used by :mod:`loe_viz.uncertainty`.
+        (:func:`loe_viz.kernels.uncertainty.score_moments`); 0 for ``head``.
+    score_bias : ndarray (n,) or None
+        First-order bias of the maximum-likelihood scores (same kernel); 0 for
+        ``head``. Used by :mod:`loe_viz.uncertainty`.
     """
 
     head: int
@@ -91,6 +93,7 @@ class ColumnRanking:
     unranked: np.ndarray
     agreement: float = float("nan")
     score_variance: np.ndarray | None = None
+    score_bias: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -271,8 +274,8 @@ def rank_column(
     counts[head] = 1
     unranked = np.flatnonzero(counts == 0)
     # h and hdiag hold the curvature at the returned scores (the last gradient pass)
-    score_var = np.empty(n)
-    _unc_kernels.score_variance(near, far, h, hdiag, mask, score_var)
+    score_var, score_bias = np.empty(n), np.empty(n)
+    _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
     return ColumnRanking(
         head=int(head),
         scores=w,
@@ -285,4 +288,5 @@ def rank_column(
         unranked=unranked,
         agreement=float(btl.agreement(near, far, w)),
         score_variance=score_var,
+        score_bias=score_bias,
     )

@@ -126,12 +126,15 @@ def block_solution(W: np.ndarray, n_components: int, offset: str = "lambda2", re
     return BlockSolution(s=shifts.s, mu=E.mean(axis=0), Q=Q, root=root)
 
 
-def score_variances(columns, n_items: int) -> np.ndarray:
-    """Stack the columns' score variances into an (n, l) array (NaN where missing)."""
+def score_variances(columns, n_items: int, attribute: str = "score_variance") -> np.ndarray:
+    """Stack the columns' score variances (or ``attribute="score_bias"``) into an (n, l) array.
+
+    Columns that lack them give NaN.
+    """
     out = np.full((int(n_items), len(columns)), np.nan)
     for c, col in enumerate(columns):
-        if getattr(col, "score_variance", None) is not None:
-            out[:, c] = col.score_variance
+        if getattr(col, attribute, None) is not None:
+            out[:, c] = getattr(col, attribute)
     return out
 
 
@@ -170,6 +173,27 @@ def _gauge_projector(phi: np.ndarray, d: int) -> np.ndarray:
     return np.eye(d * (d + 2)) - P
 
 
+def _similarity_fit(field: np.ndarray, Y: np.ndarray, fit_rows: np.ndarray) -> np.ndarray:
+    """``field`` (n, d) minus its least-squares similarity fit ``t + (sigma I + Omega) y`` over ``fit_rows``."""
+    n, d = Y.shape
+    cols = []
+    for i in range(d):  # translations
+        t = np.zeros((n, d))
+        t[:, i] = 1.0
+        cols.append(t)
+    cols.append(Y)  # scale
+    for i in range(d):
+        for j in range(i + 1, d):
+            rot = np.zeros((n, d))
+            rot[:, i] = Y[:, j]
+            rot[:, j] = -Y[:, i]
+            cols.append(rot)
+    A = np.stack([c.reshape(-1) for c in cols], axis=1)  # (n d, k)
+    rows = np.repeat(fit_rows, d)
+    coef, *_ = np.linalg.lstsq(A[rows], field.reshape(-1)[rows], rcond=None)
+    return (field.reshape(-1) - A @ coef).reshape(n, d)
+
+
 def item_covariance(
     W: np.ndarray,
     D_landmarks: np.ndarray,
@@ -178,11 +202,15 @@ def item_covariance(
     variances: np.ndarray,
     offset: str = "lambda2",
     *,
+    biases: np.ndarray | None = None,
     gauge: bool = True,
     block: bool = True,
     rel_step: float = 1e-4,
 ) -> np.ndarray:
-    """Covariance of every item's embedded position (delta method; see the module notes).
+    """Mean squared error matrix of every item's embedded position (see the module notes).
+
+    The covariance of the propagated score errors, plus the outer product of the
+    propagated first-order bias of the scores when ``biases`` are given.
 
     Parameters
     ----------
@@ -198,6 +226,9 @@ def item_covariance(
         Sampling variance of every score (:func:`score_variances`).
     offset : {"lambda2", "mean"}
         The offset rule the fit used.
+    biases : ndarray (n, l), optional
+        First-order bias of every score (:func:`score_variances` of
+        ``score_bias``); omitted: covariance only.
     gauge : bool, default True
         Remove the similarity-transform part of the landmark-block error (what a
         Procrustes alignment absorbs).
@@ -210,7 +241,7 @@ def item_covariance(
     Returns
     -------
     ndarray (n, d, d)
-        Symmetric positive semidefinite covariances in the coordinates of ``embedding``.
+        Symmetric positive semidefinite matrices in the coordinates of ``embedding``.
     """
     W = np.asarray(W, dtype=np.float64)
     Y = np.asarray(embedding, dtype=np.float64)
@@ -218,53 +249,69 @@ def item_covariance(
     l = W.shape[0]
     landmarks = np.asarray(landmarks, dtype=np.int64)
     var = np.nan_to_num(np.asarray(variances, dtype=np.float64), nan=0.0)
+    bias = None if biases is None else np.nan_to_num(np.asarray(biases, dtype=np.float64), nan=0.0)
     base = block_solution(W, d, offset)
     L = base.L  # (d, l)
+    is_lm = np.zeros(n, dtype=bool)
+    is_lm[landmarks] = True
+    fit_rows = ~is_lm if (~is_lm).any() else np.ones(n, dtype=bool)
 
     # Item term: 1/4 L diag(var_a) L^T, for all rows at once (O(n l d^2)).
     cov = 0.25 * np.einsum("il,nl,jl->nij", L, var, L, optimize=True)
-    is_lm = np.zeros(n, dtype=bool)
-    is_lm[landmarks] = True
     cov[is_lm] = 0.0
-    if not block:
-        return 0.5 * (cov + cov.transpose(0, 2, 1))
+    field = np.zeros((n, d))  # propagated bias of every position
+    if bias is not None:
+        field = -0.5 * bias @ L.T
+        field[is_lm] = 0.0
 
-    # Block term: derivative of (G, landmark coordinates) with respect to each block entry.
-    F = np.asarray(D_landmarks, dtype=np.float64)
-    alpha = (F - base.mu[None, :]).mean(axis=1)
-    phi = np.column_stack([np.ones(n), alpha, Y])  # (n, d + 2)
-    step = rel_step * max(float(np.abs(W).max()), 1e-12)
-    idx = [(r, c) for c in range(l) for r in range(l) if r != c]
-    G = np.empty((len(idx), d, d + 2))
-    dlm = np.empty((len(idx), l, d))
-    wvar = np.empty(len(idx))
-    for k, (r, c) in enumerate(idx):
-        out = []
-        for sign in (1.0, -1.0):
-            Wp = W.copy()
-            Wp[r, c] += sign * step
-            out.append(block_solution(Wp, d, offset, reference=base))
-        hi, lo = out
-        dL = (hi.L - lo.L) / (2 * step)
-        dshift = ((hi.s - hi.mu) - (lo.s - lo.mu)) / (2 * step)
-        G[k, :, 0] = -0.5 * L @ dshift
-        G[k, :, 1] = -0.5 * dL.sum(axis=1)
-        G[k, :, 2:] = dL @ base.landmark_coords
-        dlm[k] = (hi.landmark_coords - lo.landmark_coords) / (2 * step)
-        wvar[k] = var[landmarks[r], c]
-    if gauge:
-        T = _gauge_projector(phi[~is_lm] if (~is_lm).any() else phi, d)
-        Gv = G.reshape(len(idx), -1) @ T.T
-        # what the same alignment does to the landmarks: remove the fitted similarity
-        sim = (G.reshape(len(idx), -1) - Gv).reshape(len(idx), d, d + 2)
-        dlm = dlm - np.einsum("kij,lj->kli", sim, phi[landmarks])
-        G = Gv.reshape(len(idx), d, d + 2)
-    Gv = G.reshape(len(idx), -1)
-    S = (Gv * wvar[:, None]).T @ Gv  # (d(d+2))^2: covariance of vec(G)
-    S4 = S.reshape(d, d + 2, d, d + 2)
-    cov_block = np.einsum("nj,ijkl,nl->nik", phi, S4, phi, optimize=True)
-    cov_block[is_lm] = np.einsum("k,kli,klj->lij", wvar, dlm, dlm)
-    cov += cov_block
+    if block:
+        # Block term: derivative of (G, landmark coordinates) with respect to each block entry.
+        F = np.asarray(D_landmarks, dtype=np.float64)
+        alpha = (F - base.mu[None, :]).mean(axis=1)
+        phi = np.column_stack([np.ones(n), alpha, Y])  # (n, d + 2)
+        step = rel_step * max(float(np.abs(W).max()), 1e-12)
+        idx = [(r, c) for c in range(l) for r in range(l) if r != c]
+        G = np.empty((len(idx), d, d + 2))
+        dlm = np.empty((len(idx), l, d))
+        wvar = np.empty(len(idx))
+        wbias = np.zeros(len(idx))
+        for k, (r, c) in enumerate(idx):
+            out = []
+            for sign in (1.0, -1.0):
+                Wp = W.copy()
+                Wp[r, c] += sign * step
+                out.append(block_solution(Wp, d, offset, reference=base))
+            hi, lo = out
+            dL = (hi.L - lo.L) / (2 * step)
+            dshift = ((hi.s - hi.mu) - (lo.s - lo.mu)) / (2 * step)
+            G[k, :, 0] = -0.5 * L @ dshift
+            G[k, :, 1] = -0.5 * dL.sum(axis=1)
+            G[k, :, 2:] = dL @ base.landmark_coords
+            dlm[k] = (hi.landmark_coords - lo.landmark_coords) / (2 * step)
+            wvar[k] = var[landmarks[r], c]
+            if bias is not None:
+                wbias[k] = bias[landmarks[r], c]
+        # the bias the block passes on to every item (before the gauge, removed below with the rest)
+        block_field = np.einsum("k,kij,nj->ni", wbias, G, phi)
+        block_field[is_lm] = np.einsum("k,kli->li", wbias, dlm)
+        field += block_field
+        if gauge:
+            T = _gauge_projector(phi[fit_rows], d)
+            Gv = G.reshape(len(idx), -1) @ T.T
+            # what the same alignment does to the landmarks: remove the fitted similarity
+            sim = (G.reshape(len(idx), -1) - Gv).reshape(len(idx), d, d + 2)
+            dlm = dlm - np.einsum("kij,lj->kli", sim, phi[landmarks])
+            G = Gv.reshape(len(idx), d, d + 2)
+        Gv = G.reshape(len(idx), -1)
+        S = (Gv * wvar[:, None]).T @ Gv  # (d(d+2))^2: covariance of vec(G)
+        S4 = S.reshape(d, d + 2, d, d + 2)
+        cov_block = np.einsum("nj,ijkl,nl->nik", phi, S4, phi, optimize=True)
+        cov_block[is_lm] = np.einsum("k,kli,klj->lij", wvar, dlm, dlm)
+        cov += cov_block
+    if bias is not None:
+        if gauge:
+            field = _similarity_fit(field, Y, fit_rows)
+        cov += field[:, :, None] * field[:, None, :]
     return 0.5 * (cov + cov.transpose(0, 2, 1))
 
 
@@ -353,6 +400,7 @@ class ItemUncertainty:
     embedding : ndarray (n, d)
         The landmark-MDS embedding (``stages_.lmds.embedding``).
     score_variance : ndarray (n, l)
+    score_bias : ndarray (n, l) or None
     offset : str
     reason : str, optional
         Why the covariances do not describe the final embedding (e.g. the
@@ -362,15 +410,19 @@ class ItemUncertainty:
     ----------
     score_variance : ndarray (n, l)
         Sampling variance of every ranking score (column ``c``: landmark ``c``).
+    score_bias : ndarray (n, l) or None
+        First-order bias of every ranking score.
     reason : str or None
     """
 
-    def __init__(self, W, D_landmarks, landmarks, embedding, score_variance, offset="lambda2", reason=None):
+    def __init__(self, W, D_landmarks, landmarks, embedding, score_variance, score_bias=None, offset="lambda2",
+                 reason=None):
         self.W = W
         self.D_landmarks = D_landmarks
         self.landmarks = landmarks
         self.embedding = embedding
         self.score_variance = score_variance
+        self.score_bias = score_bias
         self.offset = offset
         self.reason = reason
         self._covariance = None
@@ -380,7 +432,8 @@ class ItemUncertainty:
         """Collect what :func:`item_covariance` needs from the results of one fit."""
         return cls(
             W=shifts.W, D_landmarks=D_landmarks, landmarks=ranking.landmarks, embedding=lmds.embedding,
-            score_variance=score_variances(ranking.columns, ranking.R.shape[0]), offset=offset, reason=reason,
+            score_variance=score_variances(ranking.columns, ranking.R.shape[0]),
+            score_bias=score_variances(ranking.columns, ranking.R.shape[0], "score_bias"), offset=offset, reason=reason,
         )
 
     @property
@@ -388,7 +441,8 @@ class ItemUncertainty:
         """``(n, d, d)`` covariances of the landmark-MDS embedding (see :func:`item_covariance`)."""
         if self._covariance is None:
             self._covariance = item_covariance(
-                self.W, self.D_landmarks, self.landmarks, self.embedding, self.score_variance, self.offset
+                self.W, self.D_landmarks, self.landmarks, self.embedding, self.score_variance, self.offset,
+                biases=self.score_bias,
             )
         return self._covariance
 
