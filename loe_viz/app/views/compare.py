@@ -10,7 +10,7 @@ import pandas as pd
 import panel as pn
 
 from .. import plots
-from ..state import BASELINE_METHODS, CompareState
+from ..compare_state import BASELINE_METHODS, CompareState
 from .base import StepView, fmt, hvpane
 
 _COLORS = dict(zip(BASELINE_METHODS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e"]))

@@ -7,22 +7,8 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
+from ..truth import true_scores
 from .base import StepView, fmt, hvpane
-
-
-def true_scores(X: np.ndarray, head: int, temperature: float) -> np.ndarray:
-    """What the scores of landmark ``head`` estimate: ``(D[:, head] - mean) / T``.
-
-    The mean is over the items other than ``head`` (the scores sum to zero over
-    them) and the entry of ``head`` itself is 0.  With ``T = 0`` the scale is
-    not identified, so no division happens.
-    """
-    d = ((X - X[head]) ** 2).sum(1)
-    mask = np.ones(X.shape[0], bool)
-    mask[head] = False
-    out = d - d[mask].mean()
-    out[head] = 0.0
-    return out / temperature if temperature > 0 else out
 
 
 class RankingView(StepView):

@@ -8,19 +8,8 @@ import pandas as pd
 import panel as pn
 
 from .. import plots
+from ..truth import landmark_truth
 from .base import StepView, fmt, hvpane
-
-
-def landmark_truth(X: np.ndarray, landmarks: np.ndarray, temperature: float):
-    """True landmark block ``D_LL / T`` and true shifts ``s_c = mean_{a != c} D_{a c} / T``."""
-    XL = X[landmarks]
-    DL = ((XL[:, None, :] - XL[None, :, :]) ** 2).sum(-1)
-    colsum = np.empty(landmarks.size)
-    for c, h in enumerate(landmarks):
-        d = ((X - X[h]) ** 2).sum(1)
-        colsum[c] = (d.sum() - d[h]) / (X.shape[0] - 1)
-    scale = 1.0 / temperature if temperature > 0 else 1.0
-    return DL * scale, colsum * scale
 
 
 class ShiftsView(StepView):
