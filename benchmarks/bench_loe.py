@@ -3,6 +3,9 @@
     python benchmarks/bench_loe.py                 # the reference table (n <= 5000)
     python benchmarks/bench_loe.py --large         # adds n = 10^5, C = 200 (2.3e8 comparisons)
     python benchmarks/bench_loe.py --seeds 10      # more seeds
+    python benchmarks/bench_loe.py --robust        # landmark choice at n = 10^5, c = 50, 10 seeds
+    python benchmarks/bench_loe.py --million       # n = 10^6, c = 50 with the defaults (one seed)
+    python benchmarks/bench_loe.py --deficient     # d = 5, l = 8: the embedding on every seed
 
 Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
 floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at
@@ -135,6 +138,95 @@ def noiseless_table():
     return rows
 
 
+def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, out_rows=None):
+    """Landmark choice at large n: random against MaxMin (pilot + parallel rankings), the landmark share.
+
+    Data fixed (seed 0); oracle and landmark seeds varied; l = d + 3; the budget
+    floor(c n ln n) in total, split over the landmarks; 2 threads.
+    """
+    X = lv.make_points("gaussian", n, d, random_state=0)
+    l = d + 3
+    per = lv.total_budget(n, c) // l
+    rows_idx = lv.metrics.sample_rows(n, 20_000, random_state=0)
+    variants = variants or [
+        ("random", dict(landmark_selection="random", landmark_share=0.0)),
+        ("maxmin", dict(landmark_selection="maxmin", landmark_share=0.0)),
+        ("random+share", dict(landmark_selection="random")),
+        ("defaults", dict()),
+    ]
+    print(f"\nlandmark choice at n={n}, c={c} ({per * l:.3g} comparisons, {per} per landmark), d={d}, l={l}, "
+          f"2 threads, seeds 0..{seeds - 1}; load average {os.getloadavg()[0]:.1f}")
+    out = []
+    for seed in range(seeds):
+        for name, kw in variants:
+            oracle = lv.TripletOracle(X, random_state=1000 + seed)
+            t0 = time.perf_counter()
+            est = lv.LOE(n_components=d, random_state=3000 + seed, n_jobs=2, **kw).fit_oracle(oracle, per)
+            wall = time.perf_counter() - t0
+            proc = lv.procrustes_error(X[rows_idx], est.embedding_[rows_idx])
+            out.append(dict(variant=name, seed=seed, n=n, c=c, seconds=wall, procrustes=proc,
+                            load_average=os.getloadavg()[0], newton=est.stages_.ranking.n_iter.tolist()))
+            print(f"  seed {seed} {name:13s} {wall:6.2f} s  Procrustes {proc:.4f}  (load {os.getloadavg()[0]:.1f})",
+                  flush=True)
+            if out_rows is not None:
+                out_rows[:] = out
+    print("  summary: variant, median / worst Procrustes, median seconds, time ratio to random")
+    base = np.median([r["seconds"] for r in out if r["variant"] == variants[0][0]])
+    summary = []
+    for name, _ in variants:
+        e = np.array([r["procrustes"] for r in out if r["variant"] == name])
+        t = np.array([r["seconds"] for r in out if r["variant"] == name])
+        summary.append(dict(variant=name, median=float(np.median(e)), worst=float(e.max()),
+                            median_s=float(np.median(t)), ratio=float(np.median(t) / base)))
+        print(f"  {name:13s} {np.median(e):.4f} / {e.max():.4f}  {np.median(t):6.2f} s  {np.median(t) / base:.2f}x")
+    return dict(rows=out, summary=summary)
+
+
+def deficient_table(seeds=10):
+    """d = 5, l = 8, n = 1000, C = 200 (the authors' protocol): an embedding on every seed."""
+    import warnings
+
+    n, d, C = 1000, 5, 200
+    print(f"\nd={d}, l={d + 3}, n={n}, C={C}: Procrustes per seed (authors' code: 0.21 +- 0.03, one seed complex)")
+    rows = []
+    for seed in range(seeds):
+        X = lv.make_points("gaussian", n, d, random_state=seed)
+        oracle = lv.TripletOracle(X, random_state=1000 + seed)
+        lms = np.sort(np.random.default_rng(2000 + seed).choice(n, d + 3, replace=False))
+        T = oracle.landmark_triplets(lms, lv.total_budget(n, C) // (d + 3))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", lv.LOEWarning)
+            est = lv.LOE(n_components=d).fit(T, n_items=n)
+        warned = any("support only" in str(w.message) for w in caught)
+        proc = lv.procrustes_error(X, est.embedding_)
+        rows.append(dict(seed=seed, procrustes=proc, warned=warned, supported=est.stages_.lmds.n_supported))
+        print(f"  seed {seed}: Procrustes {proc:.3f}  supported dimensions {est.stages_.lmds.n_supported}"
+              f"{'  (warned)' if warned else ''}", flush=True)
+    e = np.array([r["procrustes"] for r in rows])
+    print(f"  mean {e.mean():.3f} +- {e.std():.3f}, worst {e.max():.3f}")
+    return rows
+
+
+def million(seeds=1, n=1_000_000, c=50):
+    """n = 10^6, c = 50, d = 2, defaults, 2 threads: time, peak RSS, Procrustes on 20k sampled items."""
+    X = lv.make_points("gaussian", n, 2, random_state=0)
+    rows_idx = lv.metrics.sample_rows(n, 20_000, random_state=0)
+    per = lv.total_budget(n, c) // 5
+    out = []
+    for seed in range(seeds):
+        oracle = lv.TripletOracle(X, random_state=1000 + seed)
+        t0 = time.perf_counter()
+        est = lv.LOE(n_components=2, random_state=3000 + seed, n_jobs=2).fit_oracle(oracle, per)
+        wall = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        proc = lv.procrustes_error(X[rows_idx], est.embedding_[rows_idx])
+        out.append(dict(seed=seed, n=n, c=c, seconds=wall, peak_rss_gib=peak, procrustes=proc,
+                        load_average=os.getloadavg(), stages_s=est.stages_.timings))
+        print(f"n=10^6 c={c} seed {seed}: {wall:.1f} s, peak RSS {peak:.2f} GiB, Procrustes {proc:.4f} "
+              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3)
@@ -142,11 +234,24 @@ def main():
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy/SciPy yardstick")
     ap.add_argument("--noiseless-only", action="store_true",
                     help="only the noiseless recovery table (the ordinal polish against the paper's pipeline)")
+    ap.add_argument("--robust", action="store_true", help="only the landmark-choice table at n = 10^5, c = 50")
+    ap.add_argument("--robust-n", type=int, default=100_000)
+    ap.add_argument("--million", action="store_true", help="only n = 10^6, c = 50 with the defaults")
+    ap.add_argument("--deficient", action="store_true", help="only the d = 5, l = 8 table")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "loe.json"))
     args = ap.parse_args()
 
     # compile (or load from cache) before timing anything
     lv.LOE().fit_oracle(lv.TripletOracle(lv.make_points("gaussian", 50, random_state=0), random_state=0), 2000)
+    for flag, name, fn in [("robust", "robust", lambda: robust_table(n=args.robust_n, seeds=args.seeds)),
+                           ("million", "million", lambda: million(seeds=args.seeds)),
+                           ("deficient", "deficient", lambda: deficient_table(seeds=args.seeds))]:
+        if getattr(args, flag):
+            out = args.out.replace(".json", f"_{name}.json")
+            with open(out, "w") as fh:
+                json.dump({name: fn(), "load_average_end": os.getloadavg()}, fh, indent=1, default=float)
+            print(f"saved {out}")
+            return
     first = first_call_times()
     for label, t in first.items():
         print(f"fresh interpreter, {label} numba cache: import loe_viz {t['import_s']:.2f} s, "
