@@ -6,6 +6,8 @@
     python benchmarks/bench_loe.py --robust        # landmark choice at n = 10^5, c = 50, 10 seeds
     python benchmarks/bench_loe.py --million       # n = 10^6, c = 50 with the defaults (one seed)
     python benchmarks/bench_loe.py --deficient     # d = 5, l = 8: the embedding on every seed
+    python benchmarks/bench_loe.py --choice        # the landmark-choice table at n = 1000 (README), defaults included
+    python benchmarks/bench_loe.py --stored-speed  # n = 1000, C = 200 from stored triplets, warm, best of 9
 
 Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
 floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at
@@ -138,7 +140,15 @@ def noiseless_table():
     return rows
 
 
-def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, out_rows=None):
+ROBUST_VARIANTS = [
+    ("random", dict(landmark_selection="random", landmark_share=0.0)),  # the paper
+    ("maxmin", dict(landmark_selection="maxmin", landmark_share=0.0)),
+    ("random+share", dict(landmark_selection="random")),
+    ("defaults", dict()),  # MaxMin and a 2% landmark share
+]
+
+
+def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, partial=None):
     """Landmark choice at large n: random against MaxMin (pilot + parallel rankings), the landmark share.
 
     Data fixed (seed 0); oracle and landmark seeds varied; l = d + 3; the budget
@@ -148,12 +158,7 @@ def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, out_rows=None):
     l = d + 3
     per = lv.total_budget(n, c) // l
     rows_idx = lv.metrics.sample_rows(n, 20_000, random_state=0)
-    variants = variants or [
-        ("random", dict(landmark_selection="random", landmark_share=0.0)),
-        ("maxmin", dict(landmark_selection="maxmin", landmark_share=0.0)),
-        ("random+share", dict(landmark_selection="random")),
-        ("defaults", dict()),
-    ]
+    variants = variants or ROBUST_VARIANTS
     print(f"\nlandmark choice at n={n}, c={c} ({per * l:.3g} comparisons, {per} per landmark), d={d}, l={l}, "
           f"2 threads, seeds 0..{seeds - 1}; load average {os.getloadavg()[0]:.1f}")
     out = []
@@ -168,8 +173,9 @@ def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, out_rows=None):
                             load_average=os.getloadavg()[0], newton=est.stages_.ranking.n_iter.tolist()))
             print(f"  seed {seed} {name:13s} {wall:6.2f} s  Procrustes {proc:.4f}  (load {os.getloadavg()[0]:.1f})",
                   flush=True)
-            if out_rows is not None:
-                out_rows[:] = out
+        if partial is not None:  # keep what is measured if the run is stopped
+            with open(partial, "w") as fh:
+                json.dump(dict(rows=out), fh, indent=1, default=float)
     print("  summary: variant, median / worst Procrustes, median seconds, time ratio to random")
     base = np.median([r["seconds"] for r in out if r["variant"] == variants[0][0]])
     summary = []
@@ -227,6 +233,54 @@ def million(seeds=1, n=1_000_000, c=50):
     return out
 
 
+def choice_table():
+    """Landmark choice: the spread over seeds at a fixed total budget (n = 1000, d = 2, C = 200)."""
+    print("\nlandmark choice at a fixed total budget (n=1000, d=2, C=200, seeds 0..9): Procrustes mean +- std")
+    n, d, C = 1000, 2, 200
+    spread = []
+    for l, selection, offset, share in [(5, "random", "lambda2", 0.0), (5, "maxmin", "lambda2", 0.0),
+                                        (10, "random", "lambda2", 0.0), (10, "random", "mean", 0.0),
+                                        (10, "maxmin", "mean", 0.0), (5, "auto", "lambda2", 0.02)]:
+        errs = []
+        for seed in range(10):
+            X = lv.make_points("gaussian", n, d, random_state=seed)
+            oracle = lv.TripletOracle(X, random_state=1000 + seed)
+            est = lv.LOE(n_components=d, n_landmarks=l, landmark_selection=selection, offset=offset,
+                         landmark_share=share, random_state=3000 + seed)
+            est.fit_oracle(oracle, lv.total_budget(n, C) // l)
+            errs.append(lv.procrustes_error(X, est.embedding_))
+        errs = np.array(errs)
+        label = "defaults" if (selection, share) == ("auto", 0.02) else selection
+        spread.append(dict(n_landmarks=l, selection=label, offset=offset, landmark_share=share,
+                           procrustes_mean=errs.mean(), procrustes_std=errs.std(), procrustes_max=errs.max()))
+        print(f"  l={l:2d} {label:8s} offset={offset:7s} share={share:.2f}: {errs.mean():.4f} +- {errs.std():.4f} "
+              f"(worst {errs.max():.4f})", flush=True)
+    return spread
+
+
+def stored_speed(repeats=9):
+    """n = 1000, C = 200 from stored triplets (5 landmarks): warm fit time, best of ``repeats``, 1 and 2 threads."""
+    n, d, C = 1000, 2, 200
+    X = lv.make_points("gaussian", n, d, random_state=0)
+    lms = np.sort(np.random.default_rng(2000).choice(n, 5, replace=False))
+    T = lv.TripletOracle(X, random_state=1000).landmark_triplets(lms, lv.total_budget(n, C) // 5)
+    out = {}
+    for n_jobs in (1, 2):
+        est = lv.LOE(n_components=d, n_jobs=n_jobs)
+        est.fit(T, n_items=n)  # warm
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            est.fit(T, n_items=n)
+            times.append(time.perf_counter() - t0)
+        out[f"n_jobs={n_jobs}"] = dict(best_s=min(times), median_s=float(np.median(times)),
+                                       procrustes=lv.procrustes_error(X, est.embedding_))
+        print(f"n=1000 C=200 stored ({T.shape[0]} triplets), n_jobs={n_jobs}: best {min(times) * 1e3:.1f} ms, "
+              f"median {np.median(times) * 1e3:.1f} ms of {repeats} (load average {os.getloadavg()[0]:.1f})",
+              flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3)
@@ -236,16 +290,23 @@ def main():
                     help="only the noiseless recovery table (the ordinal polish against the paper's pipeline)")
     ap.add_argument("--robust", action="store_true", help="only the landmark-choice table at n = 10^5, c = 50")
     ap.add_argument("--robust-n", type=int, default=100_000)
+    ap.add_argument("--variants", default="random,maxmin,random+share,defaults",
+                    help="--robust: which of random, maxmin, random+share, defaults")
     ap.add_argument("--million", action="store_true", help="only n = 10^6, c = 50 with the defaults")
     ap.add_argument("--deficient", action="store_true", help="only the d = 5, l = 8 table")
+    ap.add_argument("--choice", action="store_true", help="only the landmark-choice table at n = 1000")
+    ap.add_argument("--stored-speed", action="store_true", help="only the n = 1000, C = 200 stored-triplets timing")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "loe.json"))
     args = ap.parse_args()
 
     # compile (or load from cache) before timing anything
     lv.LOE().fit_oracle(lv.TripletOracle(lv.make_points("gaussian", 50, random_state=0), random_state=0), 2000)
-    for flag, name, fn in [("robust", "robust", lambda: robust_table(n=args.robust_n, seeds=args.seeds)),
+    for flag, name, fn in [("robust", "robust", lambda: robust_table(
+        n=args.robust_n, seeds=args.seeds, variants=[v for v in ROBUST_VARIANTS if v[0] in args.variants.split(",")],
+        partial=args.out.replace(".json", "_robust_partial.json"))),
                            ("million", "million", lambda: million(seeds=args.seeds)),
-                           ("deficient", "deficient", lambda: deficient_table(seeds=args.seeds))]:
+                           ("deficient", "deficient", lambda: deficient_table(seeds=args.seeds)),
+                           ("choice", "choice", choice_table), ("stored_speed", "stored_speed", stored_speed)]:
         if getattr(args, flag):
             out = args.out.replace(".json", f"_{name}.json")
             with open(out, "w") as fh:
@@ -281,26 +342,7 @@ def main():
               f"{s['fit_peak_mib']:8.1f} | {s['procrustes']:.3f} +- {s['procrustes_std']:.3f} "
               f"{s['triplet_error']:.3f} +- {s['triplet_error_std']:.3f} | {nps} | {refs}", flush=True)
 
-    # Landmark choice: the spread over seeds at a fixed total budget (n = 1000, d = 2, C = 200).
-    print("\nlandmark choice at a fixed total budget (n=1000, d=2, C=200, seeds 0..9): Procrustes mean +- std")
-    n, d, C = 1000, 2, 200
-    spread = []
-    for l, selection, offset in [(5, "random", "lambda2"), (5, "maxmin", "lambda2"), (10, "random", "lambda2"),
-                                 (10, "random", "mean"), (10, "maxmin", "mean")]:
-        errs = []
-        for seed in range(10):
-            X = lv.make_points("gaussian", n, d, random_state=seed)
-            oracle = lv.TripletOracle(X, random_state=1000 + seed)
-            est = lv.LOE(n_components=d, n_landmarks=l, landmark_selection=selection, offset=offset,
-                         random_state=3000 + seed)
-            est.fit_oracle(oracle, lv.total_budget(n, C) // l)
-            errs.append(lv.procrustes_error(X, est.embedding_))
-        errs = np.array(errs)
-        spread.append(dict(n_landmarks=l, selection=selection, offset=offset, procrustes_mean=errs.mean(),
-                           procrustes_std=errs.std(), procrustes_max=errs.max()))
-        print(f"  l={l:2d} {selection:6s} offset={offset:7s}: {errs.mean():.4f} +- {errs.std():.4f} "
-              f"(worst {errs.max():.4f})", flush=True)
-    results["landmark_choice"] = spread
+    results["landmark_choice"] = choice_table()
 
     results["noiseless"] = noiseless_table()
 
