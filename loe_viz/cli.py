@@ -204,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ===================================================================== helpers
-def _say(*parts) -> None:
-    print(*parts, flush=True)
+def _say(*parts, err: bool = False) -> None:
+    print(*parts, file=sys.stderr if err else sys.stdout, flush=True)
 
 
 def _read(path: str, layout: str):
@@ -292,12 +292,13 @@ def cmd_embed(args) -> int:
     from .evaluation import train_test_split_triplets
     from .metrics import triplet_accuracy
 
+    err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
     t0 = time.perf_counter()
     data = _read(args.file, args.layout)
     t_read = time.perf_counter() - t0
     n, m, d = int(data.n_items), int(data.n_triplets), int(args.dimensions)
     _say(f"read {m:,} triplets over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
-         f"in {_seconds(t_read)}")
+         f"in {_seconds(t_read)}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
     if d >= n:
@@ -310,7 +311,7 @@ def cmd_embed(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     model = _estimator(args.method, d, args.landmarks, args.seed, args.max_seconds)
     split = f"{len(train):,} training, {len(test):,} held out" if test is not None else f"all {m:,}"
-    _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...")
+    _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...", err=err)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t1 = time.perf_counter()
@@ -330,9 +331,10 @@ def cmd_embed(args) -> int:
         detail += f", {model.n_iter_} iterations"
     if test is not None:
         _say(f"{label}: held-out accuracy {triplet_accuracy(Z, test):.4f} (training {train_acc:.4f}); "
-             f"fit {_seconds(t_fit)}{detail}")
+             f"fit {_seconds(t_fit)}{detail}", err=err)
     else:
-        _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}")
+        _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
+             err=err)
     out = args.output
     if out is None:
         stem = os.path.splitext(os.path.basename(args.file))[0] or "triplets"
@@ -340,7 +342,7 @@ def cmd_embed(args) -> int:
     _write_embedding(out, Z, data.labels)
     if out != "-":
         _say(f"wrote {n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}"
-             f"{',...' if d > 3 else ''}) to {out}; total {_seconds(time.perf_counter() - t0)}")
+             f"{',...' if d > 3 else ''}) to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
     return 0
 
 
