@@ -393,10 +393,10 @@ def cmd_simulate(args) -> int:
         per = max(m // l, 1)
         landmarks = np.sort(np.random.default_rng(args.seed + 2).choice(n, size=l, replace=False))
         T = oracle.landmark_triplets(landmarks, per)
-        design = f"headed by {l} landmarks ({per:,} each)"
+        design = f"triplets headed by {l} landmarks ({per:,} each)"
     else:
         T = oracle.uniform_triplets(m)
-        design = "uniformly random"
+        design = "uniformly random triplets"
     out = args.output
     stem, ext = os.path.splitext(out)
     points_out = f"{stem}_points.csv"
@@ -406,7 +406,7 @@ def cmd_simulate(args) -> int:
         np.savetxt(points_out, X, delimiter=",", header=header, comments="", fmt="%.6f")
     except OSError as exc:
         raise DataError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
-    _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} triplets "
+    _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
          f"(c = {args.budget:g}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
     from .metrics import triplet_accuracy
 
