@@ -41,6 +41,21 @@ __all__ = ["FitHistory", "TripletEmbedding", "STE", "TSTE", "SOE", "GNMDS", "CKL
 STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search")
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """The validated parameters of one fit (see :meth:`TripletEmbedding._validated`)."""
+
+    d: int
+    max_iter: int
+    tol: float
+    budget: float | None
+    init_scale: float
+    n_jobs: int
+    rng: np.random.Generator
+    param: float  # the loss kernel's parameter (alpha, margin or mu)
+    regularization: float
+
+
 class _Stop(Exception):
     """Raised inside scipy's callbacks to end the optimisation early."""
 
@@ -88,7 +103,8 @@ class TripletEmbedding(ParamsMixin):
     """Base class: an embedding fitted by L-BFGS-B on a triplet loss.
 
     Subclasses set ``_kind`` (a :mod:`loe_viz.kernels.losses` kind code) and
-    implement ``_loss_params(d) -> (param, regularization)``.
+    implement ``_loss_params(d) -> (param, regularization)``, which validates
+    their own parameters.
 
     Parameters
     ----------
@@ -146,16 +162,11 @@ class TripletEmbedding(ParamsMixin):
     """
 
     _kind: int = -1
-    _name = "TripletEmbedding"
-    _method_params: tuple = ()
-    _common_params = (
-        "n_components", "max_iter", "tol", "time_budget", "callback", "random_state",
-        "verbose", "init_scale", "n_jobs",
-    )
 
     def __init__(
         self,
         n_components: int = 2,
+        *,
         max_iter: int = 1000,
         tol: float = 1e-7,
         time_budget: float | None = None,
@@ -175,16 +186,12 @@ class TripletEmbedding(ParamsMixin):
         self.init_scale = init_scale
         self.n_jobs = n_jobs
 
-    # ------------------------------------------------------------------ params
-    @property
-    def _param_names(self) -> tuple:
-        return self._common_params + self._method_params
-
     # -------------------------------------------------------------- checking
     def _loss_params(self, d: int) -> tuple[float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _check_common(self) -> dict:
+    def _validated(self) -> _Settings:
+        """Check every parameter (each bad one a ``ValueError`` naming it)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         tol = check_float(self.tol, "tol", minimum=0.0)
@@ -202,7 +209,9 @@ class TripletEmbedding(ParamsMixin):
         if n_jobs == -1:
             n_jobs = os.cpu_count() or 1
         rng = check_random_state(self.random_state)
-        return dict(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs, rng=rng)
+        param, reg = self._loss_params(d)
+        return _Settings(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs,
+                         rng=rng, param=param, regularization=reg)
 
     @staticmethod
     def _check_init(init, n: int, d: int) -> np.ndarray:
@@ -255,26 +264,25 @@ class TripletEmbedding(ParamsMixin):
         """
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
-        cfg = self._check_common()
-        cfg["progress"] = progress
-        d = cfg["d"]
-        param, reg = self._loss_params(d)
+        cfg = self._validated()
+        d = cfg.d
         T, n = check_triplets(triplets, n_items)
         if init is None:
-            X0 = cfg["rng"].normal(scale=cfg["init_scale"], size=(n, d))
+            X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:
             X0 = self._check_init(init, n, d)
-        return self._optimise(T, n, d, X0, param, reg, cfg, t_start)
+        return self._optimise(T, n, d, X0, cfg, t_start, progress)
 
     def fit_transform(self, triplets, n_items: int | None = None, init=None, progress=None) -> np.ndarray:
         """Fit and return ``embedding_``."""
         progress = resolve_progress(progress)
         return self.fit(triplets, n_items=n_items, init=init, progress=progress).embedding_
 
-    def _optimise(self, T, n, d, X0, param, reg, cfg, t_start) -> "TripletEmbedding":
+    def _optimise(self, T, n, d, X0, cfg: _Settings, t_start, progress=None) -> "TripletEmbedding":
         kind = self._kind
-        n_jobs = cfg["n_jobs"]
-        budget = cfg["budget"]
+        n_jobs = cfg.n_jobs
+        budget = cfg.budget
+        param, reg = cfg.param, cfg.regularization
         user_cb = self.callback
         verbose = bool(self.verbose)
 
@@ -312,18 +320,18 @@ class TripletEmbedding(ParamsMixin):
             hist_f.append(fk)
             if verbose and it % 10 == 0:
                 print(f"{type(self).__name__}: iteration {it}, loss {fk:.6g}, {hist_t[-1]:.2f} s", flush=True)
-            if cfg.get("progress") is not None:
-                cfg["progress"]("iteration", it, cfg["max_iter"])
+            if progress is not None:
+                progress("iteration", it, cfg.max_iter)
             if user_cb is not None and user_cb(it, x_best.reshape(n, d).copy()):
                 raise _Stop("callback")
             if budget is not None and time.perf_counter() - t_start > budget:
                 raise _Stop("time_budget")
 
         options = dict(
-            maxiter=cfg["max_iter"],
-            maxfun=max(15000, 50 * cfg["max_iter"]),
-            ftol=cfg["tol"],
-            gtol=cfg["tol"] * 1e-3,
+            maxiter=cfg.max_iter,
+            maxfun=max(15000, 50 * cfg.max_iter),
+            ftol=cfg.tol,
+            gtol=cfg.tol * 1e-3,
         )
         try:
             with blas_single_thread():
@@ -345,8 +353,8 @@ class TripletEmbedding(ParamsMixin):
                 f_best = float(res.fun)
         if verbose:
             print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}", flush=True)
-        if cfg.get("progress") is not None and reason != "callback":  # the last call says it is done
-            cfg["progress"]("iteration", state["n_iter"], state["n_iter"])
+        if progress is not None and reason != "callback":  # the last call says it is done
+            progress("iteration", state["n_iter"], state["n_iter"])
 
         self.embedding_ = x_best.reshape(n, d)
         self.n_items_ = n
@@ -403,12 +411,9 @@ class TSTE(TripletEmbedding):
     """
 
     _kind = _losses.KIND_TSTE
-    _method_params = ("alpha",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, alpha=None):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, alpha=None, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.alpha = alpha
 
     def _loss_params(self, d):
@@ -432,12 +437,9 @@ class SOE(TripletEmbedding):
     """
 
     _kind = _losses.KIND_SOE
-    _method_params = ("margin",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, margin=0.1):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, margin=0.1, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.margin = margin
 
     def _loss_params(self, d):
@@ -460,12 +462,9 @@ class GNMDS(TripletEmbedding):
     """
 
     _kind = _losses.KIND_GNMDS
-    _method_params = ("regularization",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, regularization=0.0):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, regularization=0.0, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.regularization = regularization
 
     def _loss_params(self, d):
@@ -492,12 +491,9 @@ class CKL(TripletEmbedding):
     """
 
     _kind = _losses.KIND_CKL
-    _method_params = ("mu",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, mu=0.1):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, mu=0.1, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.mu = mu
 
     def _loss_params(self, d):

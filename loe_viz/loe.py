@@ -21,6 +21,7 @@ from .ranking import ColumnRanking, RankingResult, rank_column
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
+from .uncertainty import ItemUncertainty
 
 __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS"]
 
@@ -65,6 +66,10 @@ class LOEStages:
         ``total``).
     n_triplets_used : int
         Comparisons that entered the rankings.
+    uncertainty : ItemUncertainty or None
+        Score variances of the rankings and, computed on first access, the
+        per-item covariances of the landmark-MDS embedding
+        (:mod:`loe_viz.uncertainty`).
     """
 
     landmarks: np.ndarray
@@ -76,6 +81,7 @@ class LOEStages:
     timings: dict = field(default_factory=dict)
     n_triplets_used: int = 0
     refine: RefineResult | None = None
+    uncertainty: ItemUncertainty | None = None
 
     @property
     def R(self) -> np.ndarray:
@@ -196,6 +202,14 @@ class LOE(ParamsMixin):
     triplets_per_landmark_ : ndarray (l,)
     stages_ : LOEStages
         Every intermediate result (rankings, shifts, EDM projection, LMDS, timings).
+    uncertainty_ : ndarray (n, d, d) or None
+        Covariance of every item's position in the coordinates of ``embedding_``,
+        propagated from the Fisher information of the BTL rankings through the
+        shifts and the landmark triangulation (:mod:`loe_viz.uncertainty`); the
+        error left after the best similarity alignment, the gauge in which an
+        embedding from comparisons is defined. Computed on first access. None when
+        the ordinal polish produced ``embedding_`` (noiseless answers, where BTL
+        variances mean nothing); ``stages_.uncertainty.reason`` says so.
     resource_estimate_ : ResourceEstimate
         The memory and time estimate the run was checked against.
 
@@ -211,6 +225,7 @@ class LOE(ParamsMixin):
     def __init__(
         self,
         n_components: int = 2,
+        *,
         n_landmarks: int | None = None,
         landmarks=None,
         landmark_selection: str = "random",
@@ -237,12 +252,6 @@ class LOE(ParamsMixin):
         self.memory_limit = memory_limit
         self.refine = refine
         self.random_state = random_state
-
-    # ------------------------------------------------------------------ params
-    _param_names = (
-        "n_components", "n_landmarks", "landmarks", "landmark_selection", "regularization",
-        "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "refine", "random_state",
-    )
 
     def _validated(self, n_items: int) -> dict:
         d = check_int(self.n_components, "n_components", minimum=1)
@@ -290,6 +299,7 @@ class LOE(ParamsMixin):
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise ValueError(f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}")
         resolve_memory_limit(self.memory_limit)  # validates the setting
+        check_random_state(self.random_state)  # fit on triplets draws nothing, but a bad seed is still refused
         if self.refine not in REFINE_MODES:
             raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
         rank_kw = dict(regularization=reg, tol=tol, max_iter=max_iter)
@@ -517,7 +527,7 @@ class LOE(ParamsMixin):
         ranking = RankingResult.from_columns(columns, n, cfg["rank_kw"]["regularization"])
         landmarks = ranking.landmarks
         l = landmarks.size
-        unranked = np.unique(np.concatenate([c.unranked for c in columns])) if columns else np.array([], int)
+        unranked = ranking.unranked_items
         if unranked.size:
             warnings.warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
@@ -577,9 +587,17 @@ class LOE(ParamsMixin):
         t4 = time.perf_counter()
         timings.update(shifts=t1 - t0, edm=t2 - t1, lmds=t3 - t2, refine=t4 - t3, total=t4 - t_start)
         n_used = int(sum(c.n_comparisons for c in columns))
+        uncertainty = ItemUncertainty.from_stages(
+            ranking, shifts, D_landmarks, lmds, self.offset,
+            reason=None if refined is None else (
+                "the ordinal polish replaced the landmark-MDS embedding: the answers look noiseless, "
+                "where the BTL score variances carry no meaning"
+            ),
+        )
         self.stages_ = LOEStages(
             landmarks=landmarks, ranking=ranking, shifts=shifts, edm=edm, lmds=lmds,
             D_landmarks=D_landmarks, timings=timings, n_triplets_used=n_used, refine=refined,
+            uncertainty=uncertainty,
         )
         self.embedding_ = refined.embedding if refined is not None else lmds.embedding
         self.landmarks_ = landmarks
@@ -587,6 +605,14 @@ class LOE(ParamsMixin):
         self.n_triplets_used_ = n_used
         self.triplets_per_landmark_ = ranking.n_comparisons
         return self
+
+    @property
+    def uncertainty_(self):
+        """Per-item covariances of ``embedding_`` (see the class docstring); computed on first access."""
+        unc = self.stages_.uncertainty
+        if unc is None or unc.reason is not None:
+            return None
+        return unc.covariance
 
     def fit_transform(self, triplets, n_items: int | None = None, progress=None) -> np.ndarray:
         """Fit on triplets and return ``embedding_``."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._tiles import tile_shift
 from .kernels import btl
+from .kernels import uncertainty as _unc_kernels
 
 __all__ = ["ColumnRanking", "RankingResult", "rank_column", "cache_order"]
 
@@ -72,6 +73,13 @@ class ColumnRanking:
         Fraction of the comparisons the fitted scores reproduce. Close to 1 means
         the answers look noiseless: the likelihood then has no finite maximiser and
         the regularised scores behave like ranks, not distances.
+    score_variance : ndarray (n,) or None
+        Sampling variance of each score: the diagonal of the inverse Fisher
+        information of the sum-zero scores at the fit
+        (:func:`loe_viz.kernels.uncertainty.score_moments`); 0 for ``head``.
+    score_bias : ndarray (n,) or None
+        First-order bias of the maximum-likelihood scores (same kernel); 0 for
+        ``head``. Used by :mod:`loe_viz.uncertainty`.
     """
 
     head: int
@@ -84,6 +92,8 @@ class ColumnRanking:
     grad_history: np.ndarray
     unranked: np.ndarray
     agreement: float = float("nan")
+    score_variance: np.ndarray | None = None
+    score_bias: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,11 @@ class RankingResult:
     @property
     def unranked(self) -> tuple:
         return tuple(c.unranked for c in self.columns)
+
+    @property
+    def unranked_items(self) -> np.ndarray:
+        """Items that at least one landmark's comparisons miss, sorted, each once."""
+        return np.unique(np.concatenate(self.unranked)) if self.columns else np.zeros(0, dtype=np.int64)
 
     @property
     def items_covered(self) -> np.ndarray:
@@ -263,6 +278,9 @@ def rank_column(
     btl.count_appearances(near, far, n, counts)
     counts[head] = 1
     unranked = np.flatnonzero(counts == 0)
+    # h and hdiag hold the curvature at the returned scores (the last gradient pass)
+    score_var, score_bias = np.empty(n), np.empty(n)
+    _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
     return ColumnRanking(
         head=int(head),
         scores=w,
@@ -274,4 +292,6 @@ def rank_column(
         grad_history=np.array(history),
         unranked=unranked,
         agreement=float(btl.agreement(near, far, w)),
+        score_variance=score_var,
+        score_bias=score_bias,
     )
