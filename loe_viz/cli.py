@@ -453,9 +453,12 @@ def cmd_explore(args) -> int:
         pn.extension("katex", throttled=True, notifications=False)
         return Explorer()
 
-    if args.warm:
+    if args.warm:  # as panel serve --warm: build one page, and compile the kernels, before the first visitor
+        from .app.warmup import warm_up
+
         t0 = time.perf_counter()
         page()
+        warm_up()
         _say(f"warmed up in {_seconds(time.perf_counter() - t0)}")
     host = address
     if address in LOCAL_ADDRESSES:
