@@ -8,7 +8,7 @@
 # passed to the install (e.g. "--no-index --find-links DIR" offline). Exits non-zero on the first
 # failure.
 set -euo pipefail
-SRC="$(cd "$(dirname "$0")/.." && pwd)"
+SRC="${LOE_VIZ_SRC:-$(cd "$(dirname "$0")/.." && pwd)}"
 PY="${1:-python3}"
 WORK="$(mktemp -d)"
 SERVER_PID=""
@@ -40,7 +40,7 @@ EOF
 step "install it into a fresh environment"
 "$PY" -m venv "$WORK/venv"
 # shellcheck disable=SC2086
-"$WORK/venv/bin/python" -m pip install --quiet ${LOE_VIZ_SMOKE_PIP_ARGS:-} "$WHEEL"
+"$WORK/venv/bin/python" -m pip install --quiet --no-compile ${LOE_VIZ_SMOKE_PIP_ARGS:-} "$WHEEL"
 BIN="$WORK/venv/bin"
 mkdir "$WORK/run"
 cd "$WORK/run"   # away from the source tree: only the installed package can be imported
@@ -59,15 +59,17 @@ print(f"loe_viz {loe_viz.__version__} from {where.parent}; samples in {SAMPLE_DI
 EOF
 "$BIN/loe-viz" --version
 
+# LOE throughout: a fresh install compiles the numba kernels on first use (about half a minute
+# per method on a quiet machine), so one method keeps the smoke test short.
 step "loe-viz simulate"
-"$BIN/loe-viz" simulate gaussian -n 200 --temperature 0.1 --budget 30 -o sim.csv
+"$BIN/loe-viz" simulate gaussian -n 300 --temperature 0.2 --budget 30 --landmarks 10 -o sim.csv
 test -s sim.csv && test -s sim_points.csv
 
 step "loe-viz embed on its output"
-"$BIN/loe-viz" embed sim.csv --method ste -o sim_ste.csv | tee embed.log
+"$BIN/loe-viz" embed sim.csv --method loe --landmarks 10 -o sim_loe.csv | tee embed.log
 grep -q "held-out accuracy 0\.[89]" embed.log
-test "$(head -1 sim_ste.csv)" = "item,label,x1,x2"
-test "$(wc -l < sim_ste.csv)" -eq 201
+test "$(head -1 sim_loe.csv)" = "item,label,x1,x2"
+test "$(wc -l < sim_loe.csv)" -eq 301
 
 step "loe-viz embed on a bundled sample"
 SAMPLE="$("$BIN/python" -c 'from loe_viz.data import sample_path; print(sample_path("gaussian_2d_landmark_triplets.csv"))')"

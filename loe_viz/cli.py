@@ -204,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ===================================================================== helpers
-def _say(*parts) -> None:
-    print(*parts, flush=True)
+def _say(*parts, err: bool = False) -> None:
+    print(*parts, file=sys.stderr if err else sys.stdout, flush=True)
 
 
 def _read(path: str, layout: str):
@@ -292,12 +292,13 @@ def cmd_embed(args) -> int:
     from .evaluation import train_test_split_triplets
     from .metrics import triplet_accuracy
 
+    err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
     t0 = time.perf_counter()
     data = _read(args.file, args.layout)
     t_read = time.perf_counter() - t0
     n, m, d = int(data.n_items), int(data.n_triplets), int(args.dimensions)
     _say(f"read {m:,} triplets over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
-         f"in {_seconds(t_read)}")
+         f"in {_seconds(t_read)}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
     if d >= n:
@@ -310,7 +311,7 @@ def cmd_embed(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     model = _estimator(args.method, d, args.landmarks, args.seed, args.max_seconds)
     split = f"{len(train):,} training, {len(test):,} held out" if test is not None else f"all {m:,}"
-    _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...")
+    _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...", err=err)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t1 = time.perf_counter()
@@ -330,9 +331,10 @@ def cmd_embed(args) -> int:
         detail += f", {model.n_iter_} iterations"
     if test is not None:
         _say(f"{label}: held-out accuracy {triplet_accuracy(Z, test):.4f} (training {train_acc:.4f}); "
-             f"fit {_seconds(t_fit)}{detail}")
+             f"fit {_seconds(t_fit)}{detail}", err=err)
     else:
-        _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}")
+        _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
+             err=err)
     out = args.output
     if out is None:
         stem = os.path.splitext(os.path.basename(args.file))[0] or "triplets"
@@ -340,7 +342,7 @@ def cmd_embed(args) -> int:
     _write_embedding(out, Z, data.labels)
     if out != "-":
         _say(f"wrote {n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}"
-             f"{',...' if d > 3 else ''}) to {out}; total {_seconds(time.perf_counter() - t0)}")
+             f"{',...' if d > 3 else ''}) to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
     return 0
 
 
@@ -391,10 +393,10 @@ def cmd_simulate(args) -> int:
         per = max(m // l, 1)
         landmarks = np.sort(np.random.default_rng(args.seed + 2).choice(n, size=l, replace=False))
         T = oracle.landmark_triplets(landmarks, per)
-        design = f"headed by {l} landmarks ({per:,} each)"
+        design = f"triplets headed by {l} landmarks ({per:,} each)"
     else:
         T = oracle.uniform_triplets(m)
-        design = "uniformly random"
+        design = "uniformly random triplets"
     out = args.output
     stem, ext = os.path.splitext(out)
     points_out = f"{stem}_points.csv"
@@ -404,7 +406,7 @@ def cmd_simulate(args) -> int:
         np.savetxt(points_out, X, delimiter=",", header=header, comments="", fmt="%.6f")
     except OSError as exc:
         raise DataError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
-    _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} triplets "
+    _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
          f"(c = {args.budget:g}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
     from .metrics import triplet_accuracy
 
@@ -451,9 +453,12 @@ def cmd_explore(args) -> int:
         pn.extension("katex", throttled=True, notifications=False)
         return Explorer()
 
-    if args.warm:
+    if args.warm:  # as panel serve --warm: build one page, and compile the kernels, before the first visitor
+        from .app.warmup import warm_up
+
         t0 = time.perf_counter()
         page()
+        warm_up()
         _say(f"warmed up in {_seconds(time.perf_counter() - t0)}")
     host = address
     if address in LOCAL_ADDRESSES:
