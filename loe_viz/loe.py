@@ -17,7 +17,7 @@ from ._landmark_tasks import (
     MaxMinChain,
 )
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_random_state, check_triplets
+from ._validation import check_float, check_int, check_random_state, check_regularization, check_triplets
 from .edm import EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
@@ -370,7 +370,7 @@ class LOE(ParamsMixin):
             )
         if self.offset not in OFFSET_METHODS:
             raise ValueError(f"offset must be one of {', '.join(OFFSET_METHODS)}; got {self.offset!r}")
-        reg = check_float(self.regularization, "regularization", minimum=0.0)
+        reg = check_regularization(self.regularization)
         tol = check_float(self.tol, "tol", minimum=0.0, strict_minimum=True)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1, maximum=4096)
