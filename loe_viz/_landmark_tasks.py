@@ -197,10 +197,16 @@ def pilot_scores(near: np.ndarray, far: np.ndarray, head: int, n_items: int) -> 
 
 
 def pilot_share(source, head: int, count: int, n_items: int, cancel=None):
-    """Pilot task on stored triplets: :func:`pilot_scores` of landmark ``head``'s whole share."""
-    if isinstance(source, StoredTriplets):
-        source = source.open()
-    near, far = landmark_share(source, int(head), int(count), int(n_items))
+    """Pilot task on stored triplets: :func:`pilot_scores` of landmark ``head``'s whole share.
+
+    ``source`` as in :func:`rank_share`: the triplets, a file handle, or the share itself.
+    """
+    if isinstance(source, tuple):
+        near, far = source
+    else:
+        if isinstance(source, StoredTriplets):
+            source = source.open()
+        near, far = landmark_share(source, int(head), int(count), int(n_items))
     return pilot_scores(near, far, int(head), int(n_items))
 
 

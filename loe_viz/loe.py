@@ -169,8 +169,9 @@ class LOE(ParamsMixin):
         Number of landmarks ``l >= d + 3`` (``None`` means ``"auto"``). With
         given ``landmarks``, their number. ``"auto"`` in :meth:`fit_oracle`:
         ``d + 3`` (the paper). ``"auto"`` in :meth:`fit` on stored triplets: as
-        many well-covered heads as help. A head is well covered when its
-        triplets can touch every item (at least ``(n - 1) / 2`` of them). When
+        many well-covered heads as help. A head is well covered when it heads
+        at least ``5 n`` triplets (each item then appears in about ten of its
+        comparisons; heads with fewer add more noise than information). When
         the well-covered heads hold about as many triplets each (at least half
         the busiest one's: landmark triplets, drawn for LOE), all of them are
         landmarks. When their coverage is uneven (e.g. collected triplets),
@@ -582,15 +583,15 @@ class LOE(ParamsMixin):
     def _maxmin_heads(self, T, counts, n, l, source, settings):
         """``follow`` of :meth:`_run` for MaxMin among the well-covered heads of stored triplets.
 
-        The pilot of a head is the win rates of its whole stored share (one scan,
-        no ranking); each chosen head's ranking starts at once.
+        The pilot of a head is the mean-field scores of its whole stored share (one
+        scan, no ranking); each chosen head's ranking starts at once.
         """
         heads = np.flatnonzero(counts)
         ranked = heads[np.lexsort((heads, -counts[heads]))]
         candidates = np.sort(ranked[counts[ranked] >= 0.5 * counts[ranked[l - 1]]])
         return self._maxmin_follow(
             int(ranked[0]), candidates, l,
-            pilot=lambda h, k: [(pilot_share, (T, h, int(counts[h]), n))],
+            pilot=lambda h, k: [(pilot_share, (source(h), h, int(counts[h]), n))],
             rank=lambda h, pilot_result: (rank_share, (source(h), h, int(counts[h]), n, settings)),
         )
 
