@@ -60,14 +60,6 @@ def test_a_start_with_every_point_identical_is_refused(Est, problem):
         Est().fit(T, n_items=40, init=np.full((40, 2), 3.0))
 
 
-def test_a_start_with_distinct_points_moves(problem):
-    X, T = problem
-    init = np.zeros((40, 2))
-    init[0] = 1e-3  # one point apart is enough to leave the stationary start
-    ste = STE(random_state=2).fit(T, n_items=40, init=init)
-    assert ste.n_iter_ > 1 and np.ptp(ste.embedding_[:39], axis=0).min() > 0.1
-
-
 @pytest.mark.parametrize("Est", BASELINES + [LOE, LOESTE])
 @pytest.mark.parametrize("value, shown", [("seed", "str 'seed'"), (float("nan"), "float nan"), (1.5, "float 1.5")])
 def test_bad_random_state_is_refused_by_fit(Est, value, shown, problem):
