@@ -34,6 +34,7 @@ from ._validation import (
     check_float, check_int, check_n_jobs, check_points, check_random_state, check_triplets,
 )
 from .kernels import losses as _losses
+from .progress import resolve_progress
 
 __all__ = ["FitHistory", "TripletEmbedding", "STE", "TSTE", "SOE", "GNMDS", "CKL", "STOP_REASONS"]
 
@@ -243,7 +244,7 @@ class TripletEmbedding(ParamsMixin):
         param, reg = self._loss_params(X.shape[1])
         return _losses.triplet_loss_grad(X, T, self._kind, param, reg, 1)
 
-    def fit(self, triplets, n_items: int | None = None, init=None) -> "TripletEmbedding":
+    def fit(self, triplets, n_items: int | None = None, init=None, progress=None) -> "TripletEmbedding":
         """Fit the embedding to list-order triplets.
 
         Parameters
@@ -258,11 +259,15 @@ class TripletEmbedding(ParamsMixin):
             deviation ``init_scale`` drawn from ``random_state``. A start with
             every item at the same point (e.g. all zeros) is refused: every
             loss has zero gradient there, so no fit could leave it.
+        progress : None, True or callable, optional
+            True draws a tqdm bar; a callable gets ``progress("iteration", it, max_iter)``
+            after every iteration (see :func:`loe_viz.progress.resolve_progress`).
 
         Returns
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         cfg = self._validated()
         d = cfg.d
@@ -271,13 +276,14 @@ class TripletEmbedding(ParamsMixin):
             X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:
             X0 = self._check_init(init, n, d)
-        return self._optimise(T, n, d, X0, cfg, t_start)
+        return self._optimise(T, n, d, X0, cfg, t_start, progress)
 
-    def fit_transform(self, triplets, n_items: int | None = None, init=None) -> np.ndarray:
+    def fit_transform(self, triplets, n_items: int | None = None, init=None, progress=None) -> np.ndarray:
         """Fit and return ``embedding_``."""
-        return self.fit(triplets, n_items=n_items, init=init).embedding_
+        progress = resolve_progress(progress)
+        return self.fit(triplets, n_items=n_items, init=init, progress=progress).embedding_
 
-    def _optimise(self, T, n, d, X0, cfg: _Settings, t_start) -> "TripletEmbedding":
+    def _optimise(self, T, n, d, X0, cfg: _Settings, t_start, progress=None) -> "TripletEmbedding":
         kind = self._kind
         n_jobs = cfg.n_jobs
         budget = cfg.budget
@@ -319,6 +325,8 @@ class TripletEmbedding(ParamsMixin):
             hist_f.append(fk)
             if verbose and it % 10 == 0:
                 print(f"{type(self).__name__}: iteration {it}, loss {fk:.6g}, {hist_t[-1]:.2f} s", flush=True)
+            if progress is not None:
+                progress("iteration", it, cfg.max_iter)
             if user_cb is not None and user_cb(it, x_best.reshape(n, d).copy()):
                 raise _Stop("callback")
             if budget is not None and time.perf_counter() - t_start > budget:
@@ -350,6 +358,8 @@ class TripletEmbedding(ParamsMixin):
                 f_best = float(res.fun)
         if verbose:
             print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}", flush=True)
+        if progress is not None and reason != "callback":  # the last call says it is done
+            progress("iteration", state["n_iter"], state["n_iter"])
 
         self.embedding_ = x_best.reshape(n, d)
         self.n_items_ = n

@@ -16,6 +16,7 @@ from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .baselines import STE, FitHistory
 from .loe import LOE
+from .progress import resolve_progress
 
 __all__ = ["LOESTE"]
 
@@ -146,7 +147,7 @@ class LOESTE(ParamsMixin):
         return d, eps, budget, loe, ste
 
     # ----------------------------------------------------------------- fitting
-    def fit_oracle(self, oracle, total: int) -> "LOESTE":
+    def fit_oracle(self, oracle, total: int, progress=None) -> "LOESTE":
         """Spend ``total`` comparisons from ``oracle``: ``eps`` of them on LOE, the rest on STE.
 
         LOE draws ``floor(eps * total / l)`` comparisons for each of its ``l``
@@ -159,11 +160,14 @@ class LOESTE(ParamsMixin):
             Answers the comparisons (``comparisons`` / ``uniform_triplets``).
         total : int
             Total number of comparisons, e.g. :func:`loe_viz.total_budget`.
+        progress : None, True or callable, optional
+            LOE's stages, then STE's iterations (see :func:`loe_viz.progress.resolve_progress`).
 
         Returns
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         d, eps, budget, loe, ste = self._build()
         total = check_int(total, "total", minimum=1)
@@ -180,7 +184,7 @@ class LOESTE(ParamsMixin):
                 f"total={total} with eps={eps} leaves no comparison for each of the {l} landmarks"
             )
         try:
-            loe.fit_oracle(oracle, per_landmark)
+            loe.fit_oracle(oracle, per_landmark, progress=progress)
         except ValueError as exc:
             if str(exc).startswith("per_landmark"):
                 raise ValueError(
@@ -197,9 +201,9 @@ class LOESTE(ParamsMixin):
             return self._finish_without_ste(loe, skip, n_lm, t_start, t_loe)
         triplets = oracle.uniform_triplets(m_ste)
         t_sample = time.perf_counter()
-        return self._run_ste(ste, loe, triplets, n, budget, t_start, t_loe, t_sample - t_loe, n_lm)
+        return self._run_ste(ste, loe, triplets, n, budget, t_start, t_loe, t_sample - t_loe, n_lm, progress)
 
-    def fit(self, triplets, n_items: int | None = None) -> "LOESTE":
+    def fit(self, triplets, n_items: int | None = None, progress=None) -> "LOESTE":
         """Fit on given list-order triplets.
 
         LOE uses the triplets headed by its landmarks (see :meth:`LOE.fit`);
@@ -210,25 +214,29 @@ class LOESTE(ParamsMixin):
         triplets, n_items
             As for :meth:`LOE.fit`: list-order triplets of shape (m, 3), and
             the number of items (default: largest index + 1).
+        progress : None, True or callable, optional
+            LOE's stages, then STE's iterations (see :func:`loe_viz.progress.resolve_progress`).
 
         Returns
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         d, eps, budget, loe, ste = self._build()
         T, n = check_triplets(triplets, n_items)
-        loe.fit(T, n_items=n)
+        loe.fit(T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)
         t_loe = time.perf_counter()
         skip = self._stop_after_loe(loe, budget, t_start)
         if skip is not None:
             return self._finish_without_ste(loe, skip, n_lm, t_start, t_loe)
-        return self._run_ste(ste, loe, T, n, budget, t_start, t_loe, 0.0, n_lm)
+        return self._run_ste(ste, loe, T, n, budget, t_start, t_loe, 0.0, n_lm, progress)
 
-    def fit_transform(self, triplets, n_items: int | None = None) -> np.ndarray:
+    def fit_transform(self, triplets, n_items: int | None = None, progress=None) -> np.ndarray:
         """Fit on triplets and return ``embedding_``."""
-        return self.fit(triplets, n_items=n_items).embedding_
+        progress = resolve_progress(progress)
+        return self.fit(triplets, n_items=n_items, progress=progress).embedding_
 
     # --------------------------------------------------------------- internals
     def _stop_after_loe(self, loe, budget, t_start) -> str | None:
@@ -257,7 +265,7 @@ class LOESTE(ParamsMixin):
         self.timings_ = {"loe": t_loe - t_start, "sampling": 0.0, "ste": 0.0, "total": now - t_start}
         return self
 
-    def _run_ste(self, ste, loe, triplets, n, budget, t_start, t_loe, t_sample, n_lm) -> "LOESTE":
+    def _run_ste(self, ste, loe, triplets, n, budget, t_start, t_loe, t_sample, n_lm, progress=None) -> "LOESTE":
         t_ste = time.perf_counter()
         offset = t_ste - t_start
         if budget is not None:
@@ -265,7 +273,7 @@ class LOESTE(ParamsMixin):
         if self.callback is not None:
             ste.callback = self.callback
         init = np.array(loe.embedding_, dtype=np.float64)
-        ste.fit(triplets, n_items=n, init=init)
+        ste.fit(triplets, n_items=n, init=init, progress=progress)
         now = time.perf_counter()
         h = ste.history_
         self.loe_ = loe

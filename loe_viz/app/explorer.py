@@ -12,34 +12,21 @@ from __future__ import annotations
 import io
 import logging
 import os
-import threading
-import warnings
 
 import numpy as np
 import panel as pn
 import param
 from panel.viewable import Viewer
 
-from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState, warm_up
+from .session import in_server_session, session_dispatcher
+from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.triplets import TripletsView
+from .warmup import start_warm_up
 
 __all__ = ["Explorer", "TITLE"]
 
 log = logging.getLogger(__name__)
-
-# The explorer reports unranked items and non-convergence itself (from ``stages_``);
-# the library's warnings would only clutter the server log.
-try:
-    from ..loe import LOEWarning
-    warnings.filterwarnings("ignore", category=LOEWarning)
-except ImportError:  # pragma: no cover
-    pass
-
-# Compile (or load from numba's on-disk cache) the kernels as soon as the app is
-# imported, off the event loop, so the first session does not wait for it alone.
-_warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
-_warm_thread.start()
 
 #: Title of the page (the served app's template and the notebook header).
 TITLE = "Landmark Ordinal Embedding — explorer"
@@ -48,24 +35,6 @@ TITLE = "Landmark Ordinal Embedding — explorer"
 MODES = ("Walk-through", "Your triplets")
 
 _ACCENT = "#2b6cb0"
-
-
-def _session_dispatcher():
-    """A callable that runs a function on this session's event loop (server) or at once."""
-    doc = pn.state.curdoc
-    if doc is None or doc.session_context is None:
-        return lambda fn: fn()
-    from panel.io.state import set_curdoc
-
-    def run(fn):
-        def wrapped():
-            try:
-                with set_curdoc(doc):
-                    fn()
-            except Exception as exc:  # never let a UI update kill the session
-                log.warning("UI update failed: %s: %s", type(exc).__name__, exc)
-        doc.add_next_tick_callback(wrapped)
-    return run
 
 
 class Explorer(Viewer):
@@ -98,12 +67,14 @@ class Explorer(Viewer):
 
     def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
         own = state is None
+        # compile the kernels off the event loop (once per process) while the page is built
+        start_warm_up()
         if own:
             state = ExplorerState(background=True, auto_update=False, n_jobs=min(2, os.cpu_count() or 1),
                                   **params)
         super().__init__(state=state)
         s = self.state
-        s.dispatch = _session_dispatcher()
+        s.dispatch = session_dispatcher()
         self._views = [cls(state=s) for cls in VIEW_CLASSES]
         self._compare = self._views[STEPS.index("Compare")].compare
         self._triplets = TripletsView(dispatch=s.dispatch)
@@ -114,7 +85,7 @@ class Explorer(Viewer):
         s.param.watch(self._on_status, ["busy", "error", "notice", "status", "metrics"])
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
-        self._served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        self._served = in_server_session()
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)

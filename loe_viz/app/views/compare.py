@@ -11,7 +11,7 @@ import panel as pn
 
 from ...methods import method_colour
 from .. import plots
-from ..state import CompareState
+from ..compare_state import BASELINE_METHODS, CompareState
 from .base import StepView, fmt, hvpane
 
 
@@ -89,9 +89,14 @@ accurate per triplet, and LOE-STE combines both.
                     color=col, size=16, marker="diamond", tools=["hover"]))
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
+        y = df["procrustes"].to_numpy()
+        y = y[y > 0]
+        ticks = plots.log_ticks(y)
+        extra = dict(yticks=ticks, ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3)) if ticks else {}
         return hv.Overlay(layers).opts(
             **plots.base_opts(title="Procrustes error against time (diamonds: final)", logy=True,
-                              xlabel="seconds", ylabel="Procrustes error", legend_position="right"))
+                              xlabel="seconds", ylabel="Procrustes error (log scale)",
+                              legend_position="right", **extra))
 
     def _summary(self):
         recs = [r for r in self.compare.records if r.final]

@@ -15,6 +15,7 @@ from panel.viewable import Viewer
 
 from .. import plots
 from ..colors import quantized
+from ..session import session_dispatcher
 from ..triplets_state import (
     AUTO_LANDMARKS, LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState, loe_coverage,
 )
@@ -52,11 +53,6 @@ def _md(text) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
-def _session_dispatch():
-    from ..explorer import _session_dispatcher
-    return _session_dispatcher()
-
-
 class TripletsView(Viewer):
     """Upload or pick triplets, see how they were read, embed them, compare the methods, download.
 
@@ -74,7 +70,7 @@ class TripletsView(Viewer):
     def __init__(self, state: TripletsState | None = None, dispatch=None, **params):
         super().__init__(state=state or TripletsState(), **params)
         s = self.state
-        s.dispatch = dispatch or _session_dispatch()
+        s.dispatch = dispatch or session_dispatcher()
         self._activated = False
         self._quiet = False  # set while the view itself changes a widget
         W = pn.widgets
