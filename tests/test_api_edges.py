@@ -44,7 +44,7 @@ def test_tiny_regularization_is_refused_and_the_smallest_accepted_stays_finite(p
         LOE(regularization=1e-300, random_state=2).fit(T, n_items=40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LOEWarning)  # item 39 is unranked, on purpose
-        for reg in (1e-50, 0.0):
+        for reg in (1e-50, 1e-20):
             Z = LOE(regularization=reg, refine=None, random_state=2).fit(T, n_items=40).embedding_
             assert np.isfinite(Z).all()
 
