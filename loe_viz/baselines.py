@@ -250,7 +250,7 @@ class TripletEmbedding(ParamsMixin):
         Parameters
         ----------
         triplets : int array-like of shape (m, 3)
-            Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+            List-order: row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1). Items that appear in
             no triplet keep their initial position.

@@ -44,7 +44,7 @@ def test_tiny_regularization_is_refused_and_the_smallest_accepted_stays_finite(p
         LOE(regularization=1e-300, random_state=2).fit(T, n_items=40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LOEWarning)  # item 39 is unranked, on purpose
-        for reg in (1e-50, 0.0):
+        for reg in (1e-50, 1e-20):
             Z = LOE(regularization=reg, refine=None, random_state=2).fit(T, n_items=40).embedding_
             assert np.isfinite(Z).all()
 
@@ -58,14 +58,6 @@ def test_a_start_with_every_point_identical_is_refused(Est, problem):
         Est().fit(T, n_items=40, init=np.zeros((40, 2)))
     with pytest.raises(ValueError, match=msg):
         Est().fit(T, n_items=40, init=np.full((40, 2), 3.0))
-
-
-def test_a_start_with_distinct_points_moves(problem):
-    X, T = problem
-    init = np.zeros((40, 2))
-    init[0] = 1e-3  # one point apart is enough to leave the stationary start
-    ste = STE(random_state=2).fit(T, n_items=40, init=init)
-    assert ste.n_iter_ > 1 and np.ptp(ste.embedding_[:39], axis=0).min() > 0.1
 
 
 @pytest.mark.parametrize("Est", BASELINES + [LOE, LOESTE])
