@@ -11,6 +11,7 @@ import panel as pn
 
 from .. import plots
 from ..compare_state import BASELINE_METHODS, CompareState
+from ..text import md
 from .base import StepView, fmt, hvpane
 
 _COLORS = dict(zip(BASELINE_METHODS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e"]))
@@ -62,7 +63,7 @@ accurate per triplet, and LOE-STE combines both.
     def _on_status(self, *events):
         c = self.compare
         self._progress.value = int(c.progress)
-        self._message.object = c.message
+        self._message.object = md(c.message)
         self._start.disabled = c.running
         self._cancel.disabled = not c.running
 
