@@ -8,8 +8,13 @@ import numpy as np
 
 from ._tiles import tile_shift
 from .kernels import btl
+from .kernels import uncertainty as _unc_kernels
 
-__all__ = ["ColumnRanking", "RankingResult", "rank_column", "cache_order"]
+__all__ = ["ColumnRanking", "RankingResult", "RankingCancelled", "rank_column", "cache_order"]
+
+
+class RankingCancelled(Exception):
+    """A ranking stopped at a Newton-iteration boundary because its ``cancel`` event was set."""
 
 # Up to this many items the per-item vectors of a Newton step stay in the CPU caches.
 _CACHE_RESIDENT = 30_000
@@ -72,6 +77,13 @@ class ColumnRanking:
         Fraction of the comparisons the fitted scores reproduce. Close to 1 means
         the answers look noiseless: the likelihood then has no finite maximiser and
         the regularised scores behave like ranks, not distances.
+    score_variance : ndarray (n,) or None
+        Sampling variance of each score: the diagonal of the inverse Fisher
+        information of the sum-zero scores at the fit
+        (:func:`loe_viz.kernels.uncertainty.score_moments`); 0 for ``head``.
+    score_bias : ndarray (n,) or None
+        First-order bias of the maximum-likelihood scores (same kernel); 0 for
+        ``head``. Used by :mod:`loe_viz.uncertainty`.
     """
 
     head: int
@@ -84,6 +96,8 @@ class ColumnRanking:
     grad_history: np.ndarray
     unranked: np.ndarray
     agreement: float = float("nan")
+    score_variance: np.ndarray | None = None
+    score_bias: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,11 @@ class RankingResult:
         return tuple(c.unranked for c in self.columns)
 
     @property
+    def unranked_items(self) -> np.ndarray:
+        """Items that at least one landmark's comparisons miss, sorted, each once."""
+        return np.unique(np.concatenate(self.unranked)) if self.columns else np.zeros(0, dtype=np.int64)
+
+    @property
     def items_covered(self) -> np.ndarray:
         """Items (other than the landmark) that each landmark's comparisons touch."""
         n = self.R.shape[0]
@@ -152,6 +171,7 @@ def rank_column(
     w0: np.ndarray | None = None,
     max_step: float = 4.0,
     reorder: bool = True,
+    cancel=None,
 ) -> ColumnRanking:
     """Fit the l2-regularised, sum-zero BTL scores of one landmark by Newton-CG.
 
@@ -188,6 +208,9 @@ def rank_column(
         Pass the comparisons through :func:`cache_order` first (a copy, for
         large ``n_items`` only). Callers that have already done so, and dropped
         their own arrays to save memory, pass False.
+    cancel : threading.Event, optional
+        Checked before each Newton iteration: once set, the ranking stops and
+        raises :class:`RankingCancelled` (the kernels themselves are not interrupted).
 
     Returns
     -------
@@ -217,6 +240,8 @@ def rank_column(
     cg_total = 0
     it = 0
     while it < max_iter:
+        if cancel is not None and cancel.is_set():
+            raise RankingCancelled(f"ranking of landmark {head} cancelled after {it} Newton iteration(s)")
         if gnorm <= tol:
             converged = True
             break
@@ -263,6 +288,9 @@ def rank_column(
     btl.count_appearances(near, far, n, counts)
     counts[head] = 1
     unranked = np.flatnonzero(counts == 0)
+    # h and hdiag hold the curvature at the returned scores (the last gradient pass)
+    score_var, score_bias = np.empty(n), np.empty(n)
+    _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
     return ColumnRanking(
         head=int(head),
         scores=w,
@@ -274,4 +302,6 @@ def rank_column(
         grad_history=np.array(history),
         unranked=unranked,
         agreement=float(btl.agreement(near, far, w)),
+        score_variance=score_var,
+        score_bias=score_bias,
     )

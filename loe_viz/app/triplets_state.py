@@ -33,8 +33,11 @@ from typing import Callable
 import numpy as np
 import param
 
+from ..data import sample_dir
+from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
+from ..io import spreadsheet_safe
 from .jobs import Cancelled, JobRunner
 
 __all__ = [
@@ -53,8 +56,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Directory of the bundled sample files (``sample_data/`` of the source tree).
-SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
+#: Directory of the bundled sample files (package data ``loe_viz/data``, found through importlib.resources).
+SAMPLE_DIR = sample_dir()
 
 
 @dataclass(frozen=True)
@@ -99,12 +102,11 @@ SAMPLES = {
     )
 }
 
-#: Methods offered, in display order (names of estimators exported by :mod:`loe_viz`).
-TRIPLET_METHODS = ("LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL")
+#: Methods offered, in display order (the names of :data:`loe_viz.methods.METHODS`).
+TRIPLET_METHODS = tuple(METHODS)
 
 #: How each method is named on screen.
-METHOD_LABELS = {"LOE": "LOE", "STE": "STE", "LOESTE": "LOE-STE", "TSTE": "t-STE", "SOE": "SOE",
-                 "GNMDS": "GNMDS", "CKL": "CKL"}
+METHOD_LABELS = {name: m.label for name, m in METHODS.items()}
 
 #: With ``n_landmarks=None`` ("auto") LOE uses up to this many of the busiest heads.
 AUTO_LANDMARKS = 50
@@ -142,7 +144,7 @@ def summarize(data) -> dict:
         seen[T.ravel()] = True
     counts = np.sort(heads[heads > 0])[::-1]
     labels = np.asarray(data.labels)
-    if labels.dtype.kind in "US":
+    if labels.dtype.kind in "USO":
         kind = "text"
     elif labels.size == n and np.array_equal(labels, np.arange(n)):
         kind = "none"
@@ -370,7 +372,7 @@ def _replace(r: MethodResult, **kw) -> MethodResult:
 
 def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_progress, base, step, M):
     """Fit one method; failures become a result with ``error`` set (the run goes on)."""
-    from .. import CKL, GNMDS, LOE, LOESTE, SOE, STE, TSTE
+    from .. import LOE, LOESTE
 
     label = METHOD_LABELS[name]
     t0 = time.perf_counter()
@@ -394,7 +396,7 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
             model = LOESTE(n_components=d, n_landmarks=l, random_state=seed, callback=callback,
                            time_budget=max_seconds)
         else:
-            cls = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name]
+            cls = METHODS[name].estimator
             model = cls(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
         if name == "LOE":
             model.fit(train, n_items=n, progress=loe_progress)
@@ -427,10 +429,8 @@ def _detail(name, model, m_train) -> str:
     if name == "LOE":
         text = (f"{len(model.landmarks_)} landmarks (the busiest heads) head {model.n_triplets_used_:,} of the "
                 f"{m_train:,} training triplets")
-        unranked = set()
-        for col in getattr(model.stages_.ranking, "columns", ()):
-            unranked.update(int(v) for v in getattr(col, "unranked", ()))
-        if unranked:
+        unranked = model.stages_.ranking.unranked_items
+        if unranked.size:
             text += (f"; {len(unranked):,} item(s) are missing from at least one landmark's triplets "
                      "(their distance to it is set to the mean)")
         if not model.stages_.edm.converged:
@@ -536,8 +536,8 @@ class TripletsState(param.Parameterized):
             return False
         path = SAMPLE_DIR / name
         if not path.is_file():
-            self.error = (f"The sample {name} is not installed here (the samples live in sample_data/ "
-                          "of the source tree): upload a triplet file instead")
+            self.error = (f"The sample {name} is not installed here (the package's data folder "
+                          "loe_viz/data is missing): upload a triplet file instead")
             return False
         try:
             from ..io import read_triplets
@@ -770,7 +770,7 @@ class TripletsState(param.Parameterized):
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["item", "label"] + [f"x{k + 1}" for k in range(Z.shape[1])])
         for i, (lab, row) in enumerate(zip(self.item_labels(), Z)):
-            w.writerow([i, lab] + [f"{v:.8g}" for v in row])
+            w.writerow([i, spreadsheet_safe(lab)] + [f"{v:.8g}" for v in row])
         return buf.getvalue()
 
     def csv_filename(self, method: str | None = None) -> str:

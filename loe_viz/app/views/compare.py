@@ -9,12 +9,11 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
+from ...methods import method_colour
 from .. import plots
 from ..compare_state import BASELINE_METHODS, CompareState
 from ..text import md
 from .base import StepView, fmt, hvpane
-
-_COLORS = dict(zip(BASELINE_METHODS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e"]))
 
 
 class CompareView(StepView):
@@ -80,7 +79,7 @@ accurate per triplet, and LOE-STE combines both.
         df = df[np.isfinite(df["procrustes"])]
         layers = []
         for name, g in df.groupby("method", sort=False):
-            col = _COLORS.get(name, "#333333")
+            col = method_colour(name)
             g = g.sort_values("seconds")
             if len(g) > 1:
                 layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=name).opts(
@@ -91,9 +90,14 @@ accurate per triplet, and LOE-STE combines both.
                     color=col, size=16, marker="diamond", tools=["hover"]))
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
+        y = df["procrustes"].to_numpy()
+        y = y[y > 0]
+        ticks = plots.log_ticks(y)
+        extra = dict(yticks=ticks, ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3)) if ticks else {}
         return hv.Overlay(layers).opts(
             **plots.base_opts(title="Procrustes error against time (diamonds: final)", logy=True,
-                              xlabel="seconds", ylabel="Procrustes error", legend_position="right"))
+                              xlabel="seconds", ylabel="Procrustes error (log scale)",
+                              legend_position="right", **extra))
 
     def _summary(self):
         recs = [r for r in self.compare.records if r.final]

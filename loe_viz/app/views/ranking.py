@@ -79,8 +79,8 @@ information and keep score 0.
         sc = plots.scatter(xy, np.asarray(s.colors)[mask], hue_lightness=s.hue_lightness[mask],
                            title=f"L{c} (item {head}): estimate vs truth", xlabel=xl,
                            ylabel="estimated score R", equal=False)
-        fit_plot = (sc * plots.identity_line(lo, hi)).opts(show_legend=False, responsive=False, width=430,
-                                                           height=495)
+        fit_plot = (sc * plots.identity_line(lo, hi)).opts(show_legend=False, responsive=False,
+                                                           width=plots.HALF_WIDTH, height=470)
         cols = getattr(rk, "columns", ())
         hist = {f"L{k}": getattr(col, "grad_history", np.array([])) for k, col in enumerate(cols)}
         conv = plots.convergence(hist, "Solver convergence (Newton, projected gradient norm)",
@@ -88,7 +88,7 @@ information and keep score 0.
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
         where = (plots.scatter(P, s.colors, hue_lightness=s.hue_lightness, title="Landmarks ★ (chosen: yellow)",
-                               xlabel="x₁", ylabel="x₂", alpha=0.5, square_size=400)
+                               xlabel="x₁", ylabel="x₂", alpha=0.5, square_size=plots.HALF_WIDTH - 75)
                  * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c))
         col = cols[c] if c < len(cols) else None
         unranked = len(getattr(col, "unranked", ())) if col is not None else 0

@@ -1,0 +1,79 @@
+"""Numba kernel for the sampling variance and first-order bias of one landmark's BTL scores.
+
+The driver is :func:`loe_viz.ranking.rank_column` (after its Newton loop) and
+the propagation to embedding coordinates lives in :mod:`loe_viz.uncertainty`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(nogil=True, cache=True)
+def score_moments(near, far, w, h, hdiag, mask, out, bias):
+    """Approximate diagonal of the inverse Fisher information of sum-zero BTL scores.
+
+    The Fisher information of the scores is ``H = L + lam I``, ``L`` the graph
+    Laplacian whose comparison weights are ``h`` (``q (1 - q)`` at the fitted
+    scores) and whose diagonal is ``hdiag``. Writing ``H = D (I - D^-1 A)``
+    (``A`` the weighted adjacency) and expanding the inverse in a Neumann series,
+
+        (H^-1)_aa ~ 1 / D_aa + sum_b A_ab^2 / (D_aa^2 D_bb)
+
+    (the first-order term has a zero diagonal); the sum-zero constraint removes
+    the constant direction, which takes ``2 / (k D_aa)`` off for ``k`` scored
+    items (exact for a complete graph to first order in ``1 / k``). One pass over
+    the comparisons (repeats of a pair count as separate edges, which
+    under-counts ``A_ab^2`` by a term of relative order ``m / n^2``). Against the
+    exact inverse of the constrained Hessian (``tests/test_uncertainty.py``): with
+    20 comparisons per item on average the typical item's variance is
+    underestimated by up to 3.5 % and the items with the fewest comparisons by up
+    to ~10 %; with 60, every item is within 3 %.
+
+    ``bias`` receives the first-order (Cox & Snell) bias of the maximum-likelihood
+    scores, which for a logistic model is ``H^-1 X^T diag(h) xi`` with
+    ``xi_t = (p_t - 1/2) x_t^T H^-1 x_t`` (``p_t`` the probability that the winner
+    side of comparison ``t`` wins, ``x_t = e_far - e_near``); with the diagonal of
+    ``H`` for ``H^-1``,
+
+        bias_a ~ sum over comparisons of a of +-h_t (p_t - 1/2) (1/D_aa + 1/D_bb) / D_aa
+
+    (``+`` when ``a`` is the far item), centred over ``mask``. It pushes scores
+    away from their mean: items that win or lose most of their comparisons are
+    overestimated, by about ``1 / (number of comparisons)`` relative to the
+    score's spread.
+
+    ``out`` and ``bias`` (length n) are written in place; items outside ``mask``
+    (the landmark itself) get 0.
+    """
+    n = hdiag.shape[0]
+    k = 0
+    for a in range(n):
+        out[a] = 0.0
+        bias[a] = 0.0
+        if mask[a]:
+            k += 1
+    for t in range(near.shape[0]):
+        a = near[t]
+        b = far[t]
+        c = np.float64(h[t])
+        c2 = c * c
+        out[a] += c2 / (hdiag[a] * hdiag[a] * hdiag[b])
+        out[b] += c2 / (hdiag[b] * hdiag[b] * hdiag[a])
+        # p - 1/2 for "far wins" is tanh((w_far - w_near) / 2) / 2
+        xi = c * 0.5 * np.tanh(0.5 * (w[b] - w[a])) * (1.0 / hdiag[a] + 1.0 / hdiag[b])
+        bias[b] += xi / hdiag[b]
+        bias[a] -= xi / hdiag[a]
+    corr = 1.0 - 2.0 / k if k > 0 else 1.0
+    mean_bias = 0.0
+    for a in range(n):
+        if mask[a]:
+            out[a] += corr / hdiag[a]
+            mean_bias += bias[a]
+        else:
+            out[a] = 0.0
+    if k > 0:
+        mean_bias /= k
+    for a in range(n):
+        bias[a] = bias[a] - mean_bias if mask[a] else 0.0

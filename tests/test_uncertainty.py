@@ -1,0 +1,238 @@
+"""Per-item uncertainty of LOE: the score moments against exact references, and calibration."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import chi2, spearmanr
+
+from loe_viz import LOE, TripletOracle, make_points, total_budget
+from loe_viz.kernels import uncertainty as kernels
+from loe_viz.ranking import rank_column
+from loe_viz.uncertainty import (
+    ItemUncertainty,
+    block_solution,
+    coverage,
+    ellipse_axes,
+    item_covariance,
+    score_variances,
+)
+
+
+def _exact_moments(near, far, w, head, n, lam):
+    """Slow NumPy reference: exact inverse of the sum-zero-constrained Hessian and the Cox-Snell bias."""
+    idx = np.array([a for a in range(n) if a != head])
+    k = idx.size
+    z = w[far] - w[near]
+    p = 1.0 / (1.0 + np.exp(-z))  # probability that the far item wins
+    h = p * (1.0 - p)
+    X = np.zeros((near.size, n))
+    X[np.arange(near.size), far] = 1.0
+    X[np.arange(near.size), near] = -1.0
+    X = X[:, idx]
+    H = X.T @ (h[:, None] * X) + lam * np.eye(k)
+    P = np.eye(k) - 1.0 / k
+    Hinv = P @ np.linalg.pinv(P @ H @ P) @ P
+    leverage = np.einsum("ti,ij,tj->t", X, Hinv, X)
+    bias = Hinv @ (X.T @ (h * (p - 0.5) * leverage))
+    return idx, Hinv, bias
+
+
+@pytest.mark.parametrize("per", [2000, 6000])
+def test_score_moments_match_exact_inverse(per):
+    n, head = 200, 3
+    X = make_points("gaussian", n, random_state=0)
+    oracle = TripletOracle(X, temperature=1.0, random_state=11)
+    near, far = oracle.comparisons(head, per, oracle.next_seeds(1)[0])
+    col = rank_column(near, far, head, n, regularization=1e-3)
+    idx, cov_exact, bias_exact = _exact_moments(near, far, col.scores, head, n, 1e-3)
+    # A common error of all scores of a column is absorbed by that column's shift, so what
+    # the embedding needs is the variance of score differences, which does not depend on
+    # the sum-zero gauge (in that gauge the few nearly separated items, whose scores are
+    # barely determined, pass part of their variance to every other item through the
+    # mean). Compare var(w_a - w_b) with var_a + var_b over pairs never compared directly.
+    compared = np.zeros((n, n), dtype=bool)
+    compared[near, far] = compared[far, near] = True
+    a, b = np.triu_indices(idx.size, 1)
+    keep = ~compared[idx[a], idx[b]]
+    a, b = a[keep], b[keep]
+    exact = cov_exact[a, a] + cov_exact[b, b] - 2 * cov_exact[a, b]
+    v = col.score_variance[idx]
+    ratio = (v[a] + v[b]) / exact
+    # Items take part in 2 * per / n = 20 or 60 comparisons on average: the Neumann series
+    # with its second-order term is within 3% for the typical pair and 6% for 95% of them;
+    # pairs with a nearly separated item (an extreme score, whose few informative
+    # comparisons leave the series' higher-order terms large) are underestimated by up to
+    # ~11% (11% of variance is 5.5% of an ellipse's axes).
+    assert abs(np.median(ratio) - 1.0) < 0.03, np.median(ratio)
+    assert np.quantile(np.abs(ratio - 1.0), 0.95) < 0.06
+    assert np.all(np.abs(ratio - 1.0) < 0.12), (ratio.min(), ratio.max())
+    assert col.score_variance[head] == 0.0 and col.score_bias[head] == 0.0
+    # The bias uses the diagonal of H for H^-1: the same field in sign and order (its
+    # magnitude within ~50%; it enters the uncertainty as a second-order term). A few nearly
+    # separated items dominate any linear correlation, so compare ranks and signs.
+    b = col.score_bias[idx]
+    assert spearmanr(b, bias_exact)[0] > 0.9
+    big = np.abs(bias_exact) > np.median(np.abs(bias_exact))
+    assert np.mean(np.sign(b[big]) == np.sign(bias_exact[big])) > 0.95
+    assert abs(b.sum()) < 1e-9  # sum-zero like the scores
+
+
+def test_score_moments_kernel_on_a_complete_graph():
+    # Complete graph, equal weights c, all scores 0: D = c (k - 1) for every item, and the
+    # series gives 1/D + (k - 1) c^2 / D^3 less the constraint's 2 / (k D); for the
+    # variance of a difference, 2 (that) agrees with the exact 2 / (c k) to O(1/k^2).
+    # The bias is exactly zero.
+    k = 30
+    near, far = np.triu_indices(k)
+    keep = near != far
+    near, far = near[keep].astype(np.int64), far[keep].astype(np.int64)
+    w = np.zeros(k)
+    h = np.full(near.size, 0.25, dtype=np.float32)
+    hdiag = np.full(k, 0.25 * (k - 1))
+    var, bias = np.empty(k), np.empty(k)
+    kernels.score_moments(near, far, w, h, hdiag, np.ones(k, dtype=np.bool_), var, bias)
+    D = 0.25 * (k - 1)
+    np.testing.assert_allclose(var, (1 - 2 / k) / D + (k - 1) * 0.25**2 / D**3, rtol=1e-6)
+    assert abs(2 * var[0] / (2 / (0.25 * k)) - 1) < 2 / k**2
+    np.testing.assert_allclose(bias, 0.0, atol=1e-15)
+
+
+def _fit(n, c, seed, **kw):
+    X = make_points("gaussian", n, random_state=100 + seed)  # ground truth
+    oracle = TripletOracle(X, temperature=1.0, random_state=200 + seed)  # answers
+    model = LOE(n_components=X.shape[1], random_state=300 + seed, **kw)  # landmarks: a third seed
+    l = model._validated(n)["l"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit_oracle(oracle, total_budget(n, c) // l)
+    return X, model
+
+
+def test_uncertainty_shapes_symmetry_positive_definite():
+    X, model = _fit(300, 50, 1)
+    C = model.uncertainty_
+    n, d = model.embedding_.shape
+    assert C.shape == (n, d, d)
+    np.testing.assert_array_equal(C, C.transpose(0, 2, 1))
+    assert np.linalg.eigvalsh(C).min() > 0  # landmarks included: their rows come from the block
+    assert model.stages_.uncertainty.covariance is C  # computed once
+    assert model.stages_.uncertainty.score_variance.shape == (n, model.landmarks_.size)
+
+
+def test_uncertainty_three_dimensions():
+    X = make_points("gaussian", 400, d=3, random_state=5)
+    oracle = TripletOracle(X, temperature=1.0, random_state=6)
+    model = LOE(n_components=3, n_landmarks=8, random_state=7).fit_oracle(oracle, 30_000)
+    C = model.uncertainty_
+    assert C.shape == (400, 3, 3)
+    assert np.linalg.eigvalsh(C).min() > 0
+
+
+def test_uncertainty_coverage_in_band():
+    # n = 1000 items, c = 100, three fixed seeds pooled: 3000 positions. Were every
+    # position independent, the binomial standard error of a 90% coverage would be
+    # sqrt(0.9 * 0.1 / 3000) = 0.0055, and the band 0.85..0.95 is 9 of them wide on either
+    # side. Positions of one fit share the landmark block's error, which makes the
+    # per-fit coverage vary more (about +-0.03 between seeds in
+    # benchmarks/bench_uncertainty.py), i.e. about +-0.017 for the mean of three fits: the
+    # band is still three of those wide on either side of 0.90.
+    inside = total = 0
+    for seed in (1, 2, 3):
+        X, model = _fit(1000, 100, seed)
+        cov = coverage(X, model.embedding_, model.uncertainty_)
+        inside += cov * X.shape[0]
+        total += X.shape[0]
+    assert 0.85 <= inside / total <= 0.95, inside / total
+
+
+def test_without_the_block_and_gauge_terms_the_ellipses_are_smaller():
+    X, model = _fit(500, 50, 2)
+    st = model.stages_
+    args = (st.W, st.D_landmarks, st.landmarks, st.lmds.embedding, st.uncertainty.score_variance, model.offset)
+    full = item_covariance(*args)
+    items = item_covariance(*args, block=False)
+    no_gauge = item_covariance(*args, gauge=False)
+    keep = np.ones(500, dtype=bool)
+    keep[st.landmarks] = False
+    tr = lambda C: np.trace(C[keep], axis1=1, axis2=2)  # noqa: E731
+    assert np.all(tr(full) >= tr(items) - 1e-12)  # the block adds a PSD term
+    assert tr(no_gauge).sum() > tr(full).sum()  # the similarity gauge removes part of it
+    assert np.all(np.trace(items[st.landmarks], axis1=1, axis2=2) == 0)
+
+
+def test_refined_fit_reports_no_uncertainty_and_why():
+    X = make_points("gaussian", 300, random_state=0)
+    oracle = TripletOracle(X, temperature=0.0, random_state=1)
+    model = LOE(n_components=2, n_landmarks=10, random_state=2, refine="ordinal").fit_oracle(oracle, 20_000)
+    if model.stages_.refine is None:
+        pytest.skip("the polish did not fit the orders here")
+    assert model.uncertainty_ is None
+    assert "ordinal polish" in model.stages_.uncertainty.reason
+
+
+def test_block_solution_reproduces_landmark_mds():
+    X, model = _fit(300, 50, 4)
+    st = model.stages_
+    b = block_solution(st.W, 2, model.offset)
+    np.testing.assert_allclose(b.landmark_coords, st.lmds.embedding[st.landmarks], atol=1e-8)
+    np.testing.assert_allclose(b.s, st.shifts.s)
+
+
+def test_ellipse_axes_of_a_known_covariance():
+    theta = 0.3
+    R = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+    C = R @ np.diag([4.0, 1.0]) @ R.T
+    a, b, angle = ellipse_axes(C[None], level=0.9)
+    q = chi2.ppf(0.9, 2)
+    np.testing.assert_allclose([a[0], b[0]], [np.sqrt(4 * q), np.sqrt(q)])
+    assert np.isclose(np.tan(angle[0]), np.tan(theta))
+    with pytest.raises(ValueError, match="ellipses need 2 x 2 covariances"):
+        ellipse_axes(np.eye(3)[None])
+    with pytest.raises(ValueError, match=r"level must be in \(0, 1\)"):
+        ellipse_axes(C[None], level=1.5)
+
+
+def test_coverage_is_exact_for_gaussian_errors_in_a_rotated_scaled_frame():
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = rng.normal(size=(n, 2))
+    C = np.array([[0.02, 0.01], [0.01, 0.03]])
+    err = rng.multivariate_normal([0, 0], C, size=n)
+    R = np.array([[0.0, -1.0], [1.0, 0.0]])
+    Z = 2.0 * (X + err) @ R + 5.0  # the embedding's frame: rotated, scaled, moved
+    covZ = np.broadcast_to(4.0 * R.T @ C @ R, (n, 2, 2))
+    assert abs(coverage(X, Z, covZ) - 0.9) < 0.015  # binomial SE 0.0047
+    with pytest.raises(ValueError, match="shapes disagree"):
+        coverage(X, Z, covZ[:10])
+
+
+def test_score_variances_stacks_columns():
+    X, model = _fit(200, 50, 3)
+    V = score_variances(model.stages_.ranking.columns, 200)
+    assert V.shape == (200, model.landmarks_.size)
+    assert np.all(V[model.landmarks_, np.arange(model.landmarks_.size)] == 0)
+    assert isinstance(model.stages_.uncertainty, ItemUncertainty)
+    assert "not yet computed" in repr(_fit(200, 50, 3)[1].stages_.uncertainty)
+
+
+def test_explorer_ellipse_plot_and_summary():
+    pytest.importorskip("holoviews")
+    from loe_viz.app.colors import principal_plane
+    from loe_viz.app.uncertainty_plot import aligned_covariances, ellipse_outlines, ellipse_plot, ellipse_summary
+
+    X, model = _fit(300, 50, 1)
+    Za, C = aligned_covariances(X, model.embedding_, model.uncertainty_)
+    assert Za.shape == (300, 2) and C.shape == (300, 2, 2)
+    summ = ellipse_summary(X, model.embedding_, model.uncertainty_)
+    assert summ["coverage"] == pytest.approx(coverage(X, model.embedding_, model.uncertainty_))
+    # an outline's points are at Mahalanobis distance chi2_2(0.9) from its centre
+    out = ellipse_outlines(Za[:3], C[:3], 0.9)
+    diff = out[0] - Za[0]
+    m2 = np.einsum("ti,ij,tj->t", diff, np.linalg.inv(C[0]), diff)
+    np.testing.assert_allclose(m2, chi2.ppf(0.9, 2), rtol=1e-9)
+    mean, basis = principal_plane(X)
+    plot = ellipse_plot(X, model.embedding_, model.uncertainty_, mean, basis, landmarks=model.landmarks_,
+                        max_items=50)
+    paths = plot.get(0)
+    assert len(paths.data) >= 50  # the subset plus the landmarks
