@@ -18,7 +18,8 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from .session import in_server_session, session_dispatcher
+from .session import connection_count, in_server_session, release_links, session_dispatcher
+from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.triplets import TripletsView
@@ -35,6 +36,9 @@ TITLE = "Landmark Ordinal Embedding — explorer"
 MODES = ("Walk-through", "Your triplets")
 
 _ACCENT = "#2b6cb0"
+
+#: Seconds after which a first result that has not arrived is reported in the page.
+FIRST_RESULT_TIMEOUT = 60.0
 
 
 class Explorer(Viewer):
@@ -86,6 +90,9 @@ class Explorer(Viewer):
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
         self._served = in_server_session()
+        self._closed = False
+        self._first_late = ""
+        self._watchdog = None
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
@@ -93,7 +100,12 @@ class Explorer(Viewer):
                 pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
         if own:
             s.auto_update = True
-            s.run()
+            if self._served:
+                # start computing once the page is there (a request that never opens the
+                # page costs no run), and report a first result that does not come
+                pn.state.onload(self._first_run)
+            else:
+                s.run()
         self._on_status()
         self._on_config_shown()
         self._refresh_active()
@@ -134,6 +146,10 @@ class Explorer(Viewer):
         self.b_run_all = W.Button(label="Run all", color="success",
                                   description="Run every stage, draw every step and open the embedding")
         self.b_run_all.on_click(lambda e: self.run_all())
+        self.b_cancel = W.Button(label="Cancel", color="danger", variant="outline", disabled=True,
+                                 description="Stop the run in progress (the previous results stay)",
+                                 css_classes=["loe-cancel"])
+        self.b_cancel.on_click(lambda e: self.state.cancel())
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
                                        css_classes=["loe-status"], margin=(0, 10))
         self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")
@@ -152,7 +168,7 @@ class Explorer(Viewer):
                                  value=s.offset, sizing_mode="stretch_width", css_classes=["loe-offset"])
         self.w_offset.link(s, value="offset", bidirectional=True)
         self.sidebar = pn.Column(
-            pn.Row(self.b_run, self.b_run_all, self.spinner),
+            pn.Row(self.b_run, self.b_run_all, self.b_cancel, self.spinner),
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
             self.w_upload,
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit, self.w_budget,
@@ -239,20 +255,70 @@ class Explorer(Viewer):
         self._run_all_pending = True
         self.state.run(force=True)
 
+    def cancel(self) -> None:
+        """Cancel every run of this page: the walk-through's, Compare's and "Your triplets"'."""
+        self.state.cancel()
+        self._compare.cancel()
+        self._triplets.state.cancel()
+
     def close(self) -> None:
-        """Stop the session's threads and drop its data."""
-        for part in (self._compare, self._triplets):
+        """Stop the session's work at once and drop its data and its links to the page."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._watchdog is not None:
+            try:
+                self._watchdog.stop()
+            except Exception:
+                log.warning("could not stop the connection watchdog", exc_info=True)
+            self._watchdog = None
+        for part in (self._compare, self._triplets, self.state):
             try:
                 part.close()
             except Exception:
-                pass
-        self.state.close()
+                log.warning("closing %s failed", type(part).__name__, exc_info=True)
+        # Panel's registry of JS callbacks (e.g. the editable sliders') is keyed by the
+        # widgets and keeps them, and through them this explorer, alive: drop our entries
+        release_links(self.sidebar, self.modes)
         # drop the views' references to plots and data without touching their bokeh
         # models (the session's document is being torn down)
         for v in self._views:
             for attr in ("_live", "_live_panes"):
                 if hasattr(v, attr):
                     setattr(v, attr, None)
+
+    def _first_run(self):
+        if self._closed:
+            return
+        self.state.run()
+        doc = pn.state.curdoc
+        if doc is not None:
+            doc.add_timeout_callback(self._check_first_result, int(FIRST_RESULT_TIMEOUT * 1000))
+            # a closed tab (no connection left) cancels the runs at once; the session itself
+            # is freed later, when the server discards it
+            self._watchdog = pn.state.add_periodic_callback(self._watch_connection, period=500)
+
+    def _watch_connection(self):
+        if self._closed or connection_count() != 0:
+            return
+        if self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy:
+            log.info("LOE explorer page closed during a run: cancelling it")
+            self.cancel()
+
+    def _check_first_result(self):
+        s = self.state
+        if self._closed or s.version > 0 or s.error or s.notice:
+            return
+        if s.jobs.busy:
+            self._first_late = (f"The first embedding is still being computed after "
+                                f"{FIRST_RESULT_TIMEOUT:.0f} s (the server may be busy). Wait, or press "
+                                "Cancel and choose a smaller configuration.")
+        else:
+            log.warning("LOE explorer: no first result after %.0f s and no run in progress",
+                        FIRST_RESULT_TIMEOUT)
+            self._first_late = (f"No result arrived within {FIRST_RESULT_TIMEOUT:.0f} s. "
+                                "Press “Run” to try again.")
+        self._on_status()
 
     # ------------------------------------------------------------------ callbacks
     def _on_session_destroyed(self, session_context):
@@ -323,9 +389,10 @@ class Explorer(Viewer):
     def _on_status(self, *events):
         s = self.state
         self.spinner.value = bool(s.busy)
-        self.alert.object = s.error
+        self.b_cancel.disabled = not s.busy
+        self.alert.object = md(s.error)
         self.alert.visible = bool(s.error)
-        self.notice.object = s.notice
+        self.notice.object = md(s.notice)
         self.notice.visible = bool(s.notice)
         m = s.metrics
         if m:
@@ -333,9 +400,14 @@ class Explorer(Viewer):
                 f"{'⏳ computing… · ' if s.busy else ''}"
                 f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
                 f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
-                f"{s.status}")
+                f"{md(s.status)}")
         else:
-            self.status.object = "⏳ computing the first embedding…" if s.busy else ""
+            if self._first_late and not s.error:
+                self.status.object = "⚠ " + md(self._first_late)
+            elif s.busy:
+                self.status.object = "⏳ computing the first embedding…"
+            else:
+                self.status.object = md(s.status)
 
     # ------------------------------------------------------------------ downloads
     def _embedding_csv(self):

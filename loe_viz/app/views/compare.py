@@ -12,6 +12,7 @@ import panel as pn
 from ...methods import method_colour
 from .. import plots
 from ..compare_state import BASELINE_METHODS, CompareState
+from ..text import md
 from .base import StepView, fmt, hvpane
 
 
@@ -61,7 +62,7 @@ accurate per triplet, and LOE-STE combines both.
     def _on_status(self, *events):
         c = self.compare
         self._progress.value = int(c.progress)
-        self._message.object = c.message
+        self._message.object = md(c.message)
         self._start.disabled = c.running
         self._cancel.disabled = not c.running
 

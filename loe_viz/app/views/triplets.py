@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 
 import holoviews as hv
 import numpy as np
@@ -16,6 +15,7 @@ from panel.viewable import Viewer
 from .. import plots
 from ..colors import quantized
 from ..session import session_dispatcher
+from ..text import md as _md
 from ..triplets_state import (
     AUTO_LANDMARKS, LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState, loe_coverage,
 )
@@ -43,14 +43,6 @@ spends its answers less efficiently than **STE**, which fits all coordinates to 
 )
 
 _EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
-
-
-def _md(text) -> str:
-    """``text`` shown literally in Markdown (file names, labels and messages come from the user)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 class TripletsView(Viewer):
@@ -198,7 +190,7 @@ class TripletsView(Viewer):
         s = self.state
         self.progress.value = int(s.progress)
         self.progress.visible = bool(s.running)
-        self.message.object = s.message
+        self.message.object = _md(s.message)
         self.b_run.disabled = bool(s.running)
         self.b_cancel.disabled = not s.running
 
