@@ -58,9 +58,10 @@ nearly unconstrained, while LOE was designed for exactly this design.
         self._cancel = pn.widgets.Button(label="Cancel", color="danger", variant="outline",
                                          width=120, disabled=True)
         self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary")
-        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"})
+        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-compare-message"])
         self._plot = hvpane(self._figure())
-        self._table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"})
+        self._table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
+                                       css_classes=["loe-compare-table"])
         self._start.on_click(lambda e: self._on_start())
         self._cancel.on_click(lambda e: c.cancel())
         c.param.watch(self._on_records, ["version", "records"])
