@@ -22,6 +22,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
+from .views.lessons import LessonsView
 from .views.triplets import TripletsView
 from .warmup import start_warm_up
 
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 TITLE = "Landmark Ordinal Embedding — explorer"
 
 #: The explorer's top-level modes (tabs above the steps).
-MODES = ("Walk-through", "Your triplets")
+MODES = ("Walk-through", "Your triplets", "Lessons")
 
 _ACCENT = "#2b6cb0"
 
@@ -82,6 +83,7 @@ class Explorer(Viewer):
         self._views = [cls(state=s) for cls in VIEW_CLASSES]
         self._compare = self._views[STEPS.index("Compare")].compare
         self._triplets = TripletsView(dispatch=s.dispatch)
+        self._lessons = LessonsView(state=s, show=self._show_lesson)
         self._run_all_pending = False
         self._build_controls()
         self._build_main()
@@ -98,6 +100,7 @@ class Explorer(Viewer):
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
                 pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
+            self._open_lesson_from_url()
         if own:
             s.auto_update = True
             if self._served:
@@ -126,9 +129,14 @@ class Explorer(Viewer):
                                             css_classes=["loe-seed"])
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
-        self.w_unit = W.RadioButtonGroup.from_param(s.param.budget_unit, label="Budget unit",
-                                                    options=BUDGET_UNITS, sizing_mode="stretch_width",
-                                                    orientation="vertical")
+        # switching the unit converts the number (c <-> comparisons per landmark)
+        self.w_unit = W.RadioButtonGroup(name="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
+                                         sizing_mode="stretch_width", orientation="vertical",
+                                         css_classes=["loe-unit"])
+        self.w_unit.param.watch(lambda e: self.state.set_budget_unit(e.new), "value")
+        s.param.watch(lambda e: setattr(self.w_unit, "value", e.new), "budget_unit")
+        self.w_paper = W.Switch(value=s.paper_only, css_classes=["loe-paper-only"], align="center")
+        self.w_paper.link(s, value="paper_only", bidirectional=True)
         self.w_budget = W.FloatInput.from_param(s.param.budget, label="Budget (c, or per landmark)",
                                                 sizing_mode="stretch_width", css_classes=["loe-budget"])
         self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l",
@@ -139,7 +147,7 @@ class Explorer(Viewer):
                                                    sizing_mode="stretch_width")
         self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
                                     label="Upload points (CSV)", css_classes=["loe-upload"])
-        self.w_upload.param.watch(self._on_upload, "value")
+        self.w_upload.param.watch(self._on_upload, ["value", "filename"])
         self.b_run = W.Button(label="Run", color="primary",
                               description="Run the pipeline now, even when the estimate is large")
         self.b_run.on_click(lambda e: self.state.run(force=True))
@@ -173,6 +181,8 @@ class Explorer(Viewer):
             self.w_upload,
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit, self.w_budget,
             pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel, self.w_offset,
+            pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
+                                                  margin=(0, 5)), sizing_mode="stretch_width"),
             pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
             pn.pane.Markdown("PNG: the 💾 tool above each plot.", styles={"color": "#555"}),
             sizing_mode="stretch_width",
@@ -218,7 +228,11 @@ class Explorer(Viewer):
                               sizing_mode="stretch_width")
         self._update_nav()
         # top-level modes: the walk-through on synthetic data, and the user's own triplets
-        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), dynamic=True,
+        self._lesson_banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                            css_classes=["loe-lesson-banner"])
+        self.main.insert(1, self._lesson_banner)
+        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), (MODES[2], self._lessons),
+                             dynamic=True,
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
         self._mode_note = pn.pane.Markdown(
@@ -256,10 +270,11 @@ class Explorer(Viewer):
         self.state.run(force=True)
 
     def cancel(self) -> None:
-        """Cancel every run of this page: the walk-through's, Compare's and "Your triplets"'."""
+        """Cancel every run of this page: the walk-through's, Compare's, "Your triplets"' and a lesson's sweep."""
         self.state.cancel()
         self._compare.cancel()
         self._triplets.state.cancel()
+        self._lessons.sweep.cancel()
 
     def close(self) -> None:
         """Stop the session's work at once and drop its data and its links to the page."""
@@ -272,7 +287,7 @@ class Explorer(Viewer):
             except Exception:
                 log.warning("could not stop the connection watchdog", exc_info=True)
             self._watchdog = None
-        for part in (self._compare, self._triplets, self.state):
+        for part in (self._compare, self._triplets, self._lessons, self.state):
             try:
                 part.close()
             except Exception:
@@ -332,7 +347,7 @@ class Explorer(Viewer):
 
     def _on_mode(self, event):
         """Show the walk-through's sidebar only in its mode; open "Your triplets" on a sample."""
-        walk = event.new == 0
+        walk = event.new != MODES.index("Your triplets")  # lessons configure the walk-through too
         for obj in self.sidebar.objects:
             obj.visible = (obj is self._mode_note) != walk
         if not walk:
@@ -352,10 +367,41 @@ class Explorer(Viewer):
         else:
             s.kind = event.new
 
-    def _on_upload(self, event):
-        if event.new is None:
+    def _on_upload(self, *events):
+        # value and filename arrive together: read both after the update (the name of this file,
+        # not the previous one)
+        if not any(e.name == "value" for e in events) or self.w_upload.value is None:
             return
-        self.state.load_file(event.new, self.w_upload.filename or "upload.csv")
+        self.state.load_file(self.w_upload.value, self.w_upload.filename or "upload.csv")
+
+    # ------------------------------------------------------------------ lessons
+    def open_lesson(self, key: str) -> None:
+        """Open lesson ``key`` in the "Lessons" mode (see :mod:`loe_viz.app.lessons`)."""
+        x = self._lessons.open(key)
+        self.modes.active = MODES.index("Lessons")
+        self._lesson_banner.object = (f"**Lesson: {x.title}.** {x.question} "
+                                      "(the “Lessons” tab has the story and the variants)")
+        self._lesson_banner.visible = True
+
+    def _show_lesson(self, x) -> None:
+        """Open where lesson ``x`` looks: a step of the walk-through, or "Your triplets" with its sample."""
+        if x.look_at == "Your triplets":
+            self.modes.active = MODES.index("Your triplets")
+            if x.sample:
+                self._triplets.w_sample.value = x.sample
+            return
+        self.modes.active = MODES.index("Walk-through")
+        if x.look_at in STEPS:
+            self.state.step = STEPS.index(x.look_at)
+
+    def _open_lesson_from_url(self) -> None:
+        key = (pn.state.location.query_params or {}).get("lesson")
+        if not key:
+            return
+        try:
+            self.open_lesson(str(key))
+        except KeyError as exc:
+            self.state.error = str(exc.args[0]) if exc.args else "unknown lesson"
 
     def _on_results(self, *events):
         if self._run_all_pending:
