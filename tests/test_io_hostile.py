@@ -249,3 +249,11 @@ def test_fuzz_whatever_is_written_reads_back(labels, layout, fmt, seed):
         return  # labels the writer refuses (numbers as text, '#...', surrounding whitespace...)
     data = read_triplets(io.BytesIO(buf.getvalue()))
     assert data.labelled().tolist() == np.array(labels, dtype=object)[T].tolist()
+
+
+def test_command_line_export_neutralises_formulas(tmp_path):
+    from loe_viz.cli import _write_embedding
+
+    out = tmp_path / "emb.csv"
+    _write_embedding(str(out), np.zeros((3, 2)), np.array(["=1+1", "@b", "Paris"], dtype=object))
+    assert [line.split(",")[1] for line in out.read_text().splitlines()[1:]] == ["'=1+1", "'@b", "Paris"]
