@@ -8,8 +8,8 @@ Writes the test files to a temporary directory (removed afterwards), then reads
 each one in a fresh interpreter so that memory figures are not polluted by
 earlier runs:
 
-- time: best of 3 warm reads (the numba kernels are compiled and cached first;
-  the first call of a fresh process, which loads them, is reported separately);
+- time: best of 3 warm reads (pandas and the reader are imported first;
+  the first call of a fresh process, which imports them, is reported separately);
 - peak RSS above the resident size just before the read (Linux: VmHWM reset
   through /proc/self/clear_refs; elsewhere ru_maxrss, an upper bound);
 - tracemalloc peak (NumPy allocations are traced) in a separate run;

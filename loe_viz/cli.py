@@ -355,7 +355,9 @@ def cmd_embed(args) -> int:
 
 def _write_embedding(out: str, Z, labels) -> None:
     header = ["item", "label", *(f"x{k + 1}" for k in range(Z.shape[1]))]
-    labels = [str(v) for v in labels.tolist()]
+    from .io import spreadsheet_safe  # a label such as '=1+1' must not become a spreadsheet formula
+
+    labels = [spreadsheet_safe(v) for v in labels.tolist()]
 
     def rows(fh):
         w = csv.writer(fh, lineterminator="\n")

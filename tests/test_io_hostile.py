@@ -60,6 +60,10 @@ def test_one_huge_label_is_not_amplified(tmp_path):
     with pytest.raises(ValueError, match=r"huge_label\.csv: the text labels exceed the limit of 100,000 characters"
                                          r".*limits=\{'label_bytes'.*MAX_LABEL_BYTES"):
         read_triplets(path, limits={"label_bytes": 100_000})
+    with path.open("a") as fh:  # a problem after the huge label is still found on its line
+        fh.write("a3,a3,a4\n")
+    with pytest.raises(ValueError, match=r"line 2002: the row repeats an item \('a3', 'a3', 'a4'\)"):
+        read_triplets(path)
 
 
 def test_npy_header_claiming_1e11_rows_is_refused_before_allocating(tmp_path):
@@ -249,3 +253,11 @@ def test_fuzz_whatever_is_written_reads_back(labels, layout, fmt, seed):
         return  # labels the writer refuses (numbers as text, '#...', surrounding whitespace...)
     data = read_triplets(io.BytesIO(buf.getvalue()))
     assert data.labelled().tolist() == np.array(labels, dtype=object)[T].tolist()
+
+
+def test_command_line_export_neutralises_formulas(tmp_path):
+    from loe_viz.cli import _write_embedding
+
+    out = tmp_path / "emb.csv"
+    _write_embedding(str(out), np.zeros((3, 2)), np.array(["=1+1", "@b", "Paris"], dtype=object))
+    assert [line.split(",")[1] for line in out.read_text().splitlines()[1:]] == ["'=1+1", "'@b", "Paris"]

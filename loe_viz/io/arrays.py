@@ -143,23 +143,18 @@ def _npz(src, opts, lim):
 def read(src, opts, lim, fmt) -> TripletData:
     """TripletData of a .npy or .npz file."""
     name = src.name
-    if fmt == "npy":
-        if opts["layout"] not in ("auto", "list-order"):
-            raise err(name, f"a .npy file holds list-order triplets; layout={opts['layout']!r} needs X and y (.npz)")
-        layout, tri, lab, notes = "list-order", int_table(name, _array(src.rewind(), name, "the array", lim,
-                                                                        src.end), "the array"), None, []
-    else:
-        layout, tri, lab, notes = _npz(src, opts, lim)
+    if fmt == "npy" and opts["layout"] not in ("auto", "list-order"):
+        raise err(name, f"a .npy file holds list-order triplets; layout={opts['layout']!r} needs X and y (.npz)")
+    layout, tri, lab, notes = _npz(src, opts, lim) if fmt == "npz" else (
+        "list-order", int_table(name, _array(src.rewind(), name, "the array", lim, src.end), "the array"), None, [])
     if opts["labels"] is not None:
         notes += ["the file's labels were replaced by labels="] if lab is not None else []
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
     if n is not None and tri.max() >= n:
-        r = int(np.argwhere(tri >= n)[0, 0])
-        raise err(name, f"row {r} (counting from 0) holds the index {int(tri.max())}, out of range for "
-                        + (f"the {n} labels" if lab is not None else f"n_items={n}"))
+        raise err(name, f"row {int(np.argwhere(tri >= n)[0, 0])} (counting from 0) holds the index {int(tri.max())}, "
+                        f"out of range for " + (f"the {n} labels" if lab is not None else f"n_items={n}"))
     if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, n):
         raise err(name, f"n_items={opts['n_items']} does not match the {n} labels stored in the file")
-    if lab is not None:
-        return TripletData(tri, lab, int(n), name, layout, fmt, 0, tuple(notes))
-    return finish_int(tri, opts, name, layout, fmt, 0, notes)
+    return (TripletData(tri, lab, int(n), name, layout, fmt, 0, tuple(notes)) if lab is not None
+            else finish_int(tri, opts, name, layout, fmt, 0, notes))

@@ -239,8 +239,15 @@ def _records(src, spec, opts):
             yield from ((spec.first_line + i, ln.split()) for i, ln in enumerate(text)
                         if ln.split() and not ln.lstrip().startswith("#"))
             return
+        csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # labels of any length, as pandas reads them
         reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=True), 0
-        for rec in reader:
+        while True:
+            try:
+                rec = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:  # e.g. a field above csv.field_size_limit()
+                raise err(src.name, f"malformed CSV ({exc})", spec.first_line + prev) from None
             line, prev = spec.first_line + prev, reader.line_num
             if any(f.strip() for f in rec) and not rec[0].lstrip().startswith("#"):
                 yield line, rec

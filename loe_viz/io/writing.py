@@ -40,18 +40,14 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     triplets : array-like of shape (m, 3) or TripletData
         List-order triplets of indices ``0..n_items-1``; a TripletData brings its labels.
     labels : sequence of str or int, optional
-        Written in place of the indices (text) or stored as ``labels`` (``.npz``):
-        distinct, all integers (0 to 2**63 - 1) or all text that is not a number,
-        without line breaks or surrounding whitespace.
+        Written for the indices (text) or stored (``.npz``): distinct integers below
+        2**63, or text that is not a number, without control characters or surrounding spaces.
     layout : {"list-order", "crowd", "list-boolean", "list-count"}, default "list-order"
-        ``"crowd"`` puts the chosen item on a random side; ``"list-boolean"`` and
-        ``"list-count"`` swap a random half of the rows and write ``y``.
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
         ``"auto"`` goes by the extension (comma-separated for unknown ones).
     header : bool, default True
-        Write a header line naming the columns (text formats).
     random_state : None, int or numpy.random.Generator, default 0
-        Seed of the sides and swaps; the default makes files reproducible.
+        Seed of the crowd layout's sides and of the rows swapped in ``X, y`` layouts.
     """
     n_items = None
     if isinstance(triplets, TripletData):
@@ -183,9 +179,7 @@ def _write_atomic(path, is_path, write):
     if not is_path:
         bio = io.BytesIO() if isinstance(path, io.TextIOBase) else path
         write(bio)
-        if bio is not path:
-            path.write(bio.getvalue().decode("utf-8"))
-        return
+        return None if bio is path else path.write(bio.getvalue().decode("utf-8"))
     d, base = os.path.split(os.path.abspath(path))
     while True:
         tmp = os.path.join(d, f".tmp-{secrets.token_hex(6)}-{base}")
