@@ -3,6 +3,11 @@
     python benchmarks/bench_loe.py                 # the reference table (n <= 5000)
     python benchmarks/bench_loe.py --large         # adds n = 10^5, C = 200 (2.3e8 comparisons)
     python benchmarks/bench_loe.py --seeds 10      # more seeds
+    python benchmarks/bench_loe.py --robust        # landmark choice at n = 10^5, c = 50, 10 seeds
+    python benchmarks/bench_loe.py --million       # n = 10^6, c = 50 with the defaults (one seed)
+    python benchmarks/bench_loe.py --deficient     # d = 5, l = 8: the embedding on every seed
+    python benchmarks/bench_loe.py --choice        # the landmark-choice table at n = 1000 (README), defaults included
+    python benchmarks/bench_loe.py --stored-speed  # n = 1000, C = 200 from stored triplets, warm, best of 9
 
 Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
 floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at
@@ -135,6 +140,175 @@ def noiseless_table():
     return rows
 
 
+ROBUST_VARIANTS = [
+    ("random", dict(landmark_selection="random", landmark_share=0.0)),  # the paper
+    ("maxmin", dict(landmark_selection="maxmin", landmark_share=0.0)),
+    ("random+share", dict(landmark_selection="random")),
+    ("defaults", dict()),  # MaxMin and a 2% landmark share
+]
+
+
+def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, partial=None):
+    """Landmark choice at large n: random against MaxMin (pilot + parallel rankings), the landmark share.
+
+    Data fixed (seed 0); oracle and landmark seeds varied; l = d + 3; the budget
+    floor(c n ln n) in total, split over the landmarks; 2 threads.
+    """
+    X = lv.make_points("gaussian", n, d, random_state=0)
+    l = d + 3
+    per = lv.total_budget(n, c) // l
+    rows_idx = lv.metrics.sample_rows(n, 20_000, random_state=0)
+    variants = variants or ROBUST_VARIANTS
+    print(f"\nlandmark choice at n={n}, c={c} ({per * l:.3g} comparisons, {per} per landmark), d={d}, l={l}, "
+          f"2 threads, seeds 0..{seeds - 1}; load average {os.getloadavg()[0]:.1f}")
+    out = []
+    for seed in range(seeds):
+        for name, kw in variants:
+            oracle = lv.TripletOracle(X, random_state=1000 + seed)
+            t0 = time.perf_counter()
+            est = lv.LOE(n_components=d, random_state=3000 + seed, n_jobs=2, **kw).fit_oracle(oracle, per)
+            wall = time.perf_counter() - t0
+            proc = lv.procrustes_error(X[rows_idx], est.embedding_[rows_idx])
+            out.append(dict(variant=name, seed=seed, n=n, c=c, seconds=wall, procrustes=proc,
+                            load_average=os.getloadavg()[0], newton=est.stages_.ranking.n_iter.tolist()))
+            print(f"  seed {seed} {name:13s} {wall:6.2f} s  Procrustes {proc:.4f}  (load {os.getloadavg()[0]:.1f})",
+                  flush=True)
+        if partial is not None:  # keep what is measured if the run is stopped
+            with open(partial, "w") as fh:
+                json.dump(dict(rows=out), fh, indent=1, default=float)
+    print("  summary: variant, median / worst Procrustes, median seconds, time ratio to random")
+    base = np.median([r["seconds"] for r in out if r["variant"] == variants[0][0]])
+    summary = []
+    for name, _ in variants:
+        e = np.array([r["procrustes"] for r in out if r["variant"] == name])
+        t = np.array([r["seconds"] for r in out if r["variant"] == name])
+        summary.append(dict(variant=name, median=float(np.median(e)), worst=float(e.max()),
+                            median_s=float(np.median(t)), ratio=float(np.median(t) / base)))
+        print(f"  {name:13s} {np.median(e):.4f} / {e.max():.4f}  {np.median(t):6.2f} s  {np.median(t) / base:.2f}x")
+    return dict(rows=out, summary=summary)
+
+
+def deficient_table(seeds=10):
+    """d = 5, l = 8, n = 1000, C = 200 (the authors' protocol): an embedding on every seed."""
+    import warnings
+
+    n, d, C = 1000, 5, 200
+    print(f"\nd={d}, l={d + 3}, n={n}, C={C}: Procrustes per seed (authors' code: 0.21 +- 0.03, one seed complex)")
+    rows = []
+    for seed in range(seeds):
+        X = lv.make_points("gaussian", n, d, random_state=seed)
+        oracle = lv.TripletOracle(X, random_state=1000 + seed)
+        lms = np.sort(np.random.default_rng(2000 + seed).choice(n, d + 3, replace=False))
+        T = oracle.landmark_triplets(lms, lv.total_budget(n, C) // (d + 3))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", lv.LOEWarning)
+            est = lv.LOE(n_components=d).fit(T, n_items=n)
+        warned = any("support only" in str(w.message) for w in caught)
+        proc = lv.procrustes_error(X, est.embedding_)
+        rows.append(dict(seed=seed, procrustes=proc, warned=warned, supported=est.stages_.lmds.n_supported))
+        print(f"  seed {seed}: Procrustes {proc:.3f}  supported dimensions {est.stages_.lmds.n_supported}"
+              f"{'  (warned)' if warned else ''}", flush=True)
+    e = np.array([r["procrustes"] for r in rows])
+    print(f"  mean {e.mean():.3f} +- {e.std():.3f}, worst {e.max():.3f}")
+    return rows
+
+
+def million(seeds=1, n=1_000_000, c=50):
+    """n = 10^6, c = 50, d = 2, defaults, 2 threads: time, peak RSS, Procrustes on 20k sampled items."""
+    X = lv.make_points("gaussian", n, 2, random_state=0)
+    rows_idx = lv.metrics.sample_rows(n, 20_000, random_state=0)
+    per = lv.total_budget(n, c) // 5
+    out = []
+    for seed in range(seeds):
+        oracle = lv.TripletOracle(X, random_state=1000 + seed)
+        t0 = time.perf_counter()
+        est = lv.LOE(n_components=2, random_state=3000 + seed, n_jobs=2).fit_oracle(oracle, per)
+        wall = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        proc = lv.procrustes_error(X[rows_idx], est.embedding_[rows_idx])
+        out.append(dict(seed=seed, n=n, c=c, seconds=wall, peak_rss_gib=peak, procrustes=proc,
+                        load_average=os.getloadavg(), stages_s=est.stages_.timings))
+        print(f"n=10^6 c={c} seed {seed}: {wall:.1f} s, peak RSS {peak:.2f} GiB, Procrustes {proc:.4f} "
+              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+    return out
+
+
+def choice_table():
+    """Landmark choice: the spread over seeds at a fixed total budget (n = 1000, d = 2, C = 200)."""
+    print("\nlandmark choice at a fixed total budget (n=1000, d=2, C=200, seeds 0..9): Procrustes mean +- std")
+    n, d, C = 1000, 2, 200
+    spread = []
+    for l, selection, offset, share in [(5, "random", "lambda2", 0.0), (5, "maxmin", "lambda2", 0.0),
+                                        (10, "random", "lambda2", 0.0), (10, "random", "mean", 0.0),
+                                        (10, "maxmin", "mean", 0.0), (5, "auto", "lambda2", 0.02)]:
+        errs = []
+        for seed in range(10):
+            X = lv.make_points("gaussian", n, d, random_state=seed)
+            oracle = lv.TripletOracle(X, random_state=1000 + seed)
+            est = lv.LOE(n_components=d, n_landmarks=l, landmark_selection=selection, offset=offset,
+                         landmark_share=share, random_state=3000 + seed)
+            est.fit_oracle(oracle, lv.total_budget(n, C) // l)
+            errs.append(lv.procrustes_error(X, est.embedding_))
+        errs = np.array(errs)
+        label = "defaults" if (selection, share) == ("auto", 0.02) else selection
+        spread.append(dict(n_landmarks=l, selection=label, offset=offset, landmark_share=share,
+                           procrustes_mean=errs.mean(), procrustes_std=errs.std(), procrustes_max=errs.max()))
+        print(f"  l={l:2d} {label:8s} offset={offset:7s} share={share:.2f}: {errs.mean():.4f} +- {errs.std():.4f} "
+              f"(worst {errs.max():.4f})", flush=True)
+    return spread
+
+
+def stored_speed(repeats=9):
+    """n = 1000, C = 200 from stored triplets (5 landmarks): warm fit time, best of ``repeats``, 1 and 2 threads."""
+    n, d, C = 1000, 2, 200
+    X = lv.make_points("gaussian", n, d, random_state=0)
+    lms = np.sort(np.random.default_rng(2000).choice(n, 5, replace=False))
+    T = lv.TripletOracle(X, random_state=1000).landmark_triplets(lms, lv.total_budget(n, C) // 5)
+    out = {}
+    for n_jobs in (1, 2):
+        est = lv.LOE(n_components=d, n_jobs=n_jobs)
+        est.fit(T, n_items=n)  # warm
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            est.fit(T, n_items=n)
+            times.append(time.perf_counter() - t0)
+        out[f"n_jobs={n_jobs}"] = dict(best_s=min(times), median_s=float(np.median(times)),
+                                       procrustes=lv.procrustes_error(X, est.embedding_))
+        print(f"n=1000 C=200 stored ({T.shape[0]} triplets), n_jobs={n_jobs}: best {min(times) * 1e3:.1f} ms, "
+              f"median {np.median(times) * 1e3:.1f} ms of {repeats} (load average {os.getloadavg()[0]:.1f})",
+              flush=True)
+    return out
+
+
+def large_run():
+    """n = 10^5, C = 200 (the paper's Figure 2(a) setting), defaults, 2 threads: sampling + fit."""
+    n, d, C = 100_000, 2, 200
+    X = lv.make_points("gaussian", n, d, random_state=0)
+    oracle = lv.TripletOracle(X, random_state=1)
+    l = d + 3
+    per = lv.total_budget(n, C) // l
+    out = []
+    for n_jobs in (2,):
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        est = lv.LOE(n_components=d, random_state=2, n_jobs=n_jobs).fit_oracle(oracle, per)
+        wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+        rows = lv.metrics.sample_rows(n, 5000, random_state=0)
+        proc = lv.procrustes_error(X, est.embedding_)
+        trip = lv.triplet_error(X[rows], est.embedding_[rows], random_state=0)
+        out.append(dict(n=n, d=d, C=C, comparisons=per * l, n_jobs=n_jobs, sampling_plus_fit_s=wall, cpu_s=cpu,
+                        load_average=os.getloadavg(), stages_s=est.stages_.timings, peak_rss_gib=peak,
+                        procrustes=proc, triplet_error_sampled=trip,
+                        newton_iters=est.stages_.ranking.n_iter.tolist()))
+        print(f"n=10^5 C=200 ({per * l:.3g} comparisons), n_jobs={n_jobs}: sampling+fit {wall:.1f} s wall, "
+              f"{cpu:.1f} s CPU (load average {os.getloadavg()[0]:.1f}), peak RSS {peak:.2f} GiB, "
+              f"Procrustes {proc:.4f}, triplet error {trip:.3f} (5000-item sample)", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=3)
@@ -142,11 +316,32 @@ def main():
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy/SciPy yardstick")
     ap.add_argument("--noiseless-only", action="store_true",
                     help="only the noiseless recovery table (the ordinal polish against the paper's pipeline)")
+    ap.add_argument("--robust", action="store_true", help="only the landmark-choice table at n = 10^5, c = 50")
+    ap.add_argument("--robust-n", type=int, default=100_000)
+    ap.add_argument("--variants", default="random,maxmin,random+share,defaults",
+                    help="--robust: which of random, maxmin, random+share, defaults")
+    ap.add_argument("--million", action="store_true", help="only n = 10^6, c = 50 with the defaults")
+    ap.add_argument("--deficient", action="store_true", help="only the d = 5, l = 8 table")
+    ap.add_argument("--large-only", action="store_true", help="only n = 10^5, C = 200")
+    ap.add_argument("--choice", action="store_true", help="only the landmark-choice table at n = 1000")
+    ap.add_argument("--stored-speed", action="store_true", help="only the n = 1000, C = 200 stored-triplets timing")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "loe.json"))
     args = ap.parse_args()
 
     # compile (or load from cache) before timing anything
     lv.LOE().fit_oracle(lv.TripletOracle(lv.make_points("gaussian", 50, random_state=0), random_state=0), 2000)
+    for flag, name, fn in [("robust", "robust", lambda: robust_table(
+        n=args.robust_n, seeds=args.seeds, variants=[v for v in ROBUST_VARIANTS if v[0] in args.variants.split(",")],
+        partial=args.out.replace(".json", "_robust_partial.json"))),
+                           ("million", "million", lambda: million(seeds=args.seeds)),
+                           ("deficient", "deficient", lambda: deficient_table(seeds=args.seeds)),
+                           ("choice", "choice", choice_table), ("large_only", "large", large_run), ("stored_speed", "stored_speed", stored_speed)]:
+        if getattr(args, flag):
+            out = args.out.replace(".json", f"_{name}.json")
+            with open(out, "w") as fh:
+                json.dump({name: fn(), "load_average_end": os.getloadavg()}, fh, indent=1, default=float)
+            print(f"saved {out}")
+            return
     first = first_call_times()
     for label, t in first.items():
         print(f"fresh interpreter, {label} numba cache: import loe_viz {t['import_s']:.2f} s, "
@@ -176,54 +371,12 @@ def main():
               f"{s['fit_peak_mib']:8.1f} | {s['procrustes']:.3f} +- {s['procrustes_std']:.3f} "
               f"{s['triplet_error']:.3f} +- {s['triplet_error_std']:.3f} | {nps} | {refs}", flush=True)
 
-    # Landmark choice: the spread over seeds at a fixed total budget (n = 1000, d = 2, C = 200).
-    print("\nlandmark choice at a fixed total budget (n=1000, d=2, C=200, seeds 0..9): Procrustes mean +- std")
-    n, d, C = 1000, 2, 200
-    spread = []
-    for l, selection, offset in [(5, "random", "lambda2"), (5, "maxmin", "lambda2"), (10, "random", "lambda2"),
-                                 (10, "random", "mean"), (10, "maxmin", "mean")]:
-        errs = []
-        for seed in range(10):
-            X = lv.make_points("gaussian", n, d, random_state=seed)
-            oracle = lv.TripletOracle(X, random_state=1000 + seed)
-            est = lv.LOE(n_components=d, n_landmarks=l, landmark_selection=selection, offset=offset,
-                         random_state=3000 + seed)
-            est.fit_oracle(oracle, lv.total_budget(n, C) // l)
-            errs.append(lv.procrustes_error(X, est.embedding_))
-        errs = np.array(errs)
-        spread.append(dict(n_landmarks=l, selection=selection, offset=offset, procrustes_mean=errs.mean(),
-                           procrustes_std=errs.std(), procrustes_max=errs.max()))
-        print(f"  l={l:2d} {selection:6s} offset={offset:7s}: {errs.mean():.4f} +- {errs.std():.4f} "
-              f"(worst {errs.max():.4f})", flush=True)
-    results["landmark_choice"] = spread
+    results["landmark_choice"] = choice_table()
 
     results["noiseless"] = noiseless_table()
 
     if args.large:
-        n, d, C = 100_000, 2, 200
-        X = lv.make_points("gaussian", n, d, random_state=0)
-        oracle = lv.TripletOracle(X, random_state=1)
-        l = d + 3
-        per = lv.total_budget(n, C) // l
-        for n_jobs in (2,):
-            t0 = time.perf_counter()
-            c0 = time.process_time()
-            est = lv.LOE(n_components=d, random_state=2, n_jobs=n_jobs).fit_oracle(oracle, per)
-            wall = time.perf_counter() - t0
-            cpu = time.process_time() - c0
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
-            rows = lv.metrics.sample_rows(n, 5000, random_state=0)
-            proc = lv.procrustes_error(X, est.embedding_)
-            trip = lv.triplet_error(X[rows], est.embedding_[rows], random_state=0)
-            big = dict(n=n, d=d, C=C, comparisons=per * l, n_jobs=n_jobs, sampling_plus_fit_s=wall, cpu_s=cpu,
-                       load_average=os.getloadavg(),
-                       stages_s=est.stages_.timings, peak_rss_gib=peak, procrustes=proc,
-                       triplet_error_sampled=trip)
-            results.setdefault("large", []).append(big)
-            print(f"n=10^5 C=200 ({per * l:.3g} comparisons), n_jobs={n_jobs}: sampling+fit {wall:.1f} s wall, "
-                  f"{cpu:.1f} s CPU (load average {os.getloadavg()[0]:.1f}) "
-                  f"(sampling {est.stages_.timings['sampling']:.1f} s of thread time), peak RSS {peak:.2f} GiB, "
-                  f"Procrustes {proc:.4f}, triplet error {trip:.3f} (5000-item sample)", flush=True)
+        results["large"] = large_run()
 
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:

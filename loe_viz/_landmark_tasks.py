@@ -3,20 +3,44 @@
 A task ranks one landmark. With stored triplets it first pulls that landmark's
 share out of them: a thread shares the caller's array (in memory or
 memory-mapped), and a task sent to another process re-opens the ``.npy`` file
-the array was memory-mapped from, so only a small handle travels.
+the array was memory-mapped from, so only a small handle travels. With an
+oracle it draws the landmark's comparisons from a seed.
+
+The MaxMin landmark choice reads a cheap *pilot* of each chosen landmark (a
+share of its comparisons, or its stored share): mean-field BTL scores
+(:func:`pilot_scores`), each column measured from its own nearest items
+(:class:`MaxMinChain`), which no per-column shift changes. Raw BTL scores
+carry a per-column shift that is unknown until the shifts stage.
 """
 
 from __future__ import annotations
 
 import mmap
+import time
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from ._validation import index_dtype
-from .kernels import shares
+from .kernels import btl, shares
 from .ranking import cache_order, rank_column
 
-__all__ = ["StoredTriplets", "landmark_share", "rank_share"]
+__all__ = [
+    "RankSettings", "StoredTriplets", "landmark_share", "rank_share", "rank_oracle", "pilot_share", "pilot_oracle",
+    "pilot_scores", "MaxMinChain", "maxmin_select",
+]
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    """Validated settings of every landmark ranking (:func:`loe_viz.ranking.rank_column`)."""
+
+    regularization: float = 1e-3
+    tol: float = 1e-5
+    max_iter: int = 50
+
+    def kwargs(self) -> dict:
+        return asdict(self)
 
 
 class StoredTriplets:
@@ -92,23 +116,161 @@ def landmark_share(triplets: np.ndarray, head: int, count: int, n_items: int):
     return near, far
 
 
-def rank_share(source, head: int, count: int, n_items: int, rank_kw: dict):
+def rank_share(source, head: int, count: int, n_items: int, settings: RankSettings, cancel=None):
     """Executor task: pull landmark ``head``'s share out of the stored triplets and rank it.
 
     Parameters
     ----------
-    source : ndarray or StoredTriplets
-        The validated triplets, or a handle that re-opens them from their file.
+    source : ndarray, StoredTriplets or tuple
+        The validated triplets, a handle that re-opens them from their file, or
+        the share itself as ``(near, far)``.
     head, count, n_items : int
-    rank_kw : dict
-        Keyword arguments of :func:`loe_viz.ranking.rank_column`.
+    settings : RankSettings
+    cancel : threading.Event, optional
+        Stops the ranking at its next Newton iteration once set.
 
     Returns
     -------
     ColumnRanking
     """
-    triplets = source.open() if isinstance(source, StoredTriplets) else source
-    near, far = landmark_share(triplets, int(head), int(count), int(n_items))
-    del triplets
+    if isinstance(source, tuple):
+        near, far = source
+    else:
+        triplets = source.open() if isinstance(source, StoredTriplets) else source
+        near, far = landmark_share(triplets, int(head), int(count), int(n_items))
+        del triplets
     near, far = cache_order(near, far, int(n_items))  # the share in arrival order is freed here
-    return rank_column(near, far, int(head), int(n_items), reorder=False, **rank_kw)
+    return rank_column(near, far, int(head), int(n_items), reorder=False, cancel=cancel, **settings.kwargs())
+
+
+def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettings, pilot=None, block=None,
+                block_count: int = 0, block_seed=0, cancel=None):
+    """Executor task: draw one landmark's comparisons from the oracle, then rank them.
+
+    The landmark's ``per_landmark`` comparisons are the pilot's (a list of
+    ``(near, far)`` parts already drawn, reused), ``block_count`` comparisons among the other
+    landmarks ``block`` (:meth:`~loe_viz.TripletOracle.block_comparisons`), and
+    uniformly random pairs for the rest. Only the oracle's points travel to a
+    remote worker; the comparisons are reproduced there from the seeds.
+
+    Returns
+    -------
+    column : ColumnRanking
+    sampling_s, ranking_s : float
+        Seconds spent drawing and ranking.
+    """
+    t0 = time.perf_counter()
+    n = oracle.n_items
+    dt = index_dtype(n)
+    near = np.empty(per_landmark, dtype=dt)
+    far = np.empty(per_landmark, dtype=dt)
+    p = 0
+    for part_near, part_far in pilot or ():
+        near[p:p + part_near.shape[0]] = part_near
+        far[p:p + part_near.shape[0]] = part_far
+        p += part_near.shape[0]
+    q = int(block_count) if block is not None else 0
+    rest = per_landmark - p - q
+    # Each part is in cache order by itself (tiles), so passes over the whole stay cache-friendly.
+    oracle.comparisons(head, rest, seed, tiled=True, out=(near[p:p + rest], far[p:p + rest]))
+    if q:
+        oracle.block_comparisons(head, block, q, block_seed, out=(near[p + rest:], far[p + rest:]))
+    t1 = time.perf_counter()
+    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, **settings.kwargs())
+    return col, t1 - t0, time.perf_counter() - t1
+
+
+def pilot_scores(near: np.ndarray, far: np.ndarray, head: int, n_items: int) -> np.ndarray:
+    """Approximate BTL scores of one landmark's comparisons, without Newton steps.
+
+    The mean-field inversion of the items' win rates
+    (:func:`loe_viz.kernels.btl.meanfield_start`, one pass over the
+    comparisons): on the scale of squared distances, up to the column's shift.
+    The landmark itself gets ``-inf``.
+    """
+    mask = np.ones(n_items, dtype=np.bool_)
+    mask[head] = False
+    w = np.empty(n_items)
+    btl.meanfield_start(near, far, mask, 2, 128, w)
+    w[head] = -np.inf
+    return w
+
+
+def pilot_share(source, head: int, count: int, n_items: int, cancel=None):
+    """Pilot task on stored triplets: :func:`pilot_scores` of landmark ``head``'s whole share.
+
+    ``source`` as in :func:`rank_share`: the triplets, a file handle, or the share itself.
+    """
+    if isinstance(source, tuple):
+        near, far = source
+    else:
+        if isinstance(source, StoredTriplets):
+            source = source.open()
+        near, far = landmark_share(source, int(head), int(count), int(n_items))
+    return pilot_scores(near, far, int(head), int(n_items))
+
+
+def pilot_oracle(oracle, head: int, count: int, seed, cancel=None):
+    """Pilot task on an oracle: ``count`` comparisons of ``head`` as ``(near, far)``, reused in its ranking."""
+    return oracle.comparisons(int(head), int(count), seed, tiled=True)
+
+
+#: MaxMin measures each score column from this quantile of its scores (its nearest items).
+NEAR_QUANTILE = 0.01
+
+
+class MaxMinChain:
+    """MaxMin: each next landmark is the candidate whose nearest chosen landmark is farthest.
+
+    Feed :meth:`add` the score column of the newest landmark (BTL scores or
+    :func:`pilot_scores`: squared distances up to an unknown shift); it returns
+    the next landmark. Each column is measured from its own nearest items
+    (minus its ``NEAR_QUANTILE`` quantile), which removes the shift: comparing
+    raw columns would favour items whose landmarks have a small mean distance,
+    which pulled MaxMin's landmarks to the centre. (Rank quantiles are
+    shift-free too, but they measure how many items lie nearer, not how far:
+    once the periphery is covered they pick the dense centre again.)
+
+    Parameters
+    ----------
+    first : int
+        The first landmark.
+    candidates : int ndarray
+        Items that may become landmarks.
+    n_landmarks : int
+    """
+
+    def __init__(self, first: int, candidates: np.ndarray, n_landmarks: int):
+        self.candidates = np.asarray(candidates, dtype=np.int64)
+        self.n_landmarks = int(n_landmarks)
+        self.chosen = [int(first)]
+        self._nearest = None  # per candidate, the smallest distance estimate over the chosen landmarks
+
+    @property
+    def complete(self) -> bool:
+        return len(self.chosen) >= self.n_landmarks
+
+    def add(self, scores: np.ndarray) -> int:
+        """Take the scores of ``chosen[-1]`` and choose the next landmark."""
+        col = np.asarray(scores, dtype=np.float64)
+        finite = col[np.isfinite(col)]
+        q = col[self.candidates] - (np.quantile(finite, NEAR_QUANTILE) if finite.size else 0.0)
+        self._nearest = q if self._nearest is None else np.minimum(self._nearest, q)
+        far = self._nearest.copy()
+        far[np.isin(self.candidates, self.chosen)] = -np.inf
+        self.chosen.append(int(self.candidates[int(np.argmax(far))]))
+        return self.chosen[-1]
+
+
+def maxmin_select(first: int, candidates: np.ndarray, n_landmarks: int, scores_of) -> np.ndarray:
+    """The landmarks :class:`MaxMinChain` chooses, ``scores_of(head)`` giving each new landmark's scores.
+
+    Returns
+    -------
+    int ndarray (n_landmarks,)
+        The landmarks in the order chosen.
+    """
+    chain = MaxMinChain(first, candidates, n_landmarks)
+    while not chain.complete:
+        chain.add(scores_of(chain.chosen[-1]))
+    return np.array(chain.chosen, dtype=np.int64)

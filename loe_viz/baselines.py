@@ -22,7 +22,6 @@ True
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -31,7 +30,9 @@ from scipy.optimize import minimize
 
 from ._blas import blas_single_thread
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_points, check_random_state, check_triplets
+from ._validation import (
+    check_float, check_int, check_n_jobs, check_points, check_random_state, check_triplets,
+)
 from .kernels import losses as _losses
 from .progress import resolve_progress
 
@@ -203,11 +204,7 @@ class TripletEmbedding(ParamsMixin):
         if not isinstance(self.verbose, (bool, np.bool_)):
             raise ValueError(f"verbose must be a bool, got {self.verbose!r}")
         init_scale = check_float(self.init_scale, "init_scale", minimum=0.0, strict_minimum=True)
-        n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1)
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
-        if n_jobs == -1:
-            n_jobs = os.cpu_count() or 1
+        n_jobs = check_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
         param, reg = self._loss_params(d)
         return _Settings(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs,
@@ -218,6 +215,12 @@ class TripletEmbedding(ParamsMixin):
         X0 = check_points(init, "init")
         if X0.shape != (n, d):
             raise ValueError(f"init must have shape (n_items, n_components) = ({n}, {d}), got {X0.shape}")
+        if np.all(X0 == X0[0]):
+            # every loss is stationary there: L-BFGS-B would stop at once and call it converged
+            raise ValueError(
+                "init places every item at the same point, where the gradient of every loss is zero and the "
+                "fit cannot start; give distinct starting points (init=None draws a random start)"
+            )
         return X0.copy()
 
     # ----------------------------------------------------------------- fitting
@@ -247,13 +250,15 @@ class TripletEmbedding(ParamsMixin):
         Parameters
         ----------
         triplets : int array-like of shape (m, 3)
-            Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+            List-order: row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1). Items that appear in
             no triplet keep their initial position.
         init : array-like of shape (n_items, n_components), optional
             Starting embedding (e.g. LOE's); default a Gaussian with standard
-            deviation ``init_scale`` drawn from ``random_state``.
+            deviation ``init_scale`` drawn from ``random_state``. A start with
+            every item at the same point (e.g. all zeros) is refused: every
+            loss has zero gradient there, so no fit could leave it.
         progress : None, True or callable, optional
             True draws a tqdm bar; a callable gets ``progress("iteration", it, max_iter)``
             after every iteration (see :func:`loe_viz.progress.resolve_progress`).

@@ -26,14 +26,19 @@ class LMDSResult:
     eigenvalues : ndarray (l,)
         Signed eigenvalues of ``-1/2 V E V``, descending.
     n_components : int
+    n_supported : int
+        How many of the top ``n_components`` eigenvalues are positive; the axes
+        past them were placed with ``deficient`` (see :func:`landmark_mds`).
     """
 
     embedding: np.ndarray
     eigenvalues: np.ndarray
     n_components: int
+    n_supported: int = -1
 
 
-def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, n_components: int) -> LMDSResult:
+def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, n_components: int,
+                 deficient: str = "raise") -> LMDSResult:
     """Place every item from its estimated squared distances to the landmarks.
 
     Parameters
@@ -46,6 +51,14 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
         Item index of each landmark; those rows get the classical-MDS coordinates
         ``Q Lambda^(1/2)``, every other row is triangulated.
     n_components : int
+    deficient : {"raise", "floor"}, default "raise"
+        When fewer than ``n_components`` eigenvalues of ``-1/2 V E V`` are
+        positive: ``"raise"`` a :class:`DimensionError`; ``"floor"`` place the
+        items anyway, each unsupported axis scaled as if its eigenvalue were the
+        smallest positive one (the landmarks then sit almost on a
+        lower-dimensional set along those axes, and every other item is
+        triangulated along them with the noise-to-signal ratio of the weakest
+        supported axis instead of an unbounded one).
 
     Returns
     -------
@@ -54,8 +67,9 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
     Raises
     ------
     DimensionError
-        When fewer than ``n_components`` eigenvalues of ``-1/2 V E V`` are positive
-        (the landmarks span fewer dimensions): never a complex or NaN embedding.
+        With ``deficient="raise"``, when fewer than ``n_components`` eigenvalues
+        of ``-1/2 V E V`` are positive (the landmarks span fewer dimensions); with
+        ``"floor"``, only when none is positive. Never a complex or NaN embedding.
 
     Notes
     -----
@@ -74,21 +88,44 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
     # largest signed eigenvalue, which may itself be round-off when A has no positive part
     scale = max(float(np.abs(vals).max()), 1e-300)
     positive = int(np.sum(vals > 1e-12 * scale))
-    if positive < n_components:
+    if positive < n_components and (deficient != "floor" or positive == 0):
         raise DimensionError(
             f"n_components={n_components} is larger than the landmark distances support: only {positive} "
             f"positive eigenvalue(s) ({np.array2string(top, precision=3)}); use n_components <= {max(positive, 1)} "
             "or more comparisons/landmarks"
         )
     Q = vecs[:, :n_components].copy()
+    if positive < n_components:
+        Q[:, positive:] = _unsupported_axes(vecs[:, positive:], D_landmarks, E, n_components - positive)
     for c in range(n_components):
         k = np.argmax(np.abs(Q[:, c]))
         if Q[k, c] < 0:
             Q[:, c] = -Q[:, c]
+    if positive < n_components:
+        top = np.maximum(top, top[positive - 1])
     root = np.sqrt(top)
     Lsharp = np.ascontiguousarray((Q / root).T)
     mu = E.mean(axis=0)
     out = np.empty((D_landmarks.shape[0], n_components))
     linalg.triangulate(np.ascontiguousarray(D_landmarks, dtype=np.float64), mu, Lsharp, out)
     out[landmarks] = Q * root
-    return LMDSResult(embedding=out, eigenvalues=vals.copy(), n_components=n_components)
+    return LMDSResult(embedding=out, eigenvalues=vals.copy(), n_components=n_components,
+                      n_supported=min(positive, n_components))
+
+
+def _unsupported_axes(rest: np.ndarray, D_landmarks: np.ndarray, E: np.ndarray, k: int) -> np.ndarray:
+    """``k`` orthonormal directions in the span of ``rest``, orthogonal to the ones vector,
+    along which the rows of ``D_landmarks`` (centred by the landmark block's column means) vary most."""
+    l = rest.shape[0]
+    ones = np.full(l, 1.0 / np.sqrt(l))
+    N = rest - np.outer(ones, ones @ rest)
+    U, sv, _ = np.linalg.svd(N, full_matrices=False)
+    N = U[:, sv > 1e-8 * max(sv.max(), 1e-300)]
+    if N.shape[1] < k:  # cannot happen for l > n_components; keep the eigenvectors
+        return rest[:, :k]
+    Fc = np.asarray(D_landmarks, dtype=np.float64) - E.mean(axis=0)
+    P = Fc @ N
+    G = P.T @ P
+    vals, vecs = np.linalg.eigh(0.5 * (G + G.T))
+    Q = N @ vecs[:, ::-1][:, :k]
+    return Q

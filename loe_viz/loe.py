@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 import time
 import warnings
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Executor, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace as _dc_replace
 
 import numpy as np
 
-from ._landmark_tasks import StoredTriplets, landmark_share, rank_share
+from ._landmark_tasks import (
+    RankSettings, StoredTriplets, landmark_share, pilot_oracle, pilot_share, rank_oracle, rank_share, pilot_scores,
+    MaxMinChain,
+)
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_random_state, check_triplets
+from ._validation import check_float, check_int, check_random_state, check_regularization, check_triplets
 from .edm import EDMResult, project_edm
+from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
 from .progress import resolve_progress
-from .ranking import ColumnRanking, RankingResult, rank_column
+from .ranking import RankingResult
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
@@ -25,13 +31,29 @@ from .uncertainty import ItemUncertainty
 
 __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS"]
 
-#: Landmark choices: ``"random"`` (the paper) or ``"maxmin"`` (each next landmark is
-#: the item farthest from those chosen so far, read off the rankings already fitted).
-LANDMARK_SELECTIONS = ("random", "maxmin")
+#: Landmark choices: ``"random"`` (the paper; on stored triplets the busiest heads),
+#: ``"maxmin"`` (each next landmark is the item farthest from those chosen so far, read
+#: off cheap pilots), ``"auto"``: MaxMin when drawing from an oracle, the busiest heads
+#: of stored triplets.
+LANDMARK_SELECTIONS = ("auto", "random", "maxmin")
 REFINE_MODES = ("auto", "ordinal", None)
 #: ``refine="auto"`` treats answers as noiseless when every landmark's fitted
 #: scores reproduce at least this fraction of its comparisons.
 NOISELESS_AGREEMENT = 0.999
+#: Share of each landmark's budget that MaxMin's pilot draws first (reused in its ranking).
+PILOT_SHARE = 0.25
+#: Parts each oracle pilot is drawn in, side by side.
+PILOT_PARTS = 4
+#: Largest pilot (comparisons per landmark).
+PILOT_CAP = 20_000_000
+#: Seconds between heartbeat calls of ``progress`` while rankings run.
+HEARTBEAT = 0.25
+#: ``n_landmarks="auto"`` on stored triplets: a head is well covered with this many triplets per item
+#: (each item then takes part in about ten of its comparisons).
+WELL_COVERED = 5
+#: ``n_landmarks="auto"`` on stored triplets: share of the triplets held out to judge the choices.
+HELDOUT_SHARE = 0.1
+
 
 
 class LOEWarning(UserWarning):
@@ -103,22 +125,30 @@ class LOEStages:
         return self.D_landmarks[keep]
 
 
-def _rank_arrays(near, far, head, n_items, rank_kw):
-    """Executor task: rank one landmark from its comparisons."""
-    return rank_column(near, far, head, n_items, **rank_kw)
+@dataclass(frozen=True)
+class _Settings:
+    """LOE's parameters, validated against the number of items."""
+
+    d: int
+    l: int | None  # None: "auto"
+    landmarks: np.ndarray | None
+    selection: str
+    offset: str
+    rank: RankSettings
+    n_jobs: int
+    refine: str | None
+    landmark_share: float
+    rng: np.random.Generator
 
 
-def _rank_oracle(oracle, head, per_landmark, seed, rank_kw):
-    """Executor task: draw one landmark's comparisons from the oracle, then rank them.
+def _pilot_done(result, cancel=None):
+    """The pilot's comparisons, kept for the landmark's full ranking."""
+    return result
 
-    Only the oracle's points travel to a remote worker; the comparisons are
-    reproduced there from the seed.
-    """
-    t0 = time.perf_counter()
-    near, far = oracle.comparisons(head, per_landmark, seed, tiled=True)  # already in cache order
-    t1 = time.perf_counter()
-    col = rank_column(near, far, head, oracle.n_items, reorder=False, **rank_kw)
-    return col, t1 - t0, time.perf_counter() - t1
+
+def _heldout_accuracy(Z: np.ndarray, T: np.ndarray) -> float:
+    """Fraction of list-order triplets ``T`` that the embedding ``Z`` satisfies."""
+    return float(sampling_kernels.triplet_agreement(np.ascontiguousarray(Z, dtype=np.float64), T))
 
 
 class LOE(ParamsMixin):
@@ -135,17 +165,43 @@ class LOE(ParamsMixin):
     ----------
     n_components : int, default 2
         Embedding dimension ``d``.
-    n_landmarks : int, optional
-        Number of landmarks ``l >= d + 3``; defaults to ``d + 3`` (the paper), or to
-        ``len(landmarks)`` when those are given.
+    n_landmarks : int or "auto", default "auto"
+        Number of landmarks ``l >= d + 3`` (``None`` means ``"auto"``). With
+        given ``landmarks``, their number. ``"auto"`` in :meth:`fit_oracle`:
+        ``d + 3`` (the paper). ``"auto"`` in :meth:`fit` on stored triplets: as
+        many well-covered heads as help. A head is well covered when it heads
+        at least ``5 n`` triplets (each item then appears in about ten of its
+        comparisons; heads with fewer add more noise than information). When
+        the well-covered heads hold about as many triplets each (at least half
+        the busiest one's: landmark triplets, drawn for LOE), all of them are
+        landmarks. When their coverage is uneven (e.g. collected triplets),
+        ``l`` is chosen among ``d + 3, 2 (d + 3), 4 (d + 3), ...`` up to all
+        well-covered heads by the accuracy on a held-out 10% of the triplets
+        (``auto_search_``), and the final fit uses every triplet. Fewer than
+        ``d + 3`` well-covered heads: the ``d + 3`` busiest.
     landmarks : sequence of int, optional
         Item indices to use as landmarks.
-    landmark_selection : {"random", "maxmin"}, default "random"
-        How :meth:`fit_oracle` picks landmarks when none are given. ``"maxmin"``
-        picks each next landmark as the item farthest from those already chosen,
-        read off their fitted rankings. :meth:`fit` on given triplets picks the
-        heads with the most triplets (``"random"``) or, with ``"maxmin"``, applies
-        the same rule among the well-covered heads.
+    landmark_selection : {"auto", "maxmin", "random"}, default "auto"
+        How landmarks are picked when none are given. ``"maxmin"``: the first
+        landmark at random, then each next one the item farthest from those
+        already chosen, "farthest" read off cheap *pilots*: mean-field BTL
+        scores of the first quarter of each landmark's comparisons (which are
+        then reused in its ranking), each column measured from its own nearest
+        items, which no per-column shift changes (raw scores carry an unknown
+        shift per column, which pulled MaxMin to the centre). Only the pilots
+        run one after another, each drawn in parts side by side; the full
+        rankings run in parallel. ``"random"``: uniformly random items (the
+        paper). On stored triplets the choice is among the well-covered heads:
+        ``"random"`` takes the busiest, ``"maxmin"`` applies the rule above to
+        their stored shares. ``"auto"``: MaxMin in :meth:`fit_oracle`, the
+        busiest heads in :meth:`fit` (on collected triplets coverage matters
+        more than spread: MaxMin's peripheral heads fitted held-out triplets
+        worse in our Zipf-headed tests).
+        Why MaxMin is :meth:`fit_oracle`'s default: random landmarks make the
+        error a matter of luck (at ``n = 2 * 10^4``, ``c = 50``, ``d = 2``:
+        Procrustes 0.04 to 0.05 over seeds, 0.03 to 0.19 at ``n = 10^5``),
+        MaxMin keeps it near 0.013 at a small cost in time; see
+        ``benchmarks/bench_loe.py --robust``.
     regularization : float, default 1e-3
         ``lambda`` of the BTL penalty ``lambda / 2 ||w||^2`` (the paper's small
         ``lambda > 0``); any value > 0 keeps items with no comparisons finite.
@@ -180,16 +236,26 @@ class LOE(ParamsMixin):
         available when fitting; ``float("inf")``: no check. With an executor
         other than threads, only this process's share is checked.
     refine : {"auto", "ordinal", None}, default "auto"
-        Ordinal polish after landmark MDS (:func:`loe_viz.refine.ordinal_refine`):
-        the embedding is fitted to the order of each landmark's scores by
-        non-metric MDS. Noiseless answers leave the BTL likelihood without a
-        finite maximiser and make the scores rank-like, which distorts the
-        layout; their order is exact, and the polish recovers the points
-        closely from it. ``"auto"`` runs it only when the rankings reproduce at
-        least 99.9% of their comparisons (the answers look noiseless);
-        ``"ordinal"`` always; ``None`` never (the paper's algorithm alone).
-    random_state : None, int or numpy.random.Generator
-        Seed of the random landmark choice.
+        Ordinal polish after landmark MDS (:func:`loe_viz.refine.polish`): the
+        embedding is fitted to the order of each landmark's scores by
+        non-metric MDS (the ordinal link instead of the BTL one). Noiseless
+        answers leave the BTL likelihood without a finite maximiser and make
+        the scores rank-like, which distorts the layout; their order is exact,
+        and the polish recovers the points closely from it. ``"auto"`` runs it
+        when the rankings reproduce at least 99.9% of their comparisons (the
+        answers look noiseless) and, when :meth:`fit` searches the number of
+        landmarks on held-out triplets, when the polished embedding predicts
+        the held-out triplets better; ``"ordinal"`` always; ``None`` never
+        (the paper's algorithm alone).
+    random_state : None, int, SeedSequence or numpy.random.Generator
+        Seed of the landmark choice and of the held-out split.
+    landmark_share : float, default 0.02
+        :meth:`fit_oracle` only: share of each landmark's comparisons spent on
+        pairs of other landmarks (0: the paper's uniform pairs only). The
+        shifts are estimated from the landmark block of the rankings, whose
+        entries otherwise rest on a few hundred comparisons each; a 2% share
+        gives them hundreds of times more at no measurable cost elsewhere
+        (``benchmarks/bench_loe.py --robust`` compares 0 and 0.02).
 
     Attributes
     ----------
@@ -212,6 +278,19 @@ class LOE(ParamsMixin):
         variances mean nothing); ``stages_.uncertainty.reason`` says so.
     resource_estimate_ : ResourceEstimate
         The memory and time estimate the run was checked against.
+    auto_search_ : dict or None
+        When :meth:`fit` chose ``n_landmarks`` (and the link) on held-out
+        triplets: the candidates, their held-out accuracies and the choice.
+
+    Notes
+    -----
+    ``progress(stage, done, total)`` is called from the calling thread: during
+    MaxMin's pilots with ``stage="landmarks"``, after each ranking with
+    ``stage="ranking"``, at least every 0.25 s while either runs (a heartbeat
+    with unchanged counts), then once per later stage. If it raises, the fit
+    stops: no new landmark task starts, running rankings stop at their next
+    Newton iteration, and the exception propagates once the threads have
+    stopped (with another executor, tasks already running there finish).
 
     Examples
     --------
@@ -226,9 +305,9 @@ class LOE(ParamsMixin):
         self,
         n_components: int = 2,
         *,
-        n_landmarks: int | None = None,
+        n_landmarks: int | str | None = "auto",
         landmarks=None,
-        landmark_selection: str = "random",
+        landmark_selection: str = "auto",
         regularization: float = 1e-3,
         offset: str = "lambda2",
         tol: float = 1e-5,
@@ -238,6 +317,7 @@ class LOE(ParamsMixin):
         memory_limit=None,
         refine: str | None = "auto",
         random_state=None,
+        landmark_share: float = 0.02,
     ):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
@@ -252,8 +332,9 @@ class LOE(ParamsMixin):
         self.memory_limit = memory_limit
         self.refine = refine
         self.random_state = random_state
+        self.landmark_share = landmark_share
 
-    def _validated(self, n_items: int) -> dict:
+    def _validated(self, n_items: int) -> _Settings:
         d = check_int(self.n_components, "n_components", minimum=1)
         lm = None
         if self.landmarks is not None:
@@ -270,28 +351,30 @@ class LOE(ParamsMixin):
             if np.unique(lm).size != lm.size:
                 raise ValueError("landmarks must be distinct items, got repeats")
             lm = lm.astype(np.int64)
-        if self.n_landmarks is None:
-            l = lm.size if lm is not None else d + 3
+        if self.n_landmarks is None or (isinstance(self.n_landmarks, str) and self.n_landmarks == "auto"):
+            l = lm.size if lm is not None else None
+        elif isinstance(self.n_landmarks, str):
+            raise ValueError(f"n_landmarks must be an integer or 'auto', got {self.n_landmarks!r}")
         else:
             l = check_int(self.n_landmarks, "n_landmarks", minimum=1)
             if lm is not None and lm.size != l:
                 raise ValueError(f"n_landmarks={l} disagrees with the {lm.size} landmarks given")
-        if l < d + 3:
+        if l is not None and l < d + 3:
             raise ValueError(
                 f"n_landmarks must be >= n_components + 3 = {d + 3} (LOE needs l >= d + 3 to recover the shifts), got {l}"
             )
-        if l > n_items:
-            raise ValueError(f"n_landmarks={l} is larger than the number of items ({n_items})")
+        if (l if l is not None else d + 3) > n_items:
+            raise ValueError(f"n_landmarks={l if l is not None else d + 3} is larger than the number of items ({n_items})")
         if self.landmark_selection not in LANDMARK_SELECTIONS:
             raise ValueError(
                 f"landmark_selection must be one of {', '.join(LANDMARK_SELECTIONS)}; got {self.landmark_selection!r}"
             )
         if self.offset not in OFFSET_METHODS:
             raise ValueError(f"offset must be one of {', '.join(OFFSET_METHODS)}; got {self.offset!r}")
-        reg = check_float(self.regularization, "regularization", minimum=0.0)
+        reg = check_regularization(self.regularization)
         tol = check_float(self.tol, "tol", minimum=0.0, strict_minimum=True)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1)
+        n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1, maximum=4096)
         if n_jobs == 0:
             raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
         if n_jobs == -1:
@@ -299,52 +382,81 @@ class LOE(ParamsMixin):
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise ValueError(f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}")
         resolve_memory_limit(self.memory_limit)  # validates the setting
-        check_random_state(self.random_state)  # fit on triplets draws nothing, but a bad seed is still refused
         if self.refine not in REFINE_MODES:
             raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
-        rank_kw = dict(regularization=reg, tol=tol, max_iter=max_iter)
-        return dict(d=d, l=l, landmarks=lm, rank_kw=rank_kw, n_jobs=n_jobs)
+        share = check_float(self.landmark_share, "landmark_share", minimum=0.0, maximum=0.5)
+        rng = check_random_state(self.random_state)
+        # (landmark_selection "auto" is resolved by the fitting method)
+        return _Settings(
+            d=d, l=l, landmarks=lm, selection=self.landmark_selection, offset=self.offset,
+            rank=RankSettings(regularization=reg, tol=tol, max_iter=max_iter), n_jobs=n_jobs, refine=self.refine,
+            landmark_share=share, rng=rng,
+        )
 
     # ------------------------------------------------------------ rankings
-    def _map(self, fn, tasks, n_jobs, progress, total):
-        """Run ``fn(*task)`` for every task; yield results in task order, reporting progress."""
+    def _workers(self, n_jobs: int) -> int:
         if self.executor is not None:
-            futures = [self.executor.submit(fn, *t) for t in tasks]
-            for i, f in enumerate(futures):
-                yield f.result()
-                if progress is not None:
-                    progress("ranking", i + 1, total)
-        elif n_jobs > 1 and len(tasks) > 1:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                futures = [pool.submit(fn, *t) for t in tasks]
-                for i, f in enumerate(futures):
-                    yield f.result()
-                    if progress is not None:
-                        progress("ranking", i + 1, total)
-        else:
-            for i, t in enumerate(tasks):
-                yield fn(*t)
-                if progress is not None:
-                    progress("ranking", i + 1, total)
+            return max(1, int(getattr(self.executor, "_max_workers", None) or n_jobs))
+        return n_jobs
 
-    @staticmethod
-    def _next_maxmin(columns, candidates, chosen):
-        """The candidate whose smallest score over the fitted columns is largest."""
-        R = np.column_stack([c.scores[candidates] for c in columns])
-        far = R.min(axis=1)
-        far[np.isin(candidates, chosen)] = -np.inf
-        return int(candidates[int(np.argmax(far))])
+    def _run(self, fn, tasks, n_jobs, progress, cancel, follow=None, total=None, stage="ranking"):
+        """Run the landmark tasks; return their results in task order.
+
+        ``tasks`` are argument tuples of ``fn`` (one ranking each). ``follow``,
+        when given, schedules MaxMin: it is called as ``follow(None, None)``
+        first and ``follow(key, result)`` after each of the tasks it created,
+        and returns new ``(key, fn, args, is_ranking)`` tasks; pilots (not
+        rankings) go first, so the chain of pilots runs beside the rankings of
+        the landmarks already chosen. At most as many tasks as workers are
+        submitted at once, each given ``cancel=cancel`` when it runs in a
+        thread. The calling thread waits, calls ``progress("ranking", done,
+        total)`` after each ranking and at least every ``HEARTBEAT`` seconds;
+        if that raises (or anything else does), ``cancel`` is set, no further
+        task starts, and the exception propagates once the threads have stopped.
+        """
+        queue = [(c, fn, args, True) for c, args in enumerate(tasks)]
+        if follow is not None:
+            queue += follow(None, None)
+        total = len(queue) if total is None else total
+        remote = self._remote()
+        workers = self._workers(n_jobs)
+        pool = self.executor if self.executor is not None else ThreadPoolExecutor(max_workers=workers)
+        results = {}
+        pending = {}
+        try:
+            while queue or pending:
+                queue.sort(key=lambda t: t[3])  # stable: pilots before rankings
+                while queue and len(pending) < workers:
+                    key, f_task, args, ranking = queue.pop(0)
+                    kw = {} if remote else {"cancel": cancel}
+                    pending[pool.submit(f_task, *args, **kw)] = (key, ranking)
+                finished, _ = wait(pending, timeout=HEARTBEAT, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    key, ranking = pending.pop(f)
+                    res = f.result()
+                    if ranking:
+                        results[key] = res
+                        if progress is not None:
+                            progress(stage, len(results), total)
+                    else:
+                        queue += follow(key, res)
+                if not finished and progress is not None:
+                    progress(stage, len(results), total)  # heartbeat: lets the caller cancel
+        except BaseException:
+            cancel.set()
+            for f in pending:
+                f.cancel()
+            if not remote:
+                wait(pending)  # running rankings stop at their next Newton iteration
+            raise
+        finally:
+            if self.executor is None:
+                pool.shutdown(wait=True)
+        return [results[k] for k in sorted(results)]
 
     def _remote(self) -> bool:
         """Whether landmark tasks run in other processes (any executor but a thread pool)."""
         return self.executor is not None and not isinstance(self.executor, ThreadPoolExecutor)
-
-    def _concurrency(self, n_jobs: int, sequential: bool) -> int:
-        if sequential:
-            return 1
-        if self.executor is not None:
-            return int(getattr(self.executor, "_max_workers", None) or n_jobs)
-        return n_jobs
 
     def estimate_resources(self, n_items: int, per_landmark, n_triplets: int | None = None) -> ResourceEstimate:
         """Peak memory and time of a fit with these settings, before running it.
@@ -363,13 +475,27 @@ class LOE(ParamsMixin):
         ResourceEstimate
             See :func:`loe_viz.estimate_resources`.
         """
-        cfg = self._validated(int(n_items))
-        sequential = cfg["landmarks"] is None and self.landmark_selection == "maxmin"
+        s = self._validated(int(n_items))
+        l = s.l if s.l is not None else s.d + 3
+        held = 0
+        if n_triplets is None and s.landmarks is None and s.selection in ("auto", "maxmin"):
+            per = int(np.max(per_landmark))
+            held = l * self._pilot_count(per, int(n_items)) * 2 * (4 if n_items < 2**31 - 1 else 8)  # upper bound
         return estimate_resources(
-            n_items, cfg["l"], per_landmark, self._concurrency(cfg["n_jobs"], sequential),
-            n_components=cfg["d"], source="oracle" if n_triplets is None else "triplets",
-            n_triplets=n_triplets, remote=self._remote() and not sequential,
+            n_items, l, per_landmark, self._workers(s.n_jobs), n_components=s.d,
+            source="oracle" if n_triplets is None else "triplets", n_triplets=n_triplets, remote=self._remote(),
+            held_bytes=held,
         )
+
+    @staticmethod
+    def _pilot_count(per_landmark: int, n: int) -> int:
+        """Comparisons of MaxMin's pilot of one landmark (reused in its ranking).
+
+        A quarter of its budget or ~200 appearances per item, whichever is more, and
+        at most ``PILOT_CAP`` comparisons, so that the pilots waiting for their
+        rankings stay small (at ``n = 10^6``, ``c = 50``: 2e7 of 1.4e8, 40 per item).
+        """
+        return min(per_landmark, PILOT_CAP, max(math.ceil(PILOT_SHARE * per_landmark), 100 * n))
 
     # ------------------------------------------------------------- fitting
     def fit(self, triplets, n_items: int | None = None, progress=None) -> "LOE":
@@ -382,7 +508,7 @@ class LOE(ParamsMixin):
         n_items : int, optional
             Number of items (default: largest index + 1).
         progress : callable, optional
-            ``progress(stage, done, total)`` after each landmark ranking and stage.
+            ``progress(stage, done, total)``: see the class notes.
 
         Returns
         -------
@@ -391,83 +517,202 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
-        cfg = self._validated(n)
-        l = cfg["l"]
+        s = self._validated(n)
+        if s.selection == "auto":
+            s = _replace(s, selection="random")  # the busiest heads: the best covered
+        cancel = threading.Event()
         counts = np.empty(n, dtype=np.int64)
         triplet_kernels.count_heads(T, n, counts)
-        heads = np.flatnonzero(counts)
-        if cfg["landmarks"] is not None:
-            landmarks = cfg["landmarks"]
+        self.auto_search_ = None
+        if s.landmarks is not None:
+            landmarks = s.landmarks
+            l = landmarks.size
             empty = landmarks[counts[landmarks] == 0]
             if empty.size:
                 raise ValueError(
                     f"landmarks {empty.tolist()[:10]} head no triplet: every landmark needs triplets (i, j, k) with i = landmark"
                 )
         else:
-            if heads.size < l:
-                raise ValueError(
-                    f"triplets have only {heads.size} distinct head item(s) but n_landmarks={l}: LOE needs "
-                    f"triplets headed by at least {l} items (n_components + 3 = {cfg['d'] + 3})"
-                )
-            order = np.lexsort((heads, -counts[heads]))  # most triplets first, ties by index
-            ranked_heads = heads[order]
-            if self.landmark_selection == "maxmin":
-                floor = 0.5 * counts[ranked_heads[l - 1]]
-                candidates = np.sort(ranked_heads[counts[ranked_heads] >= floor])
-                landmarks = None
-            else:
-                landmarks = np.sort(ranked_heads[:l])
+            l, refine = s.l, s.refine
+            if l is None:
+                l, refine = self._auto_count(T, counts, n, s, progress)
+                s = _replace(s, refine=refine)
+            landmarks = self._select_heads(T, counts, n, l, s)
         # Memory check before ranking: each task holds only its own landmark's share.
-        sequential = landmarks is None
-        per = counts[landmarks] if landmarks is not None else np.sort(counts[candidates])[::-1][:l]
-        remote = self._remote() and not sequential
+        remote = self._remote()
         stored = StoredTriplets.from_array(triplets, T) if remote else None
         copied = not (isinstance(triplets, np.ndarray) and np.may_share_memory(triplets, T))
+        per = counts[landmarks] if landmarks is not None else np.sort(counts)[::-1][:l]
         est = estimate_resources(
-            n, l, per, self._concurrency(cfg["n_jobs"], sequential), n_components=cfg["d"],
-            source="triplets", n_triplets=T.shape[0], remote=remote, ship_shares=stored is None,
+            n, per.size, per, self._workers(s.n_jobs), n_components=s.d,
+            source="triplets", n_triplets=T.shape[0], remote=remote, ship_shares=remote and stored is None,
             held_bytes=T.nbytes if copied else 0,
         )
         check_memory(est, self.memory_limit)
         self.resource_estimate_ = est
         t_sel = time.perf_counter()
-
-        if landmarks is None:  # maxmin among well-covered heads, one landmark at a time
-            chosen = [int(ranked_heads[0])]
-            columns = []
-            while True:
-                columns.append(rank_share(T, chosen[-1], counts[chosen[-1]], n, cfg["rank_kw"]))
-                if progress is not None:
-                    progress("ranking", len(columns), l)
-                if len(chosen) == l:
-                    break
-                chosen.append(self._next_maxmin(columns, candidates, chosen))
-            landmarks = np.array(chosen, dtype=np.int64)
-        elif remote and stored is None:  # in-memory triplets, other processes: send each share
-            tasks = [(*landmark_share(T, int(h), int(counts[h]), n), int(h), n, cfg["rank_kw"]) for h in landmarks]
-            columns = list(self._map(_rank_arrays, tasks, cfg["n_jobs"], progress, l))
+        if remote and stored is None:  # in-memory triplets, other processes: send each share
+            def source(h):
+                return landmark_share(T, int(h), int(counts[h]), n)
         else:  # each task pulls its share out of the shared (or re-opened, memory-mapped) triplets
-            source = stored if stored is not None else T
-            tasks = [(source, int(h), int(counts[h]), n, cfg["rank_kw"]) for h in landmarks]
-            columns = list(self._map(rank_share, tasks, cfg["n_jobs"], progress, l))
+            def source(h, src=stored if stored is not None else T):
+                return src
+        if landmarks is not None:
+            tasks = [(source(h), int(h), int(counts[h]), n, s.rank) for h in landmarks]
+            columns = self._run(rank_share, tasks, s.n_jobs, progress, cancel)
+        else:
+            follow, _ = self._maxmin_heads(T, counts, n, l, source, s.rank)
+            columns = self._run(rank_share, [], s.n_jobs, progress, cancel, follow=follow, total=l)
         t_rank = time.perf_counter()
         timings = {"select": t_sel - t_start, "ranking": t_rank - t_sel}
-        return self._finish(columns, n, cfg, timings, progress, t_start)
+        return self._finish(columns, n, s, timings, progress, t_start)
+
+    def _select_heads(self, T, counts, n, l, s) -> np.ndarray | None:
+        """``l`` landmarks among the heads of stored triplets: the busiest, or None for MaxMin."""
+        heads = np.flatnonzero(counts)
+        if heads.size < l:
+            raise ValueError(
+                f"triplets have only {heads.size} distinct head item(s) but n_landmarks={l}: LOE needs "
+                f"triplets headed by at least {l} items (n_components + 3 = {s.d + 3})"
+            )
+        ranked = heads[np.lexsort((heads, -counts[heads]))]  # most triplets first, ties by index
+        if s.selection == "random" or np.sum(counts[ranked] >= 0.5 * counts[ranked[l - 1]]) <= l:
+            return np.sort(ranked[:l])
+        return None
+
+    def _maxmin_heads(self, T, counts, n, l, source, settings):
+        """``follow`` of :meth:`_run` for MaxMin among the well-covered heads of stored triplets.
+
+        The pilot of a head is the mean-field scores of its whole stored share (one
+        scan, no ranking); each chosen head's ranking starts at once.
+        """
+        heads = np.flatnonzero(counts)
+        ranked = heads[np.lexsort((heads, -counts[heads]))]
+        candidates = np.sort(ranked[counts[ranked] >= 0.5 * counts[ranked[l - 1]]])
+        return self._maxmin_follow(
+            int(ranked[0]), candidates, l,
+            pilot=lambda h, k: [(pilot_share, (source(h), h, int(counts[h]), n))],
+            rank=lambda h, pilot_result: (rank_share, (source(h), h, int(counts[h]), n, settings)),
+        )
+
+    def _maxmin_follow(self, first, candidates, l, pilot, rank, scores=lambda h, parts: parts[0]):
+        """A ``follow`` for :meth:`_run`: the MaxMin chain of :func:`maxmin_select`, one pilot at a time.
+
+        ``pilot(h, k)`` gives the ``(fn, args)`` parts of the ``k``-th pilot (a
+        pilot split in parts keeps every worker busy); ``scores(h, parts)`` turns
+        their results into the landmark's score column; ``rank(h, parts)`` gives
+        the ranking task of a chosen landmark. Returns ``(follow,
+        chosen)``: ``chosen`` fills with the landmarks in column order.
+        """
+        chain = MaxMinChain(first, candidates, l)
+        chosen = chain.chosen
+        state = {"parts": {}}
+
+        def start_pilot(k):
+            parts = pilot(chosen[k], k)
+            state["parts"] = {"want": len(parts), "got": {}}
+            return [(("pilot", k, i), fn, args, False) for i, (fn, args) in enumerate(parts)]
+
+        def follow(key, result):
+            if key is None:
+                return start_pilot(0)
+            _, k, i = key
+            got = state["parts"]["got"]
+            got[i] = result
+            if len(got) < state["parts"]["want"]:
+                return []
+            parts = [got[j] for j in sorted(got)]
+            chain.add(scores(chosen[k], parts))
+            new = [(k, *rank(chosen[k], parts), True)]
+            if not chain.complete:
+                new += start_pilot(k + 1)
+            else:
+                new.append((k + 1, *rank(chosen[-1], None), True))
+            return new
+
+        return follow, chosen
+
+    def _auto_count(self, T, counts, n, s, progress):
+        """``n_landmarks="auto"`` on stored triplets: the number of landmarks and the link (see the class doc)."""
+        d = s.d
+        need = WELL_COVERED * n
+        heads = np.flatnonzero(counts)
+        ranked = heads[np.lexsort((heads, -counts[heads]))]
+        covered = ranked[counts[ranked] >= need]
+        if covered.size <= d + 3:
+            return d + 3, s.refine
+        if counts[covered[-1]] >= 0.5 * counts[covered[0]]:
+            return int(covered.size), s.refine  # evenly covered heads: triplets drawn for LOE, use them all
+        # Uneven coverage (collected triplets): judge on a held-out share.
+        rng = np.random.default_rng(s.rng.integers(2**63 - 1))
+        m = T.shape[0]
+        n_test = min(max(int(HELDOUT_SHARE * m), 1), 200_000)
+        perm = rng.permutation(m)
+        test = np.ascontiguousarray(T[perm[:n_test]])
+        train = np.ascontiguousarray(T[np.sort(perm[n_test:])])
+        tcounts = np.empty(n, dtype=np.int64)
+        triplet_kernels.count_heads(train, n, tcounts)
+        n_cov = int(np.sum(tcounts >= need))
+        grid = []
+        l = d + 3
+        while l < n_cov:
+            grid.append(l)
+            l *= 2
+        grid.append(max(n_cov, d + 3))
+        seed = int(rng.integers(2**63 - 1))
+        accs = []
+        sub = None
+        best = None
+        for k, l in enumerate(grid):
+            cb = None if progress is None else (lambda *a, k=k: progress("landmarks", k, len(grid) + 1))
+            est = self._sub_estimator(s, l, None, seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LOEWarning)
+                est.fit(train, n_items=n, progress=cb)
+            accs.append(_heldout_accuracy(est.embedding_, test))
+            if best is None or accs[-1] > accs[best]:
+                best, sub = k, est
+        l = grid[best]
+        refine = s.refine
+        link = {}
+        if s.refine == "auto":
+            cb = None if progress is None else (lambda *a: progress("landmarks", len(grid), len(grid) + 1))
+            est = self._sub_estimator(s, l, "ordinal", seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LOEWarning)
+                est.fit(train, n_items=n, progress=cb)
+            link = {"btl": accs[best], "ordinal": _heldout_accuracy(est.embedding_, test)}
+            if link["ordinal"] > link["btl"]:
+                refine = "ordinal"
+        self.auto_search_ = dict(
+            n_landmarks=grid, heldout_accuracy=accs, chosen=l, heldout_triplets=n_test, link_accuracy=link,
+            refine=refine,
+        )
+        return l, refine
+
+    def _sub_estimator(self, s, l, refine, seed) -> "LOE":
+        return LOE(
+            n_components=s.d, n_landmarks=l, landmark_selection=s.selection, regularization=s.rank.regularization,
+            offset=s.offset, tol=s.rank.tol, max_iter=s.rank.max_iter, n_jobs=s.n_jobs, executor=self.executor,
+            memory_limit=self.memory_limit, refine=refine, random_state=seed,
+        )
 
     def fit_oracle(self, oracle, per_landmark: int, progress=None) -> "LOE":
         """Draw ``per_landmark`` comparisons for each landmark from ``oracle`` and fit.
 
-        One landmark at a time is sampled and ranked, and only its score column
-        is kept, so memory stays ``O(m)`` for ``m`` comparisons per landmark.
+        Each landmark task samples and ranks its comparisons and keeps only its
+        score column, so memory stays ``O(m)`` per running task for ``m``
+        comparisons per landmark.
 
         Parameters
         ----------
         oracle : TripletOracle
         per_landmark : int
-            Comparisons per landmark (the paper's ``m``). With ``l`` landmarks the
+            Comparisons per landmark (the paper's ``m``), including MaxMin's pilot
+            and the ``landmark_share`` among landmarks. With ``l`` landmarks the
             total budget is ``l * per_landmark``; see :func:`loe_viz.total_budget`.
         progress : callable, optional
-            ``progress(stage, done, total)`` after each landmark ranking and stage.
+            ``progress(stage, done, total)``: see the class notes.
 
         Returns
         -------
@@ -476,10 +721,12 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         n = int(oracle.n_items)
-        cfg = self._validated(n)
-        l = cfg["l"]
+        s = self._validated(n)
+        if s.selection == "auto":
+            s = _replace(s, selection="maxmin")
+        l = s.l if s.l is not None else s.d + 3
         per_landmark = check_int(per_landmark, "per_landmark", minimum=1)
-        need = (n - 1 + 1) // 2
+        need = n // 2  # ceil((n - 1) / 2): each comparison touches two of the other n - 1 items
         if per_landmark < need:
             raise ValueError(
                 f"per_landmark={per_landmark} is too small for {n} items: a landmark's comparisons must "
@@ -488,43 +735,56 @@ class LOE(ParamsMixin):
             )
         self.resource_estimate_ = self.estimate_resources(n, per_landmark)
         check_memory(self.resource_estimate_, self.memory_limit)
-        rng = check_random_state(self.random_state)
-        t_sample = t_ranks = 0.0
-        if cfg["landmarks"] is not None or self.landmark_selection == "random":
-            landmarks = cfg["landmarks"] if cfg["landmarks"] is not None else np.sort(rng.choice(n, size=l, replace=False))
-            seeds = oracle.next_seeds(l)
-            tasks = [(oracle, int(h), per_landmark, s, cfg["rank_kw"]) for h, s in zip(landmarks, seeds)]
-            columns = []
-            for col, ts, tr in self._map(_rank_oracle, tasks, cfg["n_jobs"], progress, l):
-                columns.append(col)
-                t_sample += ts
-                t_ranks += tr
+        self.auto_search_ = None
+        cancel = threading.Event()
+        q = int(round(s.landmark_share * per_landmark)) if l >= 3 else 0
+        seeds = oracle.next_seeds(l)
+        block_seeds = oracle.next_seeds(l) if q else np.zeros(l, dtype=np.uint64)
+        if s.landmarks is None and s.selection == "maxmin":
+            # The full rankings need every landmark (for the block comparisons), so they start
+            # once the chain of pilots has chosen them all; the chain itself is cheap sampling.
+            # Each pilot is drawn in parts (a fixed number: the comparisons must not depend on
+            # the workers), so that no core idles while the chain of pilots runs.
+            p = self._pilot_count(per_landmark - q, n)
+            n_parts = PILOT_PARTS
+            sizes = np.diff(np.linspace(0, p, n_parts + 1).astype(np.int64))
+            pilot_seeds = oracle.next_seeds(l * n_parts).reshape(l, n_parts)
+            follow, chosen = self._maxmin_follow(
+                int(s.rng.integers(n)), np.arange(n), l,
+                pilot=lambda h, k: [(pilot_oracle, (oracle, h, int(z), pilot_seeds[k, i])) for i, z in enumerate(sizes)],
+                rank=lambda h, parts: (_pilot_done, (parts,)),
+                scores=lambda h, parts: pilot_scores(np.concatenate([r[0] for r in parts]),
+                                                     np.concatenate([r[1] for r in parts]), h, n),
+            )
+            done = self._run(None, [], s.n_jobs, progress, cancel, follow=follow, total=l, stage="landmarks")
+            landmarks = np.array(chosen, dtype=np.int64)
+            pilots = {int(h): [(r[0], r[1]) for r in parts] for h, parts in zip(landmarks, done) if parts}
         else:
-            candidates = np.arange(n)
-            chosen = [int(rng.integers(n))]
-            columns = []
-            while True:
-                col, ts, tr = _rank_oracle(oracle, chosen[-1], per_landmark, oracle.next_seeds(1)[0], cfg["rank_kw"])
-                columns.append(col)
-                t_sample += ts
-                t_ranks += tr
-                if progress is not None:
-                    progress("ranking", len(columns), l)
-                if len(chosen) == l:
-                    break
-                chosen.append(self._next_maxmin(columns, candidates, chosen))
+            landmarks = s.landmarks if s.landmarks is not None else np.sort(s.rng.choice(n, size=l, replace=False))
+            pilots = {}
+        t_sel = time.perf_counter()
+        tasks = []
+        for c, h in enumerate(landmarks):
+            others = np.delete(landmarks, c) if q else None
+            tasks.append((oracle, int(h), per_landmark, seeds[c], s.rank, pilots.pop(int(h), None), others, q,
+                          block_seeds[c]))
+        del pilots
+        results = self._run(rank_oracle, tasks, s.n_jobs, progress, cancel)
+        del tasks
+        columns = [r[0] for r in results]
         t_rank = time.perf_counter()
         # Tasks sample and rank in turn, several at once: split the wall time of the
         # phase in proportion to the task-seconds of each stage.
-        wall = t_rank - t_start
-        busy = t_sample + t_ranks
+        t_sample = sum(r[1] for r in results)
+        busy = t_sample + sum(r[2] for r in results)
+        wall = t_rank - t_sel
         sampling = wall * t_sample / busy if busy > 0 else 0.0
-        timings = {"sampling": sampling, "ranking": wall - sampling}
-        return self._finish(columns, n, cfg, timings, progress, t_start)
+        timings = {"select": t_sel - t_start, "sampling": sampling, "ranking": wall - sampling}
+        return self._finish(columns, n, s, timings, progress, t_start)
 
-    def _finish(self, columns, n, cfg, timings, progress, t_start) -> "LOE":
-        d = cfg["d"]
-        ranking = RankingResult.from_columns(columns, n, cfg["rank_kw"]["regularization"])
+    def _finish(self, columns, n, s: _Settings, timings, progress, t_start) -> "LOE":
+        d = s.d
+        ranking = RankingResult.from_columns(columns, n, s.rank.regularization)
         landmarks = ranking.landmarks
         l = landmarks.size
         unranked = ranking.unranked_items
@@ -537,7 +797,7 @@ class LOE(ParamsMixin):
             )
         agree = min(c.agreement for c in columns)
         noiseless = agree >= NOISELESS_AGREEMENT
-        polish = self.refine == "ordinal" or (self.refine == "auto" and noiseless)
+        polish = s.refine == "ordinal" or (s.refine == "auto" and noiseless)
         if noiseless and not polish:
             warnings.warn(
                 f"the fitted rankings reproduce {100 * agree:.2f}% of the comparisons: the answers look noiseless. "
@@ -549,7 +809,7 @@ class LOE(ParamsMixin):
         t0 = time.perf_counter()
         W = ranking.R[landmarks, :].copy()
         np.fill_diagonal(W, 0.0)
-        shifts = estimate_shifts(W, d, self.offset)
+        shifts = estimate_shifts(W, d, s.offset)
         t1 = time.perf_counter()
         if progress is not None:
             progress("shifts", 1, 1)
@@ -566,7 +826,17 @@ class LOE(ParamsMixin):
             progress("edm", 1, 1)
         D_landmarks = ranking.R + shifts.s[None, :]
         D_landmarks[landmarks, np.arange(l)] = 0.0
-        lmds = landmark_mds(edm.E, D_landmarks, landmarks, d)
+        lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor")
+        if lmds.n_supported < d:
+            k = lmds.n_supported
+            warnings.warn(
+                f"the landmark distances support only {k} of the n_components={d} dimensions: the top eigenvalues "
+                f"of the landmark block are {np.array2string(lmds.eigenvalues[:d], precision=3)}; axes {k + 1} to {d} "
+                f"are placed with the smallest positive eigenvalue ({lmds.eigenvalues[k - 1]:.3g}) and are unreliable. "
+                f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark",
+                LOEWarning,
+                stacklevel=3,
+            )
         t3 = time.perf_counter()
         if progress is not None:
             progress("lmds", 1, 1)
@@ -618,3 +888,7 @@ class LOE(ParamsMixin):
         """Fit on triplets and return ``embedding_``."""
         progress = resolve_progress(progress)
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_
+
+
+def _replace(s: _Settings, **changes) -> _Settings:
+    return _dc_replace(s, **changes)

@@ -211,10 +211,9 @@ class LOESTE(ParamsMixin):
 
         Parameters
         ----------
-        triplets : int array-like of shape (m, 3)
-            Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
-        n_items : int, optional
-            Number of items (default: largest index + 1).
+        triplets, n_items
+            As for :meth:`LOE.fit`: list-order triplets of shape (m, 3), and
+            the number of items (default: largest index + 1).
         progress : None, True or callable, optional
             LOE's stages, then STE's iterations (see :func:`loe_viz.progress.resolve_progress`).
 

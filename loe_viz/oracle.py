@@ -95,7 +95,8 @@ class TripletOracle:
             raise ValueError("landmarks must be distinct items")
         return lm.astype(np.int64)
 
-    def comparisons(self, head: int, per_landmark: int, seed, tiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def comparisons(self, head: int, per_landmark: int, seed, tiled: bool = False,
+                    out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The answered comparisons of one landmark, as ``(near, far)`` index arrays.
 
         A pure function of ``(X, temperature, head, per_landmark, seed)``: workers
@@ -103,11 +104,17 @@ class TripletOracle:
         With ``tiled=True`` and many items, the same comparisons come grouped in
         cache-sized tiles of items (see :mod:`loe_viz._tiles`), which makes both
         the sampling and the ranking passes cache-friendly; otherwise in the
-        order drawn.
+        order drawn. ``out``: two contiguous index arrays of length
+        ``per_landmark`` to write into (e.g. slices of a landmark's whole budget).
         """
-        dt = index_dtype(self.n_items)
-        near = np.empty(per_landmark, dtype=dt)
-        far = np.empty(per_landmark, dtype=dt)
+        if out is None:
+            dt = index_dtype(self.n_items)
+            near = np.empty(per_landmark, dtype=dt)
+            far = np.empty(per_landmark, dtype=dt)
+        else:
+            near, far = out
+        if per_landmark == 0:
+            return near, far
         shift = tile_shift(self.n_items) if tiled else None
         if shift is None:
             sampling.landmark_comparisons(self.X, int(head), int(per_landmark), self.temperature, np.uint64(seed),
@@ -116,6 +123,43 @@ class TripletOracle:
             coins = np.empty(per_landmark)
             sampling.landmark_comparisons_tiled(self.X, int(head), int(per_landmark), self.temperature,
                                                 np.uint64(seed), shift, near, far, coins)
+        return near, far
+
+    def block_comparisons(self, head: int, others, count: int, seed,
+                          out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` answered comparisons headed by ``head`` among the items ``others`` only.
+
+        Each pair is a uniformly random pair of distinct items of ``others``
+        (pairs may repeat), answered under the same noise model as
+        :meth:`comparisons`; a pure function of its arguments and ``seed``.
+        LOE spends a small share of each landmark's budget on the other
+        landmarks: the landmark block of the rankings, from which the shifts are
+        estimated, then rests on many comparisons instead of a few hundred.
+        """
+        others = np.asarray(others, dtype=np.int64)
+        if out is None:
+            dt = index_dtype(self.n_items)
+            near = np.empty(count, dtype=dt)
+            far = np.empty(count, dtype=dt)
+        else:
+            near, far = out
+        if count == 0:
+            return near, far
+        if others.size < 2 or np.any(others == head):
+            raise ValueError("block comparisons need at least two items other than the head")
+        rng = np.random.default_rng(np.uint64(seed))
+        a = rng.integers(others.size, size=count)
+        b = rng.integers(others.size - 1, size=count)
+        b += b >= a
+        dh = ((self.X[others] - self.X[head]) ** 2).sum(axis=1)
+        dj, dk = dh[a], dh[b]
+        u = rng.random(count)
+        if self.temperature > 0:
+            j_closer = u < 0.5 * (1.0 + np.tanh(0.5 * (dk - dj) / self.temperature))  # sigmoid, no overflow
+        else:
+            j_closer = np.where(dj == dk, u < 0.5, dj < dk)
+        near[:] = np.where(j_closer, others[a], others[b])
+        far[:] = np.where(j_closer, others[b], others[a])
         return near, far
 
     def landmark_triplets(self, landmarks, per_landmark: int) -> np.ndarray:

@@ -10,7 +10,11 @@ from ._tiles import tile_shift
 from .kernels import btl
 from .kernels import uncertainty as _unc_kernels
 
-__all__ = ["ColumnRanking", "RankingResult", "rank_column", "cache_order"]
+__all__ = ["ColumnRanking", "RankingResult", "RankingCancelled", "rank_column", "cache_order"]
+
+
+class RankingCancelled(Exception):
+    """A ranking stopped at a Newton-iteration boundary because its ``cancel`` event was set."""
 
 # Up to this many items the per-item vectors of a Newton step stay in the CPU caches.
 _CACHE_RESIDENT = 30_000
@@ -167,6 +171,7 @@ def rank_column(
     w0: np.ndarray | None = None,
     max_step: float = 4.0,
     reorder: bool = True,
+    cancel=None,
 ) -> ColumnRanking:
     """Fit the l2-regularised, sum-zero BTL scores of one landmark by Newton-CG.
 
@@ -203,6 +208,9 @@ def rank_column(
         Pass the comparisons through :func:`cache_order` first (a copy, for
         large ``n_items`` only). Callers that have already done so, and dropped
         their own arrays to save memory, pass False.
+    cancel : threading.Event, optional
+        Checked before each Newton iteration: once set, the ranking stops and
+        raises :class:`RankingCancelled` (the kernels themselves are not interrupted).
 
     Returns
     -------
@@ -232,6 +240,8 @@ def rank_column(
     cg_total = 0
     it = 0
     while it < max_iter:
+        if cancel is not None and cancel.is_set():
+            raise RankingCancelled(f"ranking of landmark {head} cancelled after {it} Newton iteration(s)")
         if gnorm <= tol:
             converged = True
             break

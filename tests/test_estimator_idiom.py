@@ -39,7 +39,7 @@ BAD = {
         "n_components": (0, "n_components must be >= 1"),
         "n_landmarks": (4, "n_landmarks must be >= n_components + 3 = 5"),
         "landmarks": ([0, 0, 1, 2, 3], "landmarks must be distinct items"),
-        "landmark_selection": ("far", "landmark_selection must be one of random, maxmin"),
+        "landmark_selection": ("far", "landmark_selection must be one of "),
         "regularization": (-1.0, "regularization must be >= 0"),
         "offset": ("median", "offset must be one of"),
         "tol": (0.0, "tol must be > 0"),
@@ -49,6 +49,7 @@ BAD = {
         "memory_limit": ("lots", "memory_limit must be None, a number of bytes"),
         "refine": ("always", "refine must be one of 'auto', 'ordinal' or None"),
         "random_state": ("seed", "random_state must be None, an int, a SeedSequence or a numpy Generator, got str"),
+        "landmark_share": (0.9, "landmark_share must be <= 0.5"),
     },
     LOESTE: {
         "n_components": (0, "n_components must be >= 1"),
@@ -67,7 +68,7 @@ OTHER = {
     "verbose": True, "init_scale": 0.2, "n_jobs": 2, "alpha": 2.0, "margin": 0.3, "regularization": 0.05,
     "mu": 0.2, "n_landmarks": 7, "landmarks": [0, 1, 2, 3, 4], "landmark_selection": "maxmin", "offset": "mean",
     "executor": None, "memory_limit": "1GiB", "refine": None, "eps": 0.2, "loe_params": {"tol": 1e-4},
-    "ste_params": {"max_iter": 5},
+    "ste_params": {"max_iter": 5}, "landmark_share": 0.1,
 }
 
 

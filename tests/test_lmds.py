@@ -141,6 +141,21 @@ def test_collinear_landmarks_cannot_support_two_dimensions():
     np.testing.assert_allclose(pdist(Y[lm]), pdist(X[lm]), rtol=1e-9)
 
 
+def test_deficient_floor_places_every_item_on_the_requested_axes():
+    X = make_points("gaussian", 30, d=2, random_state=3)
+    lm = np.array([4, 9, 17, 22, 28])
+    X[lm] = np.outer(np.linspace(-1, 1, 5), [0.6, 0.8])  # the landmarks lie on a line
+    E, F = sq(X[lm], X[lm]), sq(X, X[lm])
+    res = landmark_mds(E, F, lm, 2, deficient="floor")
+    assert res.embedding.shape == (30, 2) and np.isfinite(res.embedding).all()
+    assert res.n_supported == 1
+    one = landmark_mds(E, F, lm, 1).embedding
+    np.testing.assert_allclose(res.embedding[:, :1], one, atol=1e-9)  # the supported axis is unchanged
+    # nothing positive at all: nothing can be computed
+    with pytest.raises(DimensionError, match=r"only 0 positive eigenvalue"):
+        landmark_mds(np.zeros((5, 5)), np.zeros((8, 5)), np.arange(5), 1, deficient="floor")
+
+
 @pytest.mark.parametrize(
     "E, d, positive",
     [

@@ -102,7 +102,7 @@ def _fit(n, c, seed, **kw):
     X = make_points("gaussian", n, random_state=100 + seed)  # ground truth
     oracle = TripletOracle(X, temperature=1.0, random_state=200 + seed)  # answers
     model = LOE(n_components=X.shape[1], random_state=300 + seed, **kw)  # landmarks: a third seed
-    l = model._validated(n)["l"]
+    l = X.shape[1] + 3  # fit_oracle's default number of landmarks
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit_oracle(oracle, total_budget(n, c) // l)
@@ -214,3 +214,25 @@ def test_score_variances_stacks_columns():
     assert np.all(V[model.landmarks_, np.arange(model.landmarks_.size)] == 0)
     assert isinstance(model.stages_.uncertainty, ItemUncertainty)
     assert "not yet computed" in repr(_fit(200, 50, 3)[1].stages_.uncertainty)
+
+
+def test_explorer_ellipse_plot_and_summary():
+    pytest.importorskip("holoviews")
+    from loe_viz.app.colors import principal_plane
+    from loe_viz.app.uncertainty_plot import aligned_covariances, ellipse_outlines, ellipse_plot, ellipse_summary
+
+    X, model = _fit(300, 50, 1)
+    Za, C = aligned_covariances(X, model.embedding_, model.uncertainty_)
+    assert Za.shape == (300, 2) and C.shape == (300, 2, 2)
+    summ = ellipse_summary(X, model.embedding_, model.uncertainty_)
+    assert summ["coverage"] == pytest.approx(coverage(X, model.embedding_, model.uncertainty_))
+    # an outline's points are at Mahalanobis distance chi2_2(0.9) from its centre
+    out = ellipse_outlines(Za[:3], C[:3], 0.9)
+    diff = out[0] - Za[0]
+    m2 = np.einsum("ti,ij,tj->t", diff, np.linalg.inv(C[0]), diff)
+    np.testing.assert_allclose(m2, chi2.ppf(0.9, 2), rtol=1e-9)
+    mean, basis = principal_plane(X)
+    plot = ellipse_plot(X, model.embedding_, model.uncertainty_, mean, basis, landmarks=model.landmarks_,
+                        max_items=50)
+    paths = plot.get(0)
+    assert len(paths.data) >= 50  # the subset plus the landmarks

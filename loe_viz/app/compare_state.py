@@ -20,12 +20,18 @@ from .._format import format_seconds
 from ..methods import METHODS
 from .jobs import Cancelled, JobRunner
 
-__all__ = ["BASELINE_METHODS", "CompareRecord", "CompareState"]
+__all__ = ["BASELINE_METHODS", "COMPARE_PROTOCOLS", "CompareRecord", "CompareState"]
 
 log = logging.getLogger(__name__)
 
 #: Methods of the Compare step: names of estimators exported by :mod:`loe_viz`.
 BASELINE_METHODS = tuple(METHODS)
+
+#: Which triplets the baselines get: label -> value of ``CompareState.protocol``.
+COMPARE_PROTOCOLS = {
+    "as many uniformly random triplets (the paper's protocol)": "uniform",
+    "the same triplets LOE used": "landmark",
+}
 
 
 @dataclass
@@ -51,6 +57,11 @@ class CompareState(param.Parameterized):
 
     methods = param.ListSelector(default=["LOE", "STE", "LOESTE"], objects=list(BASELINE_METHODS), doc="""
         Methods to run, in order.""")
+    protocol = param.Selector(default="uniform", objects=COMPARE_PROTOCOLS, doc="""
+        "uniform": the baselines get as many comparisons as LOE, as uniformly random triplets
+        answered by the same oracle (the paper's protocol); "landmark": they get the very
+        triplets LOE used, all headed by its few landmarks, which leaves most items'
+        relations to each other unasked and the baselines poorly constrained.""")
     max_seconds = param.Number(default=30.0, bounds=(1.0, 600.0), doc="""
         Time limit of each baseline (it is stopped and its last estimate kept).""")
     running = param.Boolean(default=False, precedence=-1)
@@ -86,6 +97,8 @@ class CompareState(param.Parameterized):
         self.message = "Starting…"
         cfg = dict(src.config_used)
         cfg["landmarks"] = np.asarray(src.model.landmarks_) if src.model is not None else None
+        cfg["protocol"] = self.protocol
+        cfg["loe_embedding"] = np.asarray(src.model.embedding_) if src.model is not None else None
         job = partial(self._run, src.points, src.triplets, cfg, list(self.methods), float(self.max_seconds))
         self._jobs.submit(job, background=background)
 
@@ -110,17 +123,17 @@ class CompareState(param.Parameterized):
         self._jobs.publish(partial(self.param.update, **updates))
 
     def _run(self, X, triplets, cfg, methods, max_seconds, token) -> None:
-        from .. import metrics as M
+        from . import scoring
 
         records: list[CompareRecord] = []
         d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
-        D = X.shape[1]
 
-        def scores(Z):
-            Z = np.asarray(Z, dtype=np.float64)
-            Zp = Z if Z.shape[1] == D else np.hstack([Z, np.zeros((n, D - Z.shape[1]))])
-            return (float(M.procrustes_error(X, Zp)),
-                    float(M.triplet_error(X, Z, n_test=4000, random_state=seed)))
+        def scores(Z):  # the walk-through's definition and test sample (one number per embedding)
+            return scoring.scores(X, Z, seed)
+
+        baseline_triplets = triplets
+        if cfg.get("protocol", "uniform") == "uniform" and any(m != "LOE" for m in methods):
+            baseline_triplets = uniform_like(X, cfg, triplets.shape[0])
 
         def push(rec, frac, msg):
             records.append(rec)
@@ -145,7 +158,7 @@ class CompareState(param.Parameterized):
                     push(CompareRecord("LOE", sec, p, t, final=True), base + step,
                          f"LOE done in {format_seconds(sec)}")
                     continue
-                self._run_baseline(name, X, triplets, cfg, max_seconds, scores, push, base, step, token)
+                self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base, step, token)
             token.check()
         except Cancelled:
             self._publish(running=False, message="Cancelled.")
@@ -174,6 +187,16 @@ class CompareState(param.Parameterized):
             return bool(now > max_seconds)
 
         common = dict(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
+        if name == "LOESTE" and cfg.get("protocol", "uniform") == "uniform" and cfg.get("loe_embedding") is not None:
+            # LOE-STE: STE on the uniform triplets, started from the walk-through's LOE embedding
+            # (which LOE fitted on its own landmark triplets)
+            model = STE(**common)
+            model.fit(triplets, n_items=n, init=np.array(cfg["loe_embedding"], dtype=np.float64))
+            token.check()
+            sec = time.perf_counter() - t0
+            p, t = scores(model.embedding_)
+            push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {format_seconds(sec)}")
+            return
         if name == "LOESTE":
             # LOE-STE's LOE stage uses the landmarks and offset of the explorer's LOE.
             landmarks = cfg.get("landmarks")
@@ -189,3 +212,16 @@ class CompareState(param.Parameterized):
         sec = time.perf_counter() - t0
         p, t = scores(model.embedding_)
         push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {format_seconds(sec)}")
+
+
+def uniform_like(X: np.ndarray, cfg: dict, m: int) -> np.ndarray:
+    """``m`` uniformly random triplets answered like the walk-through's (same points, same noise T).
+
+    Seeded from the configuration's seed (a stream of its own, not LOE's answers), so a
+    comparison is reproducible.
+    """
+    from ..oracle import TripletOracle
+
+    oracle = TripletOracle(X, temperature=float(cfg["temperature"]),
+                           random_state=np.random.SeedSequence([int(cfg["seed"]), 7]))
+    return oracle.uniform_triplets(int(m))

@@ -37,6 +37,7 @@ class Config:
     landmark_selection: str
     offset: str
     upload_token: int = 0
+    paper_only: bool = False
     uploaded: np.ndarray | None = field(repr=False, default=None)
     uploaded_name: str = ""
 
@@ -68,15 +69,24 @@ class RecordingOracle:
         self.blocks.append(out)
         return out
 
-    def comparisons(self, head, per_landmark, seed, tiled=False):
+    def comparisons(self, head, per_landmark, seed, tiled=False, out=None):
         """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
-        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled)
+        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled, out=out)
+        self._record(head, near, far)
+        return near, far
+
+    def block_comparisons(self, head, others, count, seed, out=None):
+        """Answer comparisons among the landmarks (LOE's landmark-block share) and record them."""
+        near, far = self._oracle.block_comparisons(head, others, count, seed, out=out)
+        self._record(head, near, far)
+        return near, far
+
+    def _record(self, head, near, far) -> None:
         block = np.empty((near.size, 3), dtype=near.dtype)
         block[:, 0] = head
         block[:, 1] = near
         block[:, 2] = far
         self.blocks.append(block)
-        return near, far
 
     def triplets(self) -> np.ndarray:
         """Every recorded triplet, in list order, as one ``(m, 3)`` array."""
@@ -118,8 +128,70 @@ def read_points_upload(content, filename: str) -> np.ndarray:
             X = np.load(io.BytesIO(content), allow_pickle=False)
         except Exception as exc:
             raise ValueError(f"{filename}: not a numeric .npy array ({exc})") from None
-        return check_points(X, name=filename, min_points=3)
-    return load_points(content, name=filename)
+        X = check_points(X, name=filename, min_points=3)
+    else:
+        X = load_points(content, name=filename)
+    distinct = np.unique(X, axis=0).shape[0] if X.shape[0] <= 200_000 else X.shape[0]
+    if distinct == 1:
+        raise ValueError(f"{filename}: all {X.shape[0]:,} points are the same point, so every distance is 0 "
+                         "and there is nothing to compare: upload points at different positions")
+    if distinct < 7:
+        raise ValueError(f"{filename}: only {distinct} different points among the {X.shape[0]:,} rows; an "
+                         "embedding needs at least 7 (5 landmarks and more items)")
+    return X
+
+
+def per_landmark_of(n: int, l: int, unit: str, budget: float) -> int:
+    """Comparisons per landmark of ``budget`` in ``unit`` (``total_c``: ⌊c·n·ln n⌋ split over ``l``)."""
+    if not np.isfinite(budget) or budget <= 0:
+        return 0
+    if unit == "per_landmark":
+        return int(min(budget, 2.0**62))
+    return int(min(np.floor(budget * n * np.log(n)), 2.0**62)) // l
+
+
+def convert_budget(n: int, l: int, budget: float, old_unit: str, new_unit: str) -> float:
+    """``budget`` given in ``old_unit`` expressed in ``new_unit`` (c <-> comparisons per landmark).
+
+    Rounded to what the unit shows: whole comparisons per landmark, c to 3 significant digits.
+    """
+    if old_unit == new_unit or not np.isfinite(budget) or budget <= 0:
+        return float(budget)
+    if new_unit == "per_landmark":
+        return float(per_landmark_of(n, l, "total_c", budget))
+    c = budget * l / (n * np.log(n))
+    return float(f"{c:.3g}")
+
+
+def budget_range(n: int, D: int, d: int, l: int, unit: str, *, landmark_selection: str = "random",
+                 n_jobs: int = 1) -> tuple[float, float]:
+    """The budgets a run accepts, in ``unit``: at least n/2 comparisons per landmark, at most
+    what fits in :data:`~loe_viz.app.limits.MAX_BYTES`."""
+    from .limits import MAX_BYTES
+
+    need = max(n // 2, 1)
+    b0 = estimate_run(n, D, d, l, need, landmark_selection=landmark_selection, n_jobs=n_jobs).bytes
+    b1 = estimate_run(n, D, d, l, 2 * need, landmark_selection=landmark_selection, n_jobs=n_jobs).bytes
+    per_hi = need + max(MAX_BYTES - b0, 0.0) / max((b1 - b0) / need, 1e-9)
+    per_hi = float(np.floor(min(per_hi, 2.0**62)))
+    if unit == "per_landmark":
+        return float(need), per_hi
+    scale = l / (n * np.log(n))
+    # smallest c whose ⌊c n ln n⌋ // l reaches `need`, rounded up to 3 digits; largest rounded down
+    lo = float(np.ceil(need * scale * 1000) / 1000)
+    while per_landmark_of(n, l, unit, lo) < need:
+        lo = float(f"{lo * 1.001:.4g}")
+    hi = float(np.floor(per_hi * scale * 10) / 10)
+    return lo, hi
+
+
+def budget_message(n: int, l: int, unit: str, budget: float, lo: float, hi: float) -> str:
+    """Why ``budget`` cannot run, with the range that can."""
+    what = "comparisons per landmark" if unit == "per_landmark" else "c (c·n·ln n comparisons in total)"
+    f = (lambda x: f"{x:,.0f}") if unit == "per_landmark" else (lambda x: f"{x:,.6g}")
+    return (f"budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and l = {l} landmarks, "
+            f"got {budget:g}: each landmark needs at least n/2 comparisons, and the upper limit is this "
+            "explorer's memory bound")
 
 
 def _check(token) -> None:
@@ -160,6 +232,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     from .._validation import check_float, check_int
     from ..loe import LOE
     from ..oracle import TripletOracle, total_budget
+    from . import scoring
     from .colors import position_colors
 
     # -- validate the scalars (messages start with the parameter's name) ------------
@@ -168,7 +241,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     check_size(n, d)
     seed = check_int(cfg.seed, "seed", minimum=0)
     temperature = check_float(cfg.temperature, "temperature", minimum=0.0)
-    budget = check_float(cfg.budget, "budget", minimum=0.0, strict_minimum=True)
+    budget = check_float(cfg.budget, "budget")
     l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "n_landmarks", minimum=d + 3)
     if n < l + 2:
         raise ValueError(
@@ -186,30 +259,15 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         D = d  # make_points checks the kind and its smallest dimension before drawing
 
     # -- the budget, priced before anything is allocated ------------------------------
-    if cfg.budget_unit == "per_landmark":
-        if budget > 2**62:
-            raise ValueError(f"budget must be at most 2**62 comparisons per landmark, got {budget:g}")
-        per_landmark = int(budget)
-        if per_landmark < 1:
-            raise ValueError(f"budget must be at least 1 comparison per landmark, got {budget:g}")
-    else:
-        if budget * n * np.log(n) > 2**62:
-            raise ValueError(f"budget c = {budget:g} asks for more than 2**62 comparisons: lower it")
-        total = total_budget(n, budget)
-        per_landmark = total // l
-        if per_landmark < 1:
-            raise ValueError(
-                f"budget c = {budget:g} gives {total} comparisons in total, fewer than one per "
-                f"landmark ({l} landmarks): raise c"
-            )
-    need = n // 2
-    if per_landmark < need:
-        raise ValueError(
-            f"budget gives {per_landmark:,} comparisons per landmark, fewer than the {need:,} needed for "
-            f"{n:,} items (each landmark's comparisons must touch every item about once): raise it"
-        )
+    lo, hi = budget_range(n, D, d, l, cfg.budget_unit, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
+    per_landmark = per_landmark_of(n, l, cfg.budget_unit, budget)
+    if budget < lo or per_landmark < n // 2:
+        raise ValueError(budget_message(n, l, cfg.budget_unit, budget, lo, hi))
     est = estimate_run(n, D, d, l, per_landmark, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
-    check_run(est)
+    try:
+        check_run(est)
+    except ValueError as exc:  # too much memory: say which budgets fit
+        raise ValueError(f"{exc}; {budget_message(n, l, cfg.budget_unit, budget, lo, hi)}") from None
     if not force and (est.seconds > CONFIRM_SECONDS or est.bytes > CONFIRM_BYTES):
         return {"notice": f"Large run: {est.text}. Press “Run” to start it.", "estimate": est, "error": ""}
     _check(token)
@@ -236,13 +294,14 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     _check(token)
 
     # -- sample and fit -----------------------------------------------------------------
-    fit_key = key + (d, temperature, per_landmark, l, cfg.landmark_selection, cfg.offset)
+    fit_key = key + (d, temperature, per_landmark, l, cfg.landmark_selection, cfg.offset, bool(cfg.paper_only))
 
     def fit():
         oracle = TripletOracle(X, temperature=temperature, random_state=seed)
         rec = RecordingOracle(oracle)
         model = LOE(n_components=d, n_landmarks=l, landmark_selection=cfg.landmark_selection,
-                    offset=cfg.offset, random_state=seed, n_jobs=n_jobs)
+                    offset=cfg.offset, random_state=seed, n_jobs=n_jobs,
+                    refine=None if cfg.paper_only else "auto")
         t0 = time.perf_counter()
         model.fit_oracle(rec, per_landmark, progress=token)
         seconds = time.perf_counter() - t0
@@ -260,8 +319,8 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         return {
             "aligned": np.asarray(aligned),
             "point_error": np.asarray(per_point),
-            "procrustes": float(M.procrustes_error(X, Zp)),
-            "triplet_error": float(M.triplet_error(X, Z, n_test=10_000, random_state=seed)),
+            "procrustes": scoring.procrustes(X, Z),
+            "triplet_error": scoring.triplet_error(X, Z, seed),
             "train_accuracy": float(M.triplet_accuracy(Z, triplets)),
         }
 
@@ -285,6 +344,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         "kind": cfg.kind, "n": n, "d": d, "D": D, "seed": seed, "temperature": temperature,
         "budget_unit": cfg.budget_unit, "budget": budget, "n_landmarks": l,
         "landmark_selection": cfg.landmark_selection, "offset": cfg.offset, "per_landmark": per_landmark,
+        "paper_only": bool(cfg.paper_only),
         "uploaded_name": cfg.uploaded_name if cfg.kind == "uploaded" else "",
     }
     notes = []

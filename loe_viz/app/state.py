@@ -31,7 +31,7 @@ import param
 
 from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, Token
-from .pipeline import Cache, Config, read_points_upload, run_pipeline
+from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
 __all__ = [
     "STEPS",
@@ -62,7 +62,7 @@ OFFSET_RULES = {
 #: Configuration parameters that are put in (and read from) the URL.
 URL_PARAMS = (
     "kind", "n", "d", "seed", "temperature", "budget_unit", "budget",
-    "n_landmarks", "landmark_selection", "offset", "step",
+    "n_landmarks", "landmark_selection", "offset", "paper_only", "step",
 )
 
 #: Parameters whose change requires a new run of the pipeline.
@@ -119,6 +119,9 @@ class ExplorerState(param.Parameterized):
     offset = param.Selector(default="lambda2", objects=OFFSET_RULES, doc="""
         Common offset of the shifts: the paper's second-largest eigenvalue, or the
         average of the eigenvalues that equal the offset without noise (less variance).""")
+    paper_only = param.Boolean(default=False, doc="""
+        Run the paper's algorithm only (LOE's refine=None): no ordinal polish after landmark
+        MDS, so the rank-like distortion of noiseless answers (T = 0) shows.""")
     step = param.Integer(default=0, bounds=(0, len(STEPS) - 1), doc="""
         Index of the step shown (into STEPS).""")
 
@@ -194,6 +197,23 @@ class ExplorerState(param.Parameterized):
             self.busy = True
         self._jobs.submit(partial(self._compute, cfg, force))
 
+    def set_budget_unit(self, unit: str) -> None:
+        """Switch the budget's unit and convert the number, so the budget stays the same.
+
+        c = 100 at n = 1000 with 5 landmarks becomes 138,155 comparisons per landmark,
+        and back (one update, one run).  Values that are not a positive number are
+        kept as they are (the run reports them).
+        """
+        if unit not in BUDGET_UNITS.values():
+            raise ValueError(f"budget_unit must be one of {', '.join(BUDGET_UNITS.values())}; got {unit!r}")
+        if unit == self.budget_unit:
+            return
+        l = self.n_landmarks_effective
+        budget = self.budget
+        if isinstance(self.n, int) and self.n >= 3 and isinstance(l, int) and isinstance(budget, (int, float)):
+            budget = convert_budget(self.n, l, float(budget), self.budget_unit, unit)
+        self.param.update(budget_unit=unit, budget=budget)
+
     def cancel(self) -> None:
         """Stop the run in progress (LOE stops at its next progress call); the previous results stay."""
         if self._jobs.busy:
@@ -261,7 +281,7 @@ class ExplorerState(param.Parameterized):
             raw = query[p]
             try:
                 v = raw
-                if isinstance(self.param[p], param.Number) and isinstance(raw, str):
+                if isinstance(self.param[p], (param.Number, param.Boolean)) and isinstance(raw, str):
                     v = json.loads(raw)  # what a URL query holds for numbers (as Panel parses it)
                 if isinstance(self.param[p], param.Integer) and isinstance(v, float) and v.is_integer():
                     v = int(v)
@@ -300,6 +320,7 @@ class ExplorerState(param.Parameterized):
             kind=self.kind, n=self.n, d=self.d, seed=self.seed, temperature=self.temperature,
             budget_unit=self.budget_unit, budget=self.budget, n_landmarks=self.n_landmarks,
             landmark_selection=self.landmark_selection, offset=self.offset, upload_token=self._upload_token,
+            paper_only=bool(self.paper_only),
             uploaded=self._uploaded, uploaded_name=self.uploaded_name,
         )
 

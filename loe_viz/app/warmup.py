@@ -17,6 +17,7 @@ __all__ = ["warm_up", "start_warm_up"]
 log = logging.getLogger(__name__)
 
 _warm_lock = threading.Lock()
+_start_lock = threading.Lock()  # not _warm_lock: a second session must not wait for the warm-up to end
 _warm_seconds: float | None = None
 _warm_thread: threading.Thread | None = None
 
@@ -38,16 +39,35 @@ def warm_up() -> float:
                 s = ExplorerState(n=40, d=2, budget_unit="per_landmark", budget=200.0,
                                   landmark_selection=selection)
                 s.close()
+            _warm_compare_and_triplets()
         except Exception:  # warm-up is best effort
             log.warning("warm-up failed", exc_info=True)
         _warm_seconds = time.perf_counter() - t0
         return _warm_seconds
 
 
+def _warm_compare_and_triplets() -> None:
+    """Every method of Compare (both protocols) and of "Your triplets", on a tiny problem."""
+    import numpy as np
+
+    from .compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, CompareState
+    from .state import ExplorerState
+    from .triplets_state import TRIPLET_METHODS, embed_triplets
+
+    s = ExplorerState(n=40, d=2, budget_unit="per_landmark", budget=200.0)
+    for protocol in COMPARE_PROTOCOLS.values():
+        c = CompareState(s, methods=list(BASELINE_METHODS), protocol=protocol, max_seconds=5.0)
+        c.start(background=False)
+        c.close()
+    triplets = np.asarray(s.triplets)
+    s.close()
+    embed_triplets(triplets, 40, list(TRIPLET_METHODS), max_seconds=5.0)
+
+
 def start_warm_up() -> threading.Thread | None:
     """Start :func:`warm_up` on a daemon thread the first time; later calls do nothing."""
     global _warm_thread
-    with _warm_lock:
+    with _start_lock:
         if _warm_thread is not None or _warm_seconds is not None:
             return _warm_thread
         _warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)

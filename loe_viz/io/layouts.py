@@ -42,25 +42,13 @@ NUM_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z|[+-]?(
 class TripletData:
     """Triplets read from a file, with the labels of their items.
 
-    Attributes
-    ----------
-    triplets : ndarray of shape (m, 3), int32 (int64 beyond 2**31 - 1 items)
-        List-order rows ``(head, closer, farther)`` of indices ``0..n_items-1``.
-    labels : ndarray of shape (n_items,)
-        ``labels[i]`` is the item the file calls ``i``: its text label (object
-        array of ``str``) or its integer id (``int64``; ``arange(n_items)`` when
-        the ids were already indices).
-    n_items : int
-    source : str
-        The path as given, the buffer's ``name``, or ``"<buffer>"``.
-    layout : str
-        One of :data:`TRIPLET_LAYOUTS`.
-    format : str
-        ``"csv"``, ``"tsv"``, ``"text"``, ``"npy"`` or ``"npz"``.
-    n_skipped : int
-        Rows dropped with ``errors="skip"``.
-    notes : tuple of str
-        How the file was read (relabelled ids, answer encoding, ignored columns, skipped lines...).
+    ``triplets`` (m, 3) holds list-order rows ``(head, closer, farther)`` of indices
+    ``0..n_items-1`` (int32; int64 beyond 2**31 - 2 items); ``labels[i]`` is the item
+    the file calls ``i`` (an object array of ``str`` for text labels, else ``int64``
+    ids, ``arange(n_items)`` when the ids were indices). ``source`` is the path or
+    buffer name, ``layout`` one of :data:`TRIPLET_LAYOUTS`, ``format`` the file
+    format, ``n_skipped`` the rows dropped by ``errors="skip"`` and ``notes`` says
+    how the file was read (relabelled ids, answer encoding, ignored columns...).
     """
 
     triplets: np.ndarray
@@ -113,40 +101,33 @@ def text_labels(values) -> np.ndarray:
 
 def check_read_args(format, layout, n_items, labels, header, delimiter, columns, answer, item_type, relabel,
                     encoding, errors) -> dict:
-    def one_of(name, value, allowed):
-        if value not in allowed:
+    for name, value, allowed in (
+            ("format", format, ("auto",) + TRIPLET_FORMATS), ("layout", layout, ("auto",) + TRIPLET_LAYOUTS),
+            ("answer", answer, ("auto",) + ANSWER_MODES), ("header", header, ("auto", True, False)),
+            ("relabel", relabel, ("auto", True, False)), ("item_type", item_type, ("auto", "int", "str")),
+            ("errors", errors, ("raise", "skip"))):
+        if not any(value is v or (isinstance(v, str) and value == v) for v in allowed):
             raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
-
-    one_of("format", format, ("auto",) + TRIPLET_FORMATS)
-    one_of("layout", layout, ("auto",) + TRIPLET_LAYOUTS)
-    one_of("answer", answer, ("auto",) + ANSWER_MODES)
-    for name, value in (("header", header), ("relabel", relabel)):
-        if value not in ("auto", True, False):
-            raise ValueError(f"{name} must be 'auto', True or False, got {value!r}")
-    one_of("item_type", item_type, ("auto", "int", "str"))
-    one_of("errors", errors, ("raise", "skip"))
     if n_items is not None:
         if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or not 3 <= n_items <= LIMIT:
             raise ValueError(f"n_items must be an integer from 3 to {LIMIT}, got {n_items!r}")
         n_items = int(n_items)
-    lab = None
-    if labels is not None:
-        lab = np.asarray([] if isinstance(labels, (str, bytes)) else labels)
+    lab = None if labels is None else np.asarray([] if isinstance(labels, (str, bytes)) else labels)
+    if lab is not None:
         if lab.ndim != 1 or lab.size < 3 or lab.dtype.kind not in "iuUSO":
-            raise ValueError(f"labels must be a 1-D sequence of at least 3 distinct strings or integers, got {labels!r:.80}")
+            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers, got {labels!r:.60}")
         lab = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(lab.tolist())
-        if np.unique(lab).size != lab.size:
-            raise ValueError("labels must be distinct")
-        if n_items is not None and n_items != lab.size:
-            raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
+        if np.unique(lab).size != lab.size or n_items not in (None, lab.size):
+            raise ValueError("labels must be distinct" if n_items in (None, lab.size) else
+                             f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
                                   or delimiter in "\r\n\"#" or delimiter.isalnum()):
         raise ValueError(f"delimiter must be one character such as ',', '\\t', ';' or ' ', got {delimiter!r}")
     if columns is not None:
         columns = tuple(c.strip() or None for c in columns.split(",")) if isinstance(columns, str) else tuple(columns)
-        for c in columns:
-            one_of("columns entries", c, tuple(ROLE_WORD) + (None,))
+        if any(c is not None and c not in ROLE_WORD for c in columns):
+            raise ValueError(f"columns entries must be one of {', '.join(ROLE_WORD)} or None; got {columns}")
         layout_from_roles(columns, "columns")
     if relabel is True and n_items is not None and lab is None:
         raise ValueError("relabel=True cannot be combined with n_items (n_items fixes the ids as indices)")
@@ -155,8 +136,7 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
     except (LookupError, TypeError):
         raise ValueError(f"encoding must name a text encoding, got {encoding!r}") from None
     return dict(format=format, layout=layout, n_items=n_items, labels=lab, header=header, delimiter=delimiter,
-                columns=columns, answer=answer, item_type=item_type, relabel=relabel, encoding=encoding,
-                errors=errors)
+                columns=columns, answer=answer, item_type=item_type, relabel=relabel, encoding=encoding, errors=errors)
 
 
 def layout_from_roles(roles, what) -> str:
@@ -292,33 +272,25 @@ def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletDa
 
 def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order (in place, in blocks)."""
-    n, maxv, relabel, step = opts["n_items"], int(tri.max()), opts["relabel"], 1 << 20
-    if opts["labels"] is not None:
-        labels = opts["labels"]
-    elif n is not None or relabel is False:
+    n, maxv, relabel, step, labels = opts["n_items"], int(tri.max()), opts["relabel"], 1 << 20, opts["labels"]
+    if labels is None and (n is not None or relabel is False):
         n = maxv + 1 if n is None else n
         if maxv >= n:
             raise err(name, f"item index {maxv} is out of range for n_items={n}")
         absent = n - np.count_nonzero(np.bincount(tri.ravel(), minlength=n))
-        if absent:
-            notes.append(f"{absent} of the {n} items never appear in a triplet")
+        notes += [f"{absent} of the {n} items never appear in a triplet"] if absent else []
         labels = np.arange(n, dtype=np.int64)
-    elif maxv < max(tri.size, 1 << 16):
-        present = np.zeros(maxv + 1, dtype=bool)
-        present[tri.ravel()] = True
-        labels = np.flatnonzero(present)
+    elif labels is None:
+        present = np.zeros(maxv + 1 if maxv < max(tri.size, 1 << 16) else 0, dtype=bool)
+        present[tri.ravel() if present.size else []] = True
+        labels = np.flatnonzero(present) if present.size else np.unique(tri)
         if labels.size <= maxv or relabel is True:
-            table = (np.cumsum(present) - 1).astype(tri.dtype)
+            table = (np.cumsum(present) - 1).astype(tri.dtype) if present.size else None
             for s in range(0, tri.shape[0], step):
-                tri[s:s + step] = table[tri[s:s + step]]
-    else:
-        labels = np.unique(tri)
-        for s in range(0, tri.shape[0], step):
-            tri[s:s + step] = np.searchsorted(labels, tri[s:s + step])
-    k = labels.size
-    labels = labels.astype(np.int64, copy=False) if labels.dtype.kind in "iu" else labels
-    if opts["labels"] is None and n is None and (k != maxv + 1 or labels[0] != 0):
-        notes.append(f"item ids were not the contiguous range 0..{k - 1}: the {k} distinct ids "
-                     f"({labels[0]}..{labels[-1]}) were mapped to 0..{k - 1} in increasing order; "
-                     "labels maps each index back to its id")
-    return TripletData(tri.astype(index_dtype(k), copy=False), labels, k, name, layout, fmt, skipped, tuple(notes))
+                tri[s:s + step] = table[tri[s:s + step]] if present.size else np.searchsorted(labels, tri[s:s + step])
+            notes.append(f"item ids were not the contiguous range 0..{labels.size - 1}: the {labels.size} distinct ids "
+                         f"({labels[0]}..{labels[-1]}) were mapped to 0..{labels.size - 1} in increasing order; "
+                         "labels maps each index back to its id")
+        labels = labels.astype(np.int64)
+    return TripletData(tri.astype(index_dtype(labels.size), copy=False), labels, int(labels.size), name, layout, fmt,
+                       skipped, tuple(notes))

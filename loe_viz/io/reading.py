@@ -1,10 +1,11 @@
-"""read_triplets: text tables parsed by pandas and checked column by column; NumPy files."""
+"""read_triplets: text parsed by pandas and checked column by column; NumPy files in arrays.py."""
 
 from __future__ import annotations
 
 import codecs
 import csv
 import io
+import itertools
 import os
 import re
 import warnings
@@ -16,13 +17,13 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       Judge, RowError, TripletData, check_read_args, err, finish_int, finish_str, is_number,
                       layout_from_roles, roles_from_header)
 
-_CHUNK = 1 << 20  # rows per pandas chunk
+_CHUNK = 1 << 16  # rows per pandas chunk (its parser buffers stay a few MB)
 _SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
-_ASCII_COMPATIBLE = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
+_ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
 class _Source:
-    """A seekable binary stream over the input, its display name and extension."""
+    """A seekable binary stream over the input, its name and extension."""
 
     def __init__(self, obj):
         self.owned, self.user, self.user_pos = False, None, None
@@ -31,27 +32,19 @@ class _Source:
             self.stream, self.owned = open(self.name, "rb"), True  # OSError propagates
         elif hasattr(obj, "read"):
             self.name = obj.name if isinstance(getattr(obj, "name", None), str) else "<buffer>"
-            self.user, self.user_pos = obj, obj.tell() if _seekable(obj) else None
-            if isinstance(obj.read(0), str):
-                self.stream = io.BytesIO(obj.read().encode("utf-8"))
-            else:
-                self.stream = obj if _seekable(obj) else io.BytesIO(obj.read())
+            seekable = getattr(obj, "seekable", lambda: False)()
+            self.user, self.user_pos = obj, obj.tell() if seekable else None
+            first = obj.read(0)
+            self.stream = io.BytesIO(obj.read().encode("utf-8")) if isinstance(first, str) else (
+                obj if seekable else io.BytesIO(obj.read()))
         else:
             raise ValueError(f"path_or_buffer must be a path or a file object, got {type(obj).__name__}")
         self.ext = os.path.splitext(self.name)[1].lower() if self.name != "<buffer>" else ""
-        self.base = self.stream.tell()
-        self.end = self.stream.seek(0, io.SEEK_END)
+        self.base, self.end = self.stream.tell(), self.stream.seek(0, io.SEEK_END)
 
     def rewind(self, offset: int = 0):
         self.stream.seek(self.base + offset)
         return self.stream
-
-
-def _seekable(buf) -> bool:
-    try:
-        return bool(buf.seekable())
-    except Exception:
-        return False
 
 
 def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto", n_items: int | None = None,
@@ -63,43 +56,38 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Parameters
     ----------
     path_or_buffer : str, os.PathLike or file object
-        A path, or a binary or text file object (read from its current position,
-        and put back there after a failed read when it is seekable).
+        Read from the current position; a seekable buffer is put back there after a failed read.
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
-        ``"auto"`` recognises NumPy files by their magic bytes, anything else is
-        delimited text; ``"csv"``/``"tsv"`` fix the delimiter, ``"text"`` sniffs it.
+        ``"auto"``: NumPy files by their magic bytes, else text with a sniffed delimiter.
     layout : {"auto", "list-order", "crowd", "list-boolean", "list-count"}, default "auto"
         Needed only for a header-less text file with four columns.
     n_items : int, optional
-        Integer ids are then indices ``0..n_items-1`` as they are; for text labels
-        it must equal the number of distinct labels.
+        Integer ids are then indices ``0..n_items-1``; text labels must be as many.
     labels : sequence, optional
-        The known items in index order: every id must be one of them and becomes its position.
+        The known items in index order; every id must be one of them.
     header : {"auto", True, False}, default "auto"
-        Whether the first data line names the columns. ``"auto"``: when it names a
-        complete set of roles (:data:`COLUMN_NAMES`) and none of its cells is an
-        item of the next rows, or when it is text above numbers.
+        ``"auto"``: the first line names the columns when it names a complete set of
+        roles (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
     delimiter : str, optional
         One character, or ``" "`` for runs of whitespace. Default: sniffed.
     columns : sequence of str or None, optional
-        The role of every column (``"head"``, ``"near"``, ``"far"``, ``"left"``,
-        ``"right"``, ``"answer"``, ``"response"`` or ``None``), overriding the header.
+        The role of every column (head, near, far, left, right, answer, response or None).
     answer : {"auto", "label", "side", "index"}, default "auto"
         How a crowd answer names the chosen item: its label, ``left``/``right`` or
-        ``0``/``1``; ``"auto"`` picks the first encoding every answer of the file fits.
+        ``0``/``1``; ``"auto"``: the first encoding every answer of the file fits.
     item_type : {"auto", "int", "str"}, default "auto"
         ``"auto"``: integers when the first id is a number; ``"str"``: all text labels.
     relabel : {"auto", True, False}, default "auto"
-        Integer ids: ``"auto"`` keeps them when they fill ``0..max`` and otherwise
-        maps the distinct ids (up to 2**63 - 1) to ``0..k-1`` in increasing order.
+        ``"auto"`` keeps integer ids that fill ``0..max``, else maps the distinct ids
+        (up to 2**63 - 1) to ``0..k-1`` in increasing order.
     encoding : str, default "utf-8"
     errors : {"raise", "skip"}, default "raise"
         ``"skip"`` drops rows with a problem and counts them in ``n_skipped``.
     limits : dict, optional
-        Memory bounds checked before allocating: ``"array_bytes"`` (one array of
-        a NumPy file, default :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an
-        ``.npz`` member above 16 MiB, :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"``
-        (all distinct text labels, :data:`MAX_LABEL_BYTES`).
+        Bounds checked before allocating, overriding :data:`MAX_ARRAY_BYTES`
+        (``"array_bytes"``: one array of a NumPy file), :data:`MAX_COMPRESSION_RATIO`
+        (``"compression_ratio"``: an .npz member above 16 MiB) and
+        :data:`MAX_LABEL_BYTES` (``"label_bytes"``: all distinct text labels).
 
     Returns
     -------
@@ -108,15 +96,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Raises
     ------
     ValueError
-        For a bad argument (the message starts with its name), or a file that
-        cannot be read or exceeds a limit (the message starts with the file name,
-        then the 1-based line or the 0-based array row, then the problem).
-
-    Notes
-    -----
-    Text is parsed by ``pandas.read_csv`` in chunks into a pre-sized array and
-    checked column by column; blank lines and lines starting with ``#`` are
-    skipped. NumPy files are never unpickled: object arrays are refused unread.
+        A bad argument (the message starts with its name), or a file that cannot be
+        read or exceeds a limit: file name, 1-based line or 0-based array row, problem.
 
     Examples
     --------
@@ -138,12 +119,10 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     try:
         head, fmt = src.rewind().read(8), opts["format"]
         if fmt == "auto":
-            fmt = "npy" if head.startswith(b"\x93NUMPY") else "npz" if head.startswith((b"PK\x03\x04", b"PK\x05\x06")) else fmt
+            fmt = "npy" if head.startswith(b"\x93NUMPY") else "npz" if head.startswith(b"PK\x03\x04") else fmt
             if fmt == "auto" and src.ext in (".npy", ".npz"):
                 raise err(src.name, f"has the extension {src.ext} but is not a NumPy {src.ext} file")
-        if fmt in ("npy", "npz"):
-            return arrays.read(src, opts, lim, fmt)
-        return _read_text(src, opts, fmt, lim)
+        return arrays.read(src, opts, lim, fmt) if fmt in ("npy", "npz") else _read_text(src, opts, fmt, lim)
     except BaseException:
         if src.user_pos is not None:
             src.user.seek(src.user_pos)
@@ -153,13 +132,9 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
             src.stream.close()
 
 
-# ------------------------------------------------------------------------------------ sniffing
-
 def _split(line: str, delim):
-    if delim is None:
-        return line.split()
     try:
-        return next(csv.reader([line], delimiter=delim, skipinitialspace=True))
+        return line.split() if delim is None else next(csv.reader([line], delimiter=delim, skipinitialspace=True))
     except (csv.Error, StopIteration):
         return line.split(delim)
 
@@ -179,9 +154,9 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         raise err(name, "the file is empty")
     if raw.startswith(b"\x1f\x8b"):
         raise err(name, "is gzip-compressed; decompress it first (supported: CSV/TSV/whitespace text, .npy, .npz)")
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and enc in _ASCII_COMPATIBLE:
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise err(name, "is UTF-16 text; pass encoding='utf-16' or save it as UTF-8")
-    if b"\x00" in raw and enc in _ASCII_COMPATIBLE:
+    if b"\x00" in raw:
         raise err(name, "is not a recognised triplet file: binary content (a NUL byte); supported: "
                         "CSV/TSV/whitespace text, .npy, .npz", raw[:raw.find(b"\x00")].count(b"\n") + 1)
     bom = 3 if raw.startswith(codecs.BOM_UTF8) else 0
@@ -191,10 +166,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     except UnicodeDecodeError as exc:
         raise err(name, f"is not valid {enc} text (byte 0x{body[exc.start]:02x}); pass encoding= with the "
                         "file's encoding", body[:exc.start].count(b"\n") + 1) from None
-    data = []
-    for i, ln in enumerate(io.StringIO(text, newline=None)):
-        if ln.strip() and not ln.lstrip().startswith("#") and len(data) < 50:
-            data.append((i + 1, ln.rstrip("\n")))
+    data = list(itertools.islice(((i + 1, ln.rstrip("\n")) for i, ln in enumerate(io.StringIO(text, newline=None))
+                                  if ln.strip() and not ln.lstrip().startswith("#")), 50))
     if not data:
         raise err(name, f"no data row in the first {_SAMPLE} bytes" if not eof else "the file is empty"
                   if not text.strip() else "the file holds no data rows (only blank or comment lines)")
@@ -214,31 +187,26 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
                          "pass header=True if it names the columns")
     if hdr:
         spec.header_line, rows = first_no, rows[1:]
+        if columns is None and hlayout is None:
+            raise err(name, f"the {problem} (header {f0})" if n_known else f"the header {f0} names no known column; "
+                      "name the columns e.g. head,winner,loser or head,left,right,winner, or pass columns=", first_no)
         if columns is None:
-            if hlayout is None:
-                raise err(name, f"the header {f0} names no known column; name the columns e.g. head,winner,loser or "
-                                "head,left,right,winner, or pass columns=" if n_known == 0 else
-                          f"the {problem} (header {f0})", first_no)
-            spec.roles, spec.layout = roles, hlayout
-            spec.ignored = tuple(f for f, r in zip(f0, roles) if r is None)
+            spec.roles, spec.layout, spec.ignored = roles, hlayout, tuple(f for f, r in zip(f0, roles) if r is None)
             if [r for r in roles if r is not None] != list(LAYOUT_ROLES[hlayout]):
                 notes.append(f"columns taken by their header names ({', '.join(f0)})")
         elif len(columns) != len(f0):
             raise err(name, f"columns= gives {len(columns)} roles but the header has {len(f0)} columns", first_no)
     if columns is not None:
         spec.roles, spec.layout = columns, layout_from_roles(columns, "columns")
+    elif not hdr and len(f0) == 3 and lay in ("auto", "list-order"):
+        spec.roles = LAYOUT_ROLES["list-order"]
+    elif not hdr and len(f0) == 4 and lay not in ("auto", "list-order"):
+        spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
     elif not hdr:
-        k = len(f0)
-        if k == 3 and lay in ("auto", "list-order"):
-            spec.roles = LAYOUT_ROLES["list-order"]
-        elif k == 4 and lay != "auto" and lay != "list-order":
-            spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
-        elif k == 4 and lay == "auto":
-            raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd "
-                            "answers, or head,j,k,y) or pass layout=", first_no)
-        else:
-            want = LAYOUT_ROLES["list-order" if lay == "auto" else lay]
-            raise err(name, f"expected {len(want)} fields ({', '.join(want)}), got {k}", first_no)
+        want = LAYOUT_ROLES["list-order" if lay == "auto" else lay]
+        raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
+                        "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
+                  f"expected {len(want)} fields ({', '.join(want)}), got {len(f0)}", first_no)
     if lay != "auto" and not (spec.layout == lay or (spec.layout, lay) == ("list-boolean", "list-count")):
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
@@ -256,7 +224,7 @@ def _sniff_delimiter(lines, forced):
     if forced is not None:
         return None if forced == " " else forced
     cands = [d for d in (",", "\t", ";") if d in re.sub(r'"[^"]*"', "", lines[0])]
-    for d in cands if len(cands) > 1 and len(lines) > 1 else ():
+    for d in cands if len(cands) > 1 else ():
         if all(len(_split(ln, d)) == len(_split(lines[0], d)) for ln in lines[1:20]):
             return d
     return cands[0] if cands else None
@@ -272,13 +240,7 @@ def _records(src, spec, opts):
                         if ln.split() and not ln.lstrip().startswith("#"))
             return
         reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=True), 0
-        while True:
-            try:
-                rec = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise err(src.name, f"malformed CSV ({exc})", spec.first_line + prev) from None
+        for rec in reader:
             line, prev = spec.first_line + prev, reader.line_num
             if any(f.strip() for f in rec) and not rec[0].lstrip().startswith("#"):
                 yield line, rec
@@ -297,42 +259,38 @@ def _locate(src, spec, opts, wanted):
     return found
 
 
-# ------------------------------------------------------------------------------------ text
-
 class _Columns:
     """Turns the parsed columns of one chunk into item ids, a bad-row mask and answer codes."""
 
     def __init__(self, spec, opts, lim, name):
+        import pandas as pd
+
         self.kind, self.layout, self.roles, self.lim, self.name = spec.kind, spec.layout, spec.roles, lim, name
-        self.judge = Judge(spec.roles, spec.kind, opts)
-        self.names, self.gid, self.label_bytes, self.notes, self.saw_minus = [], {}, 0, set(), False
-        lab, self.lookup = opts["labels"], self.judge.lookup
+        self.judge, lab = Judge(spec.roles, spec.kind, opts), opts["labels"]
+        self.names, self.gid, self.label_bytes, self.notes, self.saw_minus, self.memo = [], {}, 0, set(), False, {}
         self.hi = opts["n_items"] if lab is None and opts["n_items"] else LIMIT if opts["relabel"] is False else None
-        if lab is not None and lab.dtype.kind == "i":
-            self.order = np.argsort(lab, kind="stable")
-            self.sorted = lab[self.order]
+        self.index = None if lab is None else pd.Index(lab)
 
     def _map_ints(self, v):
-        """Integer ids -> positions in labels= when given (-1: not a label)."""
-        if self.lookup is None:
-            return v
-        i = np.clip(np.searchsorted(self.sorted, v), 0, self.sorted.size - 1)
-        return np.where(self.sorted[i] == v, self.order[i], -1)
+        return v if self.index is None else self.index.get_indexer(v)
 
     def item_id(self, u, role) -> int:
+        got = self.memo.get((u, role))
+        if got is None:
+            got = self.memo[(u, role)] = self._item_id(u, role)
+        return got
+
+    def _item_id(self, u, role) -> int:
         try:
             v = self.judge.item(str(u), role)
         except RowError:
             return -1
-        if self.lookup is not None:
-            return self.lookup[v]
-        if self.kind == "int":
-            if not INT_RE.match(str(u).strip()):
+        if self.index is not None or self.kind == "int":
+            if not INT_RE.match(str(u).strip()) and self.kind == "int":
                 self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
-            return v
-        g = self.gid.get(v)
-        if g is None:
-            g = self.gid[v] = len(self.names)
+            return v if self.index is None else self.judge.lookup[v]
+        g = self.gid.setdefault(v, len(self.names))
+        if g == len(self.names):
             self.names.append(v)
             self.label_bytes += len(v)
             if self.label_bytes > self.lim["label_bytes"]:
@@ -344,10 +302,9 @@ class _Columns:
     def ids(self, s, role):
         v = s.to_numpy()
         if self.kind == "int" and v.dtype.kind in "iu":
-            bad = (v > 2**63 - 1) if v.dtype.kind == "u" else (v < 0)
-            bad |= False if self.hi is None else v >= self.hi
-            v = self._map_ints(v.astype(np.int64))
-            return v, bad | (v < 0)
+            bad = ((v > 2**63 - 1) if v.dtype.kind == "u" else (v < 0)) | (False if self.hi is None else v >= self.hi)
+            v = self._map_ints(v.astype(np.int64, copy=False))
+            return v, bad if self.index is None else bad | (v < 0)
         codes, uniq = _factorize(s)
         v = np.array([self.item_id(u, role) for u in uniq] + [-1], dtype=np.int64)[codes]
         return v, v < 0
@@ -361,13 +318,11 @@ class _Columns:
         else:
             c, uniq = _factorize(s)
             toks = [str(u).strip() for u in uniq] + [""]
-            if self.kind == "int":
-                ans = self._map_ints(np.array([int(t) if INT_RE.match(t) else -2 for t in toks], dtype=np.int64))[c]
-            else:
-                ans = np.array([(self.lookup or self.gid).get(t, -2) for t in toks], dtype=np.int64)[c]
-            codes[:, 1] = np.array([{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks],
-                                   dtype=np.int8)[c]
-            codes[:, 2] = np.array([{"0": 0, "1": 1}.get(t, -1) for t in toks], dtype=np.int8)[c]
+            ids = ([int(t) if INT_RE.match(t) else -2 for t in toks] if self.kind == "int" else
+                   [(self.judge.lookup or self.gid).get(t, -2) for t in toks])
+            ans = (self._map_ints(np.array(ids)) if self.kind == "int" else np.array(ids))[c]
+            codes[:, 1] = np.array([{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks])[c]
+            codes[:, 2] = np.array([{"0": 0, "1": 1}.get(t, -1) for t in toks])[c]
             empty = np.array([t == "" for t in toks])[c]
         codes[:, 0] = np.where((ans == a) & (ans >= 0), 0, np.where((ans == b) & (ans >= 0), 1, -1))
         return codes, empty
@@ -386,17 +341,30 @@ class _Columns:
             c, uniq = _factorize(col["response"])
             toks = [str(u).strip().lower() for u in uniq] + [""]
             self.saw_minus |= "-1" in toks
-            y = np.array([1 if t in TRUE else 0 if t in FALSE else -1 for t in toks], dtype=np.int8)[c]
+            y = np.array([1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])[c]
             bad |= y < 0
             a, b = np.where(y == 0, b, a), np.where(y == 0, a, b)
         return h, a, b, bad, codes
 
 
 def _factorize(s):
+    """Codes and distinct values of a column (text columns arrive as pandas categoricals)."""
     import pandas as pd
 
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.cat.codes.to_numpy(), s.cat.categories.tolist()
     codes, uniq = pd.factorize(s)
-    return codes, list(uniq)
+    return codes, np.asarray(uniq, dtype=object).tolist()
+
+
+def _empty(s):
+    """Mask of the empty fields of a text column (None when there are none)."""
+    import pandas as pd
+
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return (s.cat.codes == s.cat.categories.get_loc("")).to_numpy() if "" in s.cat.categories else None
+    e = (s.to_numpy(dtype=object) == "") if s.dtype.kind not in "iufb" else None
+    return e if e is not None and e.any() else None
 
 
 def _read_text(src, opts, fmt, lim) -> TripletData:
@@ -415,25 +383,29 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         notes.append(f"ignored column(s): {', '.join(spec.ignored)}")
     skip, crowd, ncols = opts["errors"] == "skip", spec.layout == "crowd", len(spec.roles)
     stream, n_nl, n_cr = src.rewind(spec.data_start), 0, 0
-    while chunk := stream.read(1 << 24):  # at most one row per line: the output is allocated once
+    while chunk := stream.read(1 << 20):  # at most one row per line: the output is allocated once
         n_nl, n_cr = n_nl + chunk.count(b"\n"), n_cr + chunk.count(b"\r")
     cap = max(n_nl, n_cr) + 1
     cols = _Columns(spec, opts, lim, name)
     kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=list(range(ncols)),
               index_col=False, na_filter=False, comment="#", skipinitialspace=True, encoding=opts["encoding"],
-              engine="c", chunksize=_CHUNK if spec.kind == "int" else max(_CHUNK >> 4, 1),
-              dtype={j: object for j, r in enumerate(spec.roles) if r in ITEM_WORD} if spec.kind == "str" else None)
+              engine="c", chunksize=_CHUNK,
+              dtype=None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
+                                                     in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"})
     st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
-              codes=np.empty((cap, 3), dtype=np.int8) if crowd else None,
-              recs=np.empty(cap, dtype=np.int64) if crowd and skip else None)
+              codes=np.empty((cap, 3), np.int8) if crowd else None, recs=np.empty(cap if crowd and skip else 0, np.int64))
 
     def take(df, rec_of=None):
-        if all(df[j].dtype == object for j in df.columns):  # every field empty (an indented comment): no record
-            df = df[~np.logical_and.reduce([(df[j] == "").to_numpy(dtype=bool) for j in df.columns])]
+        blank = _empty(df[0])  # rows whose fields are all empty (an indented comment line) are no records
+        for j in df.columns[1:] if blank is not None else ():
+            blank &= _empty(df[j]) if _empty(df[j]) is not None else False
+        df = df if blank is None or not blank.any() else df[~blank]
         k, r0, m = len(df), st["rec"], st["m"]
         st["rec"] += k
-        h, a, b, bad, codes = cols.chunk(df) if k else [np.zeros(0, np.int64)] * 4 + [None]
-        recs = np.arange(r0, r0 + k) if rec_of is None else rec_of[r0:r0 + k]
+        if not k:
+            return
+        h, a, b, bad, codes = cols.chunk(df)
+        recs = (np.arange(r0, r0 + k) if rec_of is None else rec_of[r0:r0 + k]) if skip or bad.any() else None
         if bad.any():
             if not skip:
                 _raise_row(src, spec, opts, cols.judge, int(recs[np.argmax(bad)]))
@@ -442,11 +414,12 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
             h, a, b, recs, codes = h[~bad], a[~bad], b[~bad], recs[~bad], None if codes is None else codes[~bad]
         if max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1 and st["out"].dtype != np.int64:
             st["out"] = st["out"].astype(np.int64)
-        st["out"][m:m + len(h)] = np.column_stack([h, a, b])
+        for j, c in enumerate((h, a, b)):
+            st["out"][m:m + len(h), j] = c
         if crowd:
             st["codes"][m:m + len(h)] = codes
-            if skip:
-                st["recs"][m:m + len(h)] = recs
+        if crowd and skip:
+            st["recs"][m:m + len(h)] = recs
         st["m"] = m + len(h)
 
     try:
@@ -468,9 +441,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         start = len(raw.decode(opts["encoding"], "replace").split("\ufffd", 1)[0].encode(opts["encoding"]))
         raise err(name, f"is not valid {opts['encoding']} text (byte 0x{raw[start]:02x}); pass encoding= with the "
                         "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
-    tri = st["out"][:st["m"]]
-    if crowd and st["m"]:
-        tri = _resolve_answers(src, spec, opts, cols.judge, st, notes)
+    tri = _resolve_answers(src, spec, opts, cols.judge, st, notes) if crowd and st["m"] else st["out"][:st["m"]]
     notes.extend(sorted(cols.notes))
     if st["n_skipped"]:
         shown = "; ".join(f"line {ln}: {cols.judge.problem(f, st.get('mode')) or 'cannot be read'}"
@@ -482,9 +453,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
                   spec.header_line if spec.header_line and not st["n_skipped"] else None)
     args = (opts, name, "list-count" if cols.saw_minus else spec.layout,
             {",": "csv", "\t": "tsv"}.get(spec.delimiter, "text"), st["n_skipped"], notes)
-    if spec.kind == "str" and cols.lookup is None:
-        return finish_str(tri, cols.names, *args)
-    return finish_int(tri, *args)
+    return finish_str(tri, cols.names, *args) if spec.kind == "str" and cols.index is None else finish_int(tri, *args)
 
 
 def _raise_row(src, spec, opts, judge, rec, mode=None):
@@ -503,9 +472,8 @@ def _bad_records(src, spec, opts, judge, message, skip):
                                 "(it runs to the end of the file)", records[-1][0])
         records[-1] = (records[-1][0], [])
     for line, fields in records if not skip else ():
-        problem = judge.problem(fields)
-        if problem is not None:
-            raise err(src.name, problem, line)
+        if judge.problem(fields) is not None:
+            raise err(src.name, judge.problem(fields), line)
     if not skip:
         raise err(src.name, f"malformed text ({message.strip()})")
     return records
@@ -525,11 +493,10 @@ def _resolve_answers(src, spec, opts, judge, st, notes):
     code, tri = C[:m, ANSWER_MODES.index(mode)], st["out"][:m]
     if fails[mode]:
         bad = code < 0
-        recs = np.flatnonzero(bad) if st["recs"] is None else st["recs"][:m][bad]
-        if opts["errors"] != "skip":
-            _raise_row(src, spec, opts, judge, int(recs[0]), shown)
+        if opts["errors"] != "skip":  # no row was dropped: rows are records
+            _raise_row(src, spec, opts, judge, int(np.argmax(bad)), shown)
         st["n_skipped"] += int(bad.sum())
-        st["skipped"] += recs[:MAX_NOTES].tolist()
+        st["skipped"] += st["recs"][:m][bad][:MAX_NOTES].tolist()
         tri, code = tri[~bad], code[~bad]
     tri[code == 1, 1:] = tri[code == 1, 2:0:-1]
     return tri

@@ -7,6 +7,7 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
+from ..uncertainty_plot import uncertainty_panes
 from .base import StepView, fmt, hvpane
 
 
@@ -51,6 +52,8 @@ the other.
             "error** counts mistakes on fresh, noiseless triplets of the ground truth.",
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-counts"])
         self._note = pn.pane.Markdown("", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
+        self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False)
+        self._ellipses.param.watch(lambda event: self.refresh(force=True), "value")
 
     def _render(self):
         s = self.state
@@ -83,7 +86,9 @@ the other.
             f"Median distance of an item to its truth {fmt(np.median(perr))}; the worst items: "
             + ", ".join(f"{int(i)} ({fmt(perr[i])})" for i in worst) + "."
             + _polish_note(getattr(s.model, "stages_", None)))
-        return [self._metrics, self._counts, self._note] + list(plot_objs)
+        if self._ellipses.value:
+            plot_objs += uncertainty_panes(s.model, X, mean, basis, seed=cfg["seed"])
+        return [self._metrics, self._counts, self._note, self._ellipses] + list(plot_objs)
 
 
 def _polish_note(stages) -> str:

@@ -1,0 +1,197 @@
+"""Landmark choice (MaxMin on pilots), landmark-block comparisons, n_landmarks="auto", cancellation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import loe_viz._landmark_tasks as tasks
+from loe_viz import LOE, TripletOracle, make_points, procrustes_error
+from loe_viz.kernels import btl
+from loe_viz.ranking import RankingCancelled, rank_column
+
+
+def _min_gap(X, lms):
+    P = X[lms]
+    D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
+    return D[np.triu_indices(len(lms), 1)].min()
+
+
+# ------------------------------------------------------------------ MaxMin
+def test_maxmin_landmarks_are_spread_where_the_old_rule_clustered():
+    # n = 2000, c = 200, 10 landmarks: MaxMin on raw BTL scores put six landmarks near the
+    # centre (closest pair 0.025 apart); on rank quantiles they are spread out.
+    n, l = 2000, 10
+    X = make_points("gaussian", n, random_state=3)
+    per = int(200 * n * np.log(n)) // l
+    for seed in (3, 4):
+        maxmin = LOE(n_landmarks=l, random_state=seed).fit_oracle(TripletOracle(X, random_state=seed), per)
+        rnd = [_min_gap(X, np.random.default_rng(100 * seed + r).choice(n, l, replace=False)) for r in range(5)]
+        assert _min_gap(X, maxmin.landmarks_) >= np.max(rnd)
+
+
+def test_maxmin_choice_ignores_a_constant_added_to_any_column():
+    X = make_points("gaussian", 500, random_state=0)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    noise = np.random.default_rng(1).normal(0, 0.05, D.shape)
+    R = D + noise
+    shifts = np.random.default_rng(2).normal(0, 10, 500)
+    cand = np.arange(500)
+    plain = tasks.maxmin_select(7, cand, 8, lambda h: R[:, h])
+    shifted = tasks.maxmin_select(7, cand, 8, lambda h: R[:, h] + shifts[h])
+    np.testing.assert_array_equal(plain, shifted)
+    assert len(set(plain.tolist())) == 8
+    # and the landmarks are spread: the smallest gap beats random draws of the same size
+    assert _min_gap(X, plain) > np.median([_min_gap(X, np.random.default_rng(r).choice(500, 8, replace=False))
+                                           for r in range(20)])
+
+
+def test_pilots_and_parallel_rankings_equal_the_serial_result():
+    X = make_points("blobs", 600, random_state=0)
+
+    def fit(**kw):
+        return LOE(n_landmarks=6, random_state=5, **kw).fit_oracle(TripletOracle(X, random_state=1), 20_000)
+
+    serial = fit()
+    for other in (fit(n_jobs=2), fit(n_jobs=3)):
+        np.testing.assert_array_equal(other.landmarks_, serial.landmarks_)
+        np.testing.assert_array_equal(other.embedding_, serial.embedding_)
+    with ThreadPoolExecutor(2) as ex:
+        np.testing.assert_array_equal(fit(executor=ex).embedding_, serial.embedding_)
+    # every landmark spent exactly its budget, the pilot's comparisons included
+    np.testing.assert_array_equal(serial.triplets_per_landmark_, np.full(6, 20_000))
+
+
+def test_maxmin_on_stored_triplets_equals_serial_and_spreads():
+    X = make_points("uniform", 300, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets(np.arange(0, 300, 10), 3000)  # 30 candidate heads
+    serial = LOE(n_landmarks=6, landmark_selection="maxmin").fit(T, n_items=300)
+    threads = LOE(n_landmarks=6, landmark_selection="maxmin", n_jobs=2).fit(T, n_items=300)
+    np.testing.assert_array_equal(serial.landmarks_, threads.landmarks_)
+    np.testing.assert_array_equal(serial.embedding_, threads.embedding_)
+    busiest = LOE(n_landmarks=6, landmark_selection="random").fit(T, n_items=300)
+    assert _min_gap(X, serial.landmarks_) > _min_gap(X, busiest.landmarks_)
+
+
+# ------------------------------------------------------ landmark-block comparisons
+def test_block_comparisons_are_among_the_other_landmarks_and_follow_the_model():
+    X = make_points("gaussian", 50, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+    others = np.array([3, 9, 20, 41])
+    near, far = oracle.block_comparisons(0, others, 40_000, seed=5)
+    assert set(np.unique(near)) <= set(others) and set(np.unique(far)) <= set(others)
+    assert np.all(near != far)
+    a, b = 3, 41
+    D0 = ((X - X[0]) ** 2).sum(1)
+    pair = ((near == a) & (far == b)) | ((near == b) & (far == a))
+    p_a_closer = np.mean(near[pair] == a)
+    expected = 1 / (1 + np.exp(-(D0[b] - D0[a])))
+    assert abs(p_a_closer - expected) < 4 * np.sqrt(expected * (1 - expected) / pair.sum())
+    n2, f2 = oracle.block_comparisons(0, others, 40_000, seed=5)
+    np.testing.assert_array_equal(near, n2)
+
+
+def test_landmark_share_sharpens_the_landmark_block():
+    # The shifts come from the l x l block; with 2% of each landmark's budget spent on the other
+    # landmarks, its entries' error drops well below that of single items' scores.
+    X = make_points("gaussian", 3000, random_state=0)
+    errs = {}
+    for share in (0.0, 0.02):
+        e = []
+        for seed in range(3):
+            est = LOE(landmark_selection="random", landmark_share=share, random_state=seed).fit_oracle(
+                TripletOracle(X, random_state=10 + seed), 60_000)
+            lm = est.landmarks_
+            D = ((X[lm][:, None] - X[lm][None]) ** 2).sum(-1)
+            W = est.stages_.W
+            # compare within-column differences (the column shift cancels)
+            e.append(np.sqrt(np.mean([(np.subtract.outer(W[:, c], W[:, c]) - np.subtract.outer(D[:, c], D[:, c]))[
+                np.ix_(np.arange(len(lm)) != c, np.arange(len(lm)) != c)] ** 2 for c in range(len(lm))])))
+        errs[share] = np.mean(e)
+    assert errs[0.02] < errs[0.0] / 2
+
+
+# ------------------------------------------------------------ n_landmarks="auto"
+def _zipf_set(seed=0):
+    n = 200
+    X = make_points("gaussian", n, random_state=seed)
+    oracle = TripletOracle(X, random_state=seed + 1)
+    heads = np.random.default_rng(seed + 2).permutation(n)[:60]
+    counts = (40_000 / np.arange(1, 61) ** 0.5).astype(int)  # Zipf: the k-th busiest head has 1/sqrt(k) of the first's
+    T = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in zip(heads, counts)])
+    return X, oracle, T
+
+
+def test_auto_landmarks_on_zipf_heads_pick_more_and_predict_better():
+    X, oracle, T = _zipf_set()
+    auto = LOE(random_state=0).fit(T, n_items=200)
+    fixed = LOE(n_landmarks=5, random_state=0).fit(T, n_items=200)
+    assert auto.landmarks_.size > 5
+    assert auto.auto_search_["chosen"] == auto.landmarks_.size
+    held = oracle.uniform_triplets(20_000)  # fresh triplets, none used in fitting
+    from loe_viz.kernels.sampling import triplet_agreement
+    acc_auto = triplet_agreement(auto.embedding_, held)
+    acc_fixed = triplet_agreement(fixed.embedding_, held)
+    assert acc_auto > acc_fixed + 0.01
+    assert procrustes_error(X, auto.embedding_) < procrustes_error(X, fixed.embedding_)
+
+
+def test_auto_uses_every_evenly_covered_head_without_a_search():
+    X = make_points("gaussian", 200, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets([1, 20, 50, 77, 120, 160, 190], 4000)
+    est = LOE(random_state=0).fit(T, n_items=200)
+    np.testing.assert_array_equal(np.sort(est.landmarks_), [1, 20, 50, 77, 120, 160, 190])
+    assert est.auto_search_ is None
+
+
+# ------------------------------------------------------------------ cancellation
+def test_a_set_event_stops_a_ranking_at_a_newton_boundary():
+    X = make_points("gaussian", 500, random_state=0)
+    near, far = TripletOracle(X, random_state=1).comparisons(0, 20_000, seed=3)
+    ev = threading.Event()
+    ev.set()
+    with pytest.raises(RankingCancelled, match="ranking of landmark 0 cancelled after 0 Newton"):
+        rank_column(near, far, 0, 500, cancel=ev)
+
+
+@pytest.mark.parametrize("selection", ["random", "maxmin"])
+def test_progress_that_raises_stops_the_fit_and_its_threads(monkeypatch, selection):
+    # n = 20000 with 50 landmarks: the first progress call raises; no new landmark task may
+    # start, running rankings stop at their next Newton iteration, the error propagates.
+    started, finished, cancelled = [], [], []
+    real = tasks.rank_column
+
+    def counting(*a, **kw):
+        started.append(1)
+        try:
+            out = real(*a, **kw)
+        except RankingCancelled:
+            cancelled.append(1)
+            raise
+        finished.append(1)
+        return out
+
+    monkeypatch.setattr(tasks, "rank_column", counting)
+    X = make_points("gaussian", 20_000, random_state=0)
+    before = threading.active_count()
+
+    class Stop(Exception):
+        pass
+
+    def progress(stage, done, total):
+        raise Stop(f"{stage} {done}/{total}")
+
+    t0 = time.perf_counter()
+    with pytest.raises(Stop):
+        LOE(n_landmarks=50, n_jobs=2, landmark_selection=selection, random_state=0).fit_oracle(
+            TripletOracle(X, random_state=1), 400_000, progress=progress)
+    elapsed = time.perf_counter() - t0
+    assert threading.active_count() == before  # the worker threads have ended
+    assert len(started) <= 2  # at most the tasks already running: no new one started
+    assert len(finished) + len(cancelled) == len(started)
+    assert len(finished) < 50
+    print(f"returned {elapsed:.2f} s after the start; {len(started)} started, {len(cancelled)} cancelled")
