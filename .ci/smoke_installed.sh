@@ -23,13 +23,27 @@ trap cleanup EXIT
 step() { printf '\n== %s (%ss)\n' "$*" "$SECONDS"; }
 
 step "build the wheel"
-"$PY" -m pip wheel --quiet --no-deps "$SRC" -w "$WORK/dist"
+# From a copy of the project's files: an in-tree build reuses build/lib, where a module removed
+# since an earlier build would still be lying around and end up in the wheel.
+mkdir "$WORK/src"
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$SRC" && git ls-files -z --cached --others --exclude-standard \
+     | xargs -0 sh -c 'for f; do [ -e "$f" ] || [ -L "$f" ] && printf "%s\0" "$f"; done' sh \
+     | xargs -0 cp -P --parents -t "$WORK/src")
+else
+  cp -RP "$SRC/." "$WORK/src" && rm -rf "$WORK/src/build"
+fi
+"$PY" -m pip wheel --quiet --no-deps "$WORK/src" -w "$WORK/dist"
 WHEEL="$(ls "$WORK"/dist/loe_viz-*.whl)"
 echo "$WHEEL"
 # the wheel carries the samples and the command
-"$PY" - "$WHEEL" <<'EOF'
+"$PY" - "$WHEEL" "$WORK/src" <<'EOF'
 import sys, zipfile
+from pathlib import Path
 names = zipfile.ZipFile(sys.argv[1]).namelist()
+src = {str(p.relative_to(sys.argv[2])) for p in Path(sys.argv[2], "loe_viz").rglob("*.py")}
+wheel = {n for n in names if n.startswith("loe_viz/") and n.endswith(".py")}
+assert wheel == src, f"wheel and source differ: {sorted(wheel ^ src)}"
 data = sorted(n for n in names if n.startswith("loe_viz/data/") and not n.endswith(".py"))
 assert "loe_viz/data/european_capitals_crowd.csv" in data and len(data) >= 8, data
 ep = [n for n in names if n.endswith("entry_points.txt")]

@@ -223,6 +223,11 @@ def _read(path: str, layout: str, item_type: str = "auto"):
         raise DataError(str(exc).replace("pass item_type='str'", "pass --item-type str")) from None
 
 
+def _printable(text) -> str:
+    """A file's text for the terminal: control characters (escape sequences) shown as '?'."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
+
+
 def _seconds(s: float) -> str:
     return f"{s:.2f} s" if s < 60 else f"{s / 60:.1f} min"
 
@@ -234,9 +239,7 @@ def _estimator(method: str, d: int, landmarks, seed: int, max_seconds):
     kw = {"n_components": d, "random_state": seed}
     if method in ("loe", "loeste"):
         kw["n_landmarks"] = landmarks
-    elif max_seconds is not None:
-        kw["time_budget"] = max_seconds
-    if method == "loeste" and max_seconds is not None:
+    if method != "loe" and max_seconds is not None:  # LOE is not iterative: no time budget
         kw["time_budget"] = max_seconds
     return cls(**kw)
 
@@ -275,7 +278,7 @@ def cmd_info(args) -> int:
     _say(f"read as    {s['layout']} layout, {s['format']} file, in {_seconds(seconds)}")
     labels = {"text": "text labels", "ids": "integer ids (not 0..n-1), kept as labels",
               "none": "numbered 0..n-1, no labels"}[s["labels"]]
-    examples = f" (e.g. {', '.join(s['label_examples'][:3])})" if s["label_examples"] else ""
+    examples = f" (e.g. {', '.join(map(_printable, s['label_examples'][:3]))})" if s["label_examples"] else ""
     _say(f"items      {s['n_items']:,}: {labels}{examples}")
     _say(f"triplets   {s['n_triplets']:,}")
     if ph:
@@ -287,8 +290,8 @@ def cmd_info(args) -> int:
     if s["n_skipped"]:
         _say(f"skipped    {s['n_skipped']:,} row(s)")
     for note in s["notes"]:
-        _say(f"note       {note}")
-    _say(s["sentence"])
+        _say(f"note       {_printable(note)}")
+    _say(_printable(s["sentence"]))
     return 0
 
 
@@ -504,7 +507,7 @@ def main(argv=None) -> int:
             msg = f"{exc.filename}: {exc.strerror}"
         if isinstance(exc, MemoryError):
             msg = "not enough memory for this run" + (f": {exc}" if str(exc) else "")
-        print(f"{prog}: error: {' '.join(msg.split())}", file=sys.stderr)
+        print(f"{prog}: error: {_printable(' '.join(msg.split()))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
