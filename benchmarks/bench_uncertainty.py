@@ -71,7 +71,7 @@ def run_one(n, c, seed, n_jobs, d=2):
     X = loe_viz.make_points("gaussian", n, d, random_state=1000 + seed)
     oracle = loe_viz.TripletOracle(X, temperature=1.0, random_state=2000 + seed)
     model = loe_viz.LOE(n_components=d, n_jobs=n_jobs, random_state=3000 + seed)
-    l = model._validated(n)["l"]
+    l = model.n_landmarks if isinstance(model.n_landmarks, int) else d + 3  # fit_oracle's default
     per = loe_viz.total_budget(n, c) // l
     t0 = time.perf_counter()
     try:

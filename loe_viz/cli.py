@@ -162,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "current directory; '-': standard output)")
     p.add_argument("--layout", choices=LAYOUTS, default="auto",
                    help="layout of a header-less four-column file (default: detected)")
+    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
+                   help="read item ids as integers or as text labels (default: detected)")
     p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
                    help="stop an iterative method after S seconds and keep its last iterate")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -199,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="the triplet file")
     p.add_argument("--layout", choices=LAYOUTS, default="auto",
                    help="layout of a header-less four-column file (default: detected)")
+    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
+                   help="read item ids as integers or as text labels (default: detected)")
     p.set_defaults(func=cmd_info)
     return parser
 
@@ -208,12 +212,15 @@ def _say(*parts, err: bool = False) -> None:
     print(*parts, file=sys.stderr if err else sys.stdout, flush=True)
 
 
-def _read(path: str, layout: str):
+def _read(path: str, layout: str, item_type: str = "auto"):
     from .io import read_triplets
 
-    if path != "-" and os.path.isdir(path):
+    if os.path.isdir(path):
         raise DataError(f"{path} is a directory, not a triplet file")
-    return read_triplets(path, layout=layout)
+    try:
+        return read_triplets(path, layout=layout, item_type=item_type)
+    except ValueError as exc:  # the reader's message, with its advice in this command's terms
+        raise DataError(str(exc).replace("pass item_type='str'", "pass --item-type str")) from None
 
 
 def _seconds(s: float) -> str:
@@ -260,7 +267,7 @@ def cmd_info(args) -> int:
     from .app.triplets_state import summarize  # the explorer's summary (param, no Panel)
 
     t0 = time.perf_counter()
-    data = _read(args.file, args.layout)
+    data = _read(args.file, args.layout, args.item_type)
     seconds = time.perf_counter() - t0
     s = summarize(data)
     ph = s["per_head"]
@@ -294,7 +301,7 @@ def cmd_embed(args) -> int:
 
     err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
     t0 = time.perf_counter()
-    data = _read(args.file, args.layout)
+    data = _read(args.file, args.layout, args.item_type)
     t_read = time.perf_counter() - t0
     n, m, d = int(data.n_items), int(data.n_triplets), int(args.dimensions)
     _say(f"read {m:,} triplets over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "

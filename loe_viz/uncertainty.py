@@ -430,6 +430,11 @@ class ItemUncertainty:
     @classmethod
     def from_stages(cls, ranking, shifts, D_landmarks, lmds, offset="lambda2", reason=None) -> "ItemUncertainty":
         """Collect what :func:`item_covariance` needs from the results of one fit."""
+        d = lmds.embedding.shape[1]
+        supported = getattr(lmds, "n_supported", d)
+        if reason is None and 0 <= supported < d:
+            reason = (f"the landmark block supports only {supported} of the {d} dimensions; the other axes are "
+                      "placed by a fallback with no error model")
         return cls(
             W=shifts.W, D_landmarks=D_landmarks, landmarks=ranking.landmarks, embedding=lmds.embedding,
             score_variance=score_variances(ranking.columns, ranking.R.shape[0]),

@@ -166,6 +166,9 @@ def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
     (tmp_path / "bad.csv").write_text("head,winner,loser\n1,2,3\n4,5,x\n", encoding="utf-8")
     line = one_line_error(run("embed", "bad.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
     assert line.startswith("loe-viz embed: error: bad.csv: line 3: ") and "'x'" in line
+    assert line.endswith("pass --item-type str to read every id as a text label")  # advice in CLI terms
+    ok = run("info", "bad.csv", "--item-type", "str", cwd=tmp_path)
+    assert ok.returncode == 0 and "items      6: text labels" in ok.stdout
     assert not list(tmp_path.glob("bad_*.csv"))  # nothing written
     line = one_line_error(run("embed", "missing.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
     assert line == "loe-viz embed: error: missing.csv: No such file or directory"

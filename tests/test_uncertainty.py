@@ -102,7 +102,7 @@ def _fit(n, c, seed, **kw):
     X = make_points("gaussian", n, random_state=100 + seed)  # ground truth
     oracle = TripletOracle(X, temperature=1.0, random_state=200 + seed)  # answers
     model = LOE(n_components=X.shape[1], random_state=300 + seed, **kw)  # landmarks: a third seed
-    l = model._validated(n)["l"]
+    l = X.shape[1] + 3  # fit_oracle's default number of landmarks
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit_oracle(oracle, total_budget(n, c) // l)

@@ -69,15 +69,24 @@ class RecordingOracle:
         self.blocks.append(out)
         return out
 
-    def comparisons(self, head, per_landmark, seed, tiled=False):
+    def comparisons(self, head, per_landmark, seed, tiled=False, out=None):
         """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
-        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled)
+        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled, out=out)
+        self._record(head, near, far)
+        return near, far
+
+    def block_comparisons(self, head, others, count, seed, out=None):
+        """Answer comparisons among the landmarks (LOE's landmark-block share) and record them."""
+        near, far = self._oracle.block_comparisons(head, others, count, seed, out=out)
+        self._record(head, near, far)
+        return near, far
+
+    def _record(self, head, near, far) -> None:
         block = np.empty((near.size, 3), dtype=near.dtype)
         block[:, 0] = head
         block[:, 1] = near
         block[:, 2] = far
         self.blocks.append(block)
-        return near, far
 
     def triplets(self) -> np.ndarray:
         """Every recorded triplet, in list order, as one ``(m, 3)`` array."""

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .jobs import direct_dispatch
 
-__all__ = ["session_dispatcher", "in_server_session"]
+__all__ = ["session_dispatcher", "in_server_session", "connection_count", "release_links"]
 
 log = logging.getLogger(__name__)
 
@@ -60,3 +60,57 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
                 log.warning("UI update failed", exc_info=True)
         d.add_next_tick_callback(wrapped)
     return run
+
+
+def connection_count() -> int | None:
+    """Browser connections of the current session (0 once its tab was closed); None outside a server."""
+    import panel as pn
+    doc = pn.state.curdoc
+    ctx = getattr(doc, "session_context", None)
+    session = getattr(ctx, "_session", None)
+    if session is None:
+        return None
+    return int(session.connection_count)
+
+
+def release_links(*roots) -> int:
+    """Drop the entries of Panel's JS-callback registry that belong to the components under ``roots``.
+
+    :class:`panel.links.Callback` keeps its callbacks in a ``WeakKeyDictionary``
+    keyed by the source component, but each callback holds its source, so the
+    entries never go away on their own (e.g. the ``jscallback`` inside
+    :class:`~panel.widgets.EditableIntSlider`): a closed page would stay in
+    memory.  Returns the number of entries dropped.
+    """
+    from panel.links import Callback
+
+    seen: set[int] = set()
+    found = []
+
+    def walk(obj):
+        if obj is None or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        found.append(obj)
+        for child in getattr(obj, "objects", None) or ():
+            walk(child)
+        walk(getattr(obj, "_composite", None))
+        for attr in ("_slider", "_value_edit", "_start_edit", "_end_edit", "_text"):
+            walk(getattr(obj, attr, None))
+
+    for root in roots:
+        try:
+            for obj in root.select():
+                walk(obj)
+        except Exception:
+            walk(root)
+    registry = Callback.registry
+    dropped = 0
+    for obj in found:
+        try:
+            if obj in registry:
+                del registry[obj]
+                dropped += 1
+        except TypeError:  # not weak-referenceable: cannot be a key
+            pass
+    return dropped

@@ -268,6 +268,8 @@ class SweepState(param.Parameterized):
     def _publish(self, **updates) -> None:
         def apply():
             if not self._closed:
+                if "points" in updates:  # counted here, on the UI thread, so no update is lost
+                    updates["version"] = self.version + 1
                 self.param.update(**updates)
         try:
             self.dispatch(apply)
@@ -286,8 +288,7 @@ class SweepState(param.Parameterized):
                     self._publish(message=f"{SWEEP_VARIABLES[variable]} = {value:g}, seed {seed} "
                                           f"({len(done) + 1} of {total})…")
                     done.append(run_point(config, variable, value, seed, stop=stop))
-                    self._publish(points=list(done), progress=int(round(100 * len(done) / total)),
-                                  version=self.version + 1)
+                    self._publish(points=list(done), progress=int(round(100 * len(done) / total)))
         except _Cancelled:
             self._publish(running=False, message=f"Cancelled after {len(done)} of {total} fits.")
             return

@@ -17,6 +17,7 @@ __all__ = ["warm_up", "start_warm_up"]
 log = logging.getLogger(__name__)
 
 _warm_lock = threading.Lock()
+_start_lock = threading.Lock()  # not _warm_lock: a second session must not wait for the warm-up to end
 _warm_seconds: float | None = None
 _warm_thread: threading.Thread | None = None
 
@@ -66,7 +67,7 @@ def _warm_compare_and_triplets() -> None:
 def start_warm_up() -> threading.Thread | None:
     """Start :func:`warm_up` on a daemon thread the first time; later calls do nothing."""
     global _warm_thread
-    with _warm_lock:
+    with _start_lock:
         if _warm_thread is not None or _warm_seconds is not None:
             return _warm_thread
         _warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)

@@ -383,7 +383,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         notes.append(f"ignored column(s): {', '.join(spec.ignored)}")
     skip, crowd, ncols = opts["errors"] == "skip", spec.layout == "crowd", len(spec.roles)
     stream, n_nl, n_cr = src.rewind(spec.data_start), 0, 0
-    while chunk := stream.read(1 << 24):  # at most one row per line: the output is allocated once
+    while chunk := stream.read(1 << 20):  # at most one row per line: the output is allocated once
         n_nl, n_cr = n_nl + chunk.count(b"\n"), n_cr + chunk.count(b"\r")
     cap = max(n_nl, n_cr) + 1
     cols = _Columns(spec, opts, lim, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import secrets
+import unicodedata
 import zipfile
 
 import numpy as np
@@ -154,9 +155,9 @@ def _check_write_labels(labels) -> np.ndarray:
         lab = np.array(vals, dtype=np.int64)
     elif all(isinstance(v, str) for v in vals):
         for i, v in enumerate(vals):
-            if not v or v != v.strip() or "\n" in v or "\r" in v or v.startswith("#"):
-                raise ValueError(f"labels[{i}] = {v!r} is empty, has surrounding whitespace or a line break, "
-                                 "or starts with '#' (a comment line)")
+            if not v or v != v.strip() or v.startswith("#") or any(unicodedata.category(c) == "Cc" for c in v):
+                raise ValueError(f"labels[{i}] = {v!r} is empty, has surrounding whitespace, a line break or another "
+                                 "control character, or starts with '#' (a comment line)")
         numeric = [is_number(v) for v in vals]
         if all(numeric):
             raise ValueError("labels are numbers written as strings; pass them as integers")

@@ -21,6 +21,7 @@ def sweep_figure(points, variable: str, metric: str):
     """One small multiple: every fit (dots), the mean over seeds with its spread, the fitted slope."""
     xlabel = SWEEP_VARIABLES[variable]
     ylabel = METRICS[metric]
+    short = {"procrustes": "Procrustes", "triplet_error": "Triplet error", "seconds": "Fit time"}[metric]
     pts = [(p.value, getattr(p, metric)) for p in points if np.isfinite(getattr(p, metric))]
     if not pts:
         return hv.Curve([], xlabel, ylabel).opts(**plots.base_opts(
@@ -39,18 +40,18 @@ def sweep_figure(points, variable: str, metric: str):
     layers = [
         hv.Scatter((x, y), xlabel, ylabel, label="each seed").opts(color="#9aa7b4", size=8, alpha=0.8),
         hv.ErrorBars((xs, mean, lo, hi), xlabel, [ylabel, "lo", "hi"]).opts(color="#2b6cb0", line_width=2),
-        hv.Curve((xs, mean), xlabel, ylabel, label="mean (bars: min–max)").opts(color="#2b6cb0", line_width=3),
+        hv.Curve((xs, mean), xlabel, ylabel, label="mean").opts(color="#2b6cb0", line_width=3),
     ]
-    title = ylabel
+    title = short
     if np.isfinite(slope) and logx and logy:
         # the fitted power law through all points, drawn over the swept range
         b = float(np.mean(np.log(y)) - slope * np.mean(np.log(x)))
         xx = np.geomspace(x.min(), x.max(), 20)
-        layers.append(hv.Curve((xx, np.exp(b) * xx ** slope), xlabel, ylabel, label=f"fit: slope {slope:.2f}")
+        layers.append(hv.Curve((xx, np.exp(b) * xx ** slope), xlabel, ylabel, label="fit")
                       .opts(color="#d62728", line_dash="dashed", line_width=2.5))
-        title += f": slope {slope:.2f}"
+        title += f", slope {slope:.2f}"
         if theory is not None:
-            title += f" (theory {theory:g})"
+            title += f" ({theory:g})"
     extra = {}
     if logy:
         ticks = plots.log_ticks(y)
@@ -89,15 +90,17 @@ class SweepView(Viewer):
         self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary")
         self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-sweep-message"])
         self._plots = pn.Row(sizing_mode="stretch_width")
+        self._slopes = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
+                                        css_classes=["loe-sweep-slopes"])
         self._run.on_click(lambda e: self.start())
         self._stop.on_click(lambda e: self.sweep.cancel())
         sw.param.watch(self._on_points, ["version"])
         sw.param.watch(self._on_status, ["running", "progress", "message"])
-        sw.param.watch(lambda e: self._sync_controls(), ["variable", "values", "seeds", "n"])
+        sw.param.watch(lambda *e: self._sync_controls(), ["variable", "values", "seeds", "n"])
         self._layout = pn.Column(
             pn.Row(self._variable, self._values, self._seeds, self._n, sizing_mode="stretch_width"),
             pn.Row(self._run, self._stop, self._progress, self._message, sizing_mode="stretch_width"),
-            self._plots, sizing_mode="stretch_width", css_classes=["loe-sweep"])
+            self._plots, self._slopes, sizing_mode="stretch_width", css_classes=["loe-sweep"])
         self._on_points()
 
     def __panel__(self):
@@ -142,3 +145,12 @@ class SweepView(Viewer):
     def _on_points(self, *events):
         sw = self.sweep
         self._plots.objects = [hvpane(sweep_figure(sw.points, sw.variable, m)) for m in self.metrics]
+        parts = []
+        for m in self.metrics:
+            slope = sw.slope(m)
+            if np.isfinite(slope):
+                theory = THEORY_SLOPES.get((sw.variable, m))
+                parts.append(f"{METRICS[m]}: fitted log-log slope **{slope:.2f}**"
+                             + (f" (theory {theory:g})" if theory is not None else ""))
+        self._slopes.object = (" · ".join(parts) + " — dots: each seed; line: mean, bars: min to max; "
+                               "dashed: the fitted power law.") if parts else ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 
 import holoviews as hv
 import numpy as np
@@ -16,6 +15,7 @@ from panel.viewable import Viewer
 from .. import plots
 from ..colors import quantized
 from ..session import session_dispatcher
+from ..text import md as _md
 from ..triplets_state import (
     AUTO_LANDMARKS, LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState, loe_coverage,
 )
@@ -43,14 +43,6 @@ spends its answers less efficiently than **STE**, which fits all coordinates to 
 )
 
 _EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
-
-
-def _md(text) -> str:
-    """``text`` shown literally in Markdown (file names, labels and messages come from the user)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 class TripletsView(Viewer):
@@ -88,7 +80,7 @@ class TripletsView(Viewer):
         # -- how it was read ------------------------------------------------------------------
         self.sentence = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
                                          css_classes=["loe-tr-sentence"])
-        self.summary_table = pn.pane.Markdown("", width=560, styles={"font-size": "1.05em"},
+        self.summary_table = pn.pane.Markdown("", width=500, styles={"font-size": "1.05em"},
                                               css_classes=["loe-tr-summary"])
         self.heads_plot = hvpane(self._heads_figure())
         self.notes = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#555"})
@@ -126,17 +118,16 @@ class TripletsView(Viewer):
             pn.Card(explanation(_TEXT), title="What happens in “Your triplets”", collapsed=False,
                     sizing_mode="stretch_width", header_background="#eef3f8", margin=(5, 5, 10, 5)),
             pn.pane.Markdown("### 1. Triplets"),
-            pn.Row(self.w_sample, self.w_upload, sizing_mode="stretch_width"),
+            plots.wrap(self.w_sample, self.w_upload),
             self.alert,
             pn.pane.Markdown("### 2. How they were read"),
             self.sentence,
-            pn.Row(self.summary_table, self.heads_plot, sizing_mode="stretch_width"),
+            plots.wrap(self.summary_table, self.heads_plot),
             self.notes,
             pn.pane.Markdown("### 3. Embed"),
-            pn.Row(self.w_methods, self.w_d, self.w_l, self.w_test, self.w_seed, self.w_limit,
-                   sizing_mode="stretch_width"),
+            plots.wrap(self.w_methods, self.w_d, self.w_l, self.w_test, self.w_seed, self.w_limit),
             self.coverage,
-            pn.Row(self.b_run, self.b_cancel, self.progress, self.message, sizing_mode="stretch_width"),
+            plots.wrap(self.b_run, self.b_cancel, self.progress, self.message),
             pn.pane.Markdown("### 4. Results"),
             self.results_intro, self.results_table,
             pn.Row(self.w_shown, self.download),
@@ -198,7 +189,7 @@ class TripletsView(Viewer):
         s = self.state
         self.progress.value = int(s.progress)
         self.progress.visible = bool(s.running)
-        self.message.object = s.message
+        self.message.object = _md(s.message)
         self.b_run.disabled = bool(s.running)
         self.b_cancel.disabled = not s.running
 
