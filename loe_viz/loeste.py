@@ -121,7 +121,8 @@ class LOESTE(ParamsMixin):
             raise ValueError(f"{name} must not set {', '.join(clash)}: LOESTE sets it (pass it to LOESTE instead)")
         return dict(value)
 
-    def _build(self):
+    def _build(self, progress):
+        """Check every parameter; build the LOE and STE stages and the progress callable."""
         d = check_int(self.n_components, "n_components", minimum=1)
         eps = check_float(self.eps, "eps", minimum=0.0, strict_minimum=True)
         if eps >= 1.0:
@@ -144,7 +145,7 @@ class LOESTE(ParamsMixin):
         except TypeError as exc:
             raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
         ste._validated()  # fail before the (possibly long) LOE stage
-        return d, eps, budget, loe, ste
+        return d, eps, budget, loe, ste, resolve_progress(progress)
 
     # ----------------------------------------------------------------- fitting
     def fit_oracle(self, oracle, total: int, progress=None) -> "LOESTE":
@@ -167,9 +168,8 @@ class LOESTE(ParamsMixin):
         -------
         self
         """
-        progress = resolve_progress(progress)
         t_start = time.perf_counter()
-        d, eps, budget, loe, ste = self._build()
+        d, eps, budget, loe, ste, progress = self._build(progress)
         total = check_int(total, "total", minimum=1)
         n = int(oracle.n_items)
         if self.n_landmarks is not None:
@@ -215,16 +215,15 @@ class LOESTE(ParamsMixin):
             As for :meth:`LOE.fit`: list-order triplets of shape (m, 3), and
             the number of items (default: largest index + 1).
         progress : None, True or callable, optional
-            LOE's stages, then STE's iterations (see :func:`loe_viz.progress.resolve_progress`).
+            As for :meth:`fit_oracle`.
 
         Returns
         -------
         self
         """
-        progress = resolve_progress(progress)
         t_start = time.perf_counter()
-        d, eps, budget, loe, ste = self._build()
         T, n = check_triplets(triplets, n_items)
+        d, eps, budget, loe, ste, progress = self._build(progress)
         loe.fit(T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)
         t_loe = time.perf_counter()
