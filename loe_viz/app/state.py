@@ -257,6 +257,12 @@ class _RecordingOracle:
         self.blocks.append(block)
         return near, far
 
+    def block_comparisons(self, head, others, count, seed):
+        """Answer one landmark's comparisons among the other landmarks and record them."""
+        near, far = self._oracle.block_comparisons(head, others, count, seed)
+        self.blocks.append(np.column_stack([np.full(near.size, head, dtype=near.dtype), near, far]))
+        return near, far
+
     def triplets(self) -> np.ndarray:
         """Every recorded triplet, in list order, as one ``(m, 3)`` array."""
         if not self.blocks:
