@@ -338,8 +338,9 @@ def main():
                            ("choice", "choice", choice_table), ("large_only", "large", large_run), ("stored_speed", "stored_speed", stored_speed)]:
         if getattr(args, flag):
             out = args.out.replace(".json", f"_{name}.json")
+            result = {name: fn(), "load_average_end": os.getloadavg()}
             with open(out, "w") as fh:
-                json.dump({name: fn(), "load_average_end": os.getloadavg()}, fh, indent=1, default=float)
+                json.dump(result, fh, indent=1, default=float)
             print(f"saved {out}")
             return
     first = first_call_times()

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._validation import index_dtype
+from .oracle import TripletOracle
 from .kernels import btl, shares
 from .ranking import cache_order, rank_column
 
@@ -172,9 +173,14 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
     q = int(block_count) if block is not None else 0
     rest = per_landmark - p - q
     # Each part is in cache order by itself (tiles), so passes over the whole stay cache-friendly.
-    oracle.comparisons(head, rest, seed, tiled=True, out=(near[p:p + rest], far[p:p + rest]))
-    if q:
-        oracle.block_comparisons(head, block, q, block_seed, out=(near[p + rest:], far[p + rest:]))
+    if isinstance(oracle, TripletOracle):  # drawn in place
+        oracle.comparisons(head, rest, seed, tiled=True, out=(near[p:p + rest], far[p:p + rest]))
+        if q:
+            oracle.block_comparisons(head, block, q, block_seed, out=(near[p + rest:], far[p + rest:]))
+    else:  # an object with the oracle's methods (e.g. one that records the comparisons): copied in
+        near[p:p + rest], far[p:p + rest] = oracle.comparisons(head, rest, seed, tiled=True)
+        if q:
+            near[p + rest:], far[p + rest:] = oracle.block_comparisons(head, block, q, block_seed)
     t1 = time.perf_counter()
     col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, **settings.kwargs())
     return col, t1 - t0, time.perf_counter() - t1
