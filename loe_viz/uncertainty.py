@@ -69,7 +69,8 @@ from .edm import project_edm
 from .shifts import estimate_shifts
 
 __all__ = [
-    "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes", "coverage",
+    "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes",
+    "coverage",
 ]
 
 
