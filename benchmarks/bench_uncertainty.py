@@ -4,6 +4,7 @@
     python benchmarks/bench_uncertainty.py --sizes 1000 --seeds 4  # a quick subset
     python benchmarks/bench_uncertainty.py --sizes 1e5 --out benchmarks/results/uncertainty_1e5.json
     python benchmarks/bench_uncertainty.py --merge a.json b.json   # combine runs made separately
+    python benchmarks/bench_uncertainty.py --kernel-cost           # score-moments pass against one ranking
 
 Protocol: x ~ N(0, I/(2d)) with d = 2 (ground-truth seed ``1000 + s``), BTL answers at
 temperature 1 (oracle seed ``2000 + s``), the paper's total budget
@@ -183,6 +184,36 @@ def print_summary(summary, slopes):
             print(f"n = {n}: slope of log({names[key]}) vs log(c) = {sl:.3f} (1/sqrt(c): -0.5)")
 
 
+def kernel_cost(sizes=(1000, 10_000), c=50, l=5, repeats=3):
+    """Seconds of the score-moments pass against those of one landmark's ranking (which includes it)."""
+    import loe_viz
+    from loe_viz.kernels import btl
+    from loe_viz.kernels import uncertainty as unc_kernels
+    from loe_viz.ranking import rank_column
+
+    for n in sizes:
+        X = loe_viz.make_points("gaussian", n, random_state=0)
+        oracle = loe_viz.TripletOracle(X, random_state=1)
+        per = loe_viz.total_budget(n, c) // l
+        near, far = oracle.comparisons(0, per, oracle.next_seeds(1)[0], tiled=True)
+        mask = np.ones(n, dtype=bool)
+        mask[0] = False
+        t_rank, t_mom = [], []
+        for _ in range(repeats + 1):  # the first compiles
+            t0 = time.perf_counter()
+            col = rank_column(near, far, 0, n, reorder=False)
+            t_rank.append(time.perf_counter() - t0)
+            g, hd, h = np.empty(n), np.empty(n), np.empty(per, dtype=np.float32)
+            btl.gradient(near, far, col.scores, 1e-3, mask, g, hd, h, True)
+            v, b = np.empty(n), np.empty(n)
+            t0 = time.perf_counter()
+            unc_kernels.score_moments(near, far, col.scores, h, hd, mask, v, b)
+            t_mom.append(time.perf_counter() - t0)
+        r, m = min(t_rank[1:]), min(t_mom[1:])
+        print(f"n = {n}, {per:,} comparisons: ranking {r:.3f} s (score moments included), score moments "
+              f"{m:.4f} s = {100 * m / r:.1f} % (load average {os.getloadavg()[0]:.1f})")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", type=float, default=[1000, 1e4, 1e5])
@@ -191,7 +222,11 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=JSON_PATH)
     ap.add_argument("--merge", nargs="+", default=None, help="combine the runs of saved JSON files into --out")
+    ap.add_argument("--kernel-cost", action="store_true", help="time the score-moments pass against a ranking")
     args = ap.parse_args(argv)
+    if args.kernel_cost:
+        kernel_cost()
+        return
     if args.merge:
         runs = []
         for p in args.merge:
