@@ -9,17 +9,10 @@ from __future__ import annotations
 import html
 import math
 
-#: One colour per method, the same on every page.
-COLOURS = {
-    "LOE": "#000000",
-    "STE": "#1f77b4",
-    "TSTE": "#ff7f0e",
-    "SOE": "#2ca02c",
-    "GNMDS": "#d62728",
-    "CKL": "#9467bd",
-    "LOE-STE": "#8c564b",
-    "cblearn STE": "#e377c2",
-}
+from loe_viz.methods import method_colour
+
+#: Colours of the series that are not loe_viz methods (those come from ``loe_viz.methods``).
+COLOURS = {"cblearn STE": "#e377c2"}
 _SPARE = ("#17becf", "#bcbd22", "#7f7f7f")
 
 #: Values below this are drawn at this value on logarithmic axes (an error of exactly 0).
@@ -27,8 +20,8 @@ LOG_FLOOR = 1e-5
 
 
 def colour(name: str, index: int = 0) -> str:
-    """The colour of a method, or a spare colour for other series."""
-    return COLOURS.get(name, _SPARE[index % len(_SPARE)])
+    """The colour of a method (by registry name or label), or a spare colour for other series."""
+    return COLOURS.get(name) or method_colour(name, default=_SPARE[index % len(_SPARE)])
 
 
 def _clean(values, log: bool):

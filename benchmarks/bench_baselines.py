@@ -36,10 +36,11 @@ import time
 import numpy as np
 
 import loe_viz as lv
-from loe_viz.baselines import CKL, GNMDS, SOE, STE, TSTE
-from loe_viz.loeste import LOESTE
+from loe_viz.methods import BASELINES, METHODS
 
-OURS = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}
+OURS = {name: METHODS[name].estimator for name in BASELINES}
+STE = METHODS["STE"].estimator
+LOESTE = METHODS["LOESTE"].estimator
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "baselines.json")
 
 
@@ -290,7 +291,7 @@ def large(args, out):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--methods", default="STE,TSTE,SOE,GNMDS,CKL")
+    ap.add_argument("--methods", default=",".join(BASELINES))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-cblearn", action="store_true")

@@ -48,6 +48,7 @@ import numpy as np
 
 import loe_viz as lv
 from loe_viz.baselines import STE
+from loe_viz.data import sample_dir
 from loe_viz.io import read_triplets
 from loe_viz.loe import LOEWarning
 from loe_viz.loeste import LOESTE
@@ -55,7 +56,7 @@ from loe_viz.loeste import LOESTE
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results", "collected.json")
-SAMPLES = os.path.join(ROOT, "sample_data")
+SAMPLES = str(sample_dir())  # the bundled files (package data, through importlib.resources)
 FLIP = 0.15
 ZIPF = 1.0
 MANY_LANDMARKS = 50

@@ -78,11 +78,11 @@ import _plots  # noqa: E402
 import _runinfo  # noqa: E402
 
 import loe_viz as lv  # noqa: E402
-from loe_viz.baselines import CKL, GNMDS, SOE, STE, TSTE  # noqa: E402
-from loe_viz.loeste import LOESTE  # noqa: E402
+from loe_viz.methods import BASELINES as BASELINE_NAMES, METHODS  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
-BASELINES = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}
+BASELINES = {name: METHODS[name].estimator for name in BASELINE_NAMES}
+LOESTE = METHODS["LOESTE"].estimator
 EXPERIMENTS = ("fig2a", "fig2b", "warmstart", "budget")
 
 #: Full-size settings (see the module docstring for how they scale the paper's).

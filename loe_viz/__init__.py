@@ -15,7 +15,17 @@ from .metrics import align, procrustes_error, triplet_accuracy, triplet_error
 from .oracle import TripletOracle, total_budget
 from .points import POINT_KINDS, load_points, make_points
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    # The version of the installed distribution (pyproject.toml's, through the package metadata).
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("loe-viz")
+    except PackageNotFoundError:  # a source checkout on sys.path, never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 # name -> submodule, resolved on first attribute access (PEP 562)
 _LAZY = {

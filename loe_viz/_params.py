@@ -1,8 +1,31 @@
-"""The scikit-learn parameter idiom shared by the estimators."""
+"""The scikit-learn parameter idiom shared by the estimators.
+
+The parameters of an estimator are the arguments of its ``__init__``, read
+from the signature (as scikit-learn's ``BaseEstimator._get_param_names``
+does): ``__init__`` only stores each argument under its own name, and every
+check happens in ``fit``.
+
+A subclass that adds parameters to its base may write only its own ones and
+pass the rest on::
+
+    class TSTE(TripletEmbedding):
+        def __init__(self, n_components=2, *, alpha=None, **kwargs):
+            super().__init__(n_components, **kwargs)
+            self.alpha = alpha
+
+Its ``__init__`` then gets the full signature (the base's arguments, then its
+own), so that ``inspect.signature(TSTE)``, ``help`` and ``get_params`` list
+every parameter; an argument neither takes is refused by the base's
+``__init__`` with the usual ``TypeError``.
+"""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
+
+_SKIP = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
 def _differs(value, default) -> bool:
@@ -14,26 +37,70 @@ def _differs(value, default) -> bool:
         return True
 
 
-class ParamsMixin:
-    """``get_params``/``set_params``/``__repr__`` over the names in ``_param_names``."""
+def _merged_signature(cls, init) -> inspect.Signature | None:
+    """``init``'s signature with its ``**kwargs`` replaced by the base ``__init__``'s parameters."""
+    own = list(inspect.signature(init).parameters.values())
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own):
+        return None
+    base = inspect.signature(super(cls, cls).__init__).parameters.values()
+    names = {p.name for p in own}
+    positional = [p for p in own if p.kind not in _SKIP and p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    inherited = [p for p in base if p.name not in names and p.kind is inspect.Parameter.KEYWORD_ONLY]
+    keyword = [p for p in own if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return inspect.Signature(positional + inherited + keyword)
 
-    _param_names: tuple = ()
+
+class ParamsMixin:
+    """``get_params``/``set_params``/``__repr__`` over the arguments of ``__init__``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            merged = _merged_signature(cls, init)
+            if merged is not None:
+                init.__signature__ = merged
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """The parameter names, in the order of the ``__init__`` signature."""
+        params = inspect.signature(cls.__init__).parameters.values()
+        bad = [p.name for p in params if p.kind in _SKIP]
+        if bad:
+            raise TypeError(f"{cls.__name__}.__init__ must name its parameters, not take *{bad[0]}")
+        return [p.name for p in params if p.name != "self"]
+
+    @classmethod
+    def _param_defaults(cls) -> dict:
+        params = inspect.signature(cls.__init__).parameters
+        return {k: params[k].default for k in cls._get_param_names()}
 
     def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments (scikit-learn idiom)."""
-        return {k: getattr(self, k) for k in self._param_names}
+        """The constructor arguments (scikit-learn idiom).
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Accepted for scikit-learn compatibility; no parameter is itself an
+            estimator, so it changes nothing.
+
+        Returns
+        -------
+        dict
+            Parameter name -> value, in signature order.
+        """
+        return {k: getattr(self, k) for k in self._get_param_names()}
 
     def set_params(self, **params):
-        """Set constructor arguments (scikit-learn idiom)."""
+        """Set constructor arguments (scikit-learn idiom); returns ``self``."""
+        names = self._get_param_names()
         for k, v in params.items():
-            if k not in self._param_names:
-                raise ValueError(
-                    f"{k} is not a parameter of {type(self).__name__}; valid: {', '.join(self._param_names)}"
-                )
+            if k not in names:
+                raise ValueError(f"{k} is not a parameter of {type(self).__name__}; valid: {', '.join(names)}")
             setattr(self, k, v)
         return self
 
     def __repr__(self) -> str:
-        defaults = type(self)().get_params()
+        defaults = self._param_defaults()
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if _differs(v, defaults[k]))
         return f"{type(self).__name__}({args})"

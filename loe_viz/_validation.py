@@ -8,6 +8,7 @@ match it exactly.
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -19,8 +20,14 @@ __all__ = [
     "check_random_state",
     "check_int",
     "check_float",
+    "check_n_jobs",
+    "check_regularization",
     "index_dtype",
+    "MAX_JOBS",
 ]
+
+#: The largest ``n_jobs`` accepted: each thread of the loss kernels keeps an (n, d) buffer.
+MAX_JOBS = 1024
 
 
 def index_dtype(n_items: int) -> np.dtype:
@@ -29,18 +36,24 @@ def index_dtype(n_items: int) -> np.dtype:
 
 
 def check_random_state(random_state) -> np.random.Generator:
-    """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``Generator``."""
+    """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``Generator``.
+
+    Anything else (a string, a float such as 1.5 or NaN, a bool) is a
+    ``ValueError`` that says what was given.
+    """
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        if isinstance(random_state, numbers.Integral) and random_state < 0:
+    integral = isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_))
+    if random_state is None or integral or isinstance(random_state, np.random.SeedSequence):
+        if integral and random_state < 0:
             raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
         return np.random.default_rng(random_state)
+    shown = f" {random_state!r}" if isinstance(random_state, (str, bytes, numbers.Number, np.bool_)) else ""
     raise ValueError(
         f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
-        f"got {type(random_state).__name__}"
+        f"got {type(random_state).__name__}{shown}"
     )
 
 
@@ -57,6 +70,34 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return value
+
+
+def check_n_jobs(value, name: str = "n_jobs") -> int:
+    """A number of threads: 1 to :data:`MAX_JOBS`, or -1 for every core (returned as the core count)."""
+    n_jobs = check_int(value, name, minimum=-1)
+    if n_jobs == 0:
+        raise ValueError(f"{name} must be a positive number of threads or -1 (every core), got 0")
+    if n_jobs > MAX_JOBS:
+        raise ValueError(f"{name} must be <= {MAX_JOBS} threads, got {n_jobs}")
+    if n_jobs == -1:
+        n_jobs = os.cpu_count() or 1
+    return n_jobs
+
+
+#: The smallest positive BTL regularization: below it the ranking's Newton solver
+#: divides by the curvature of uncompared items (``lambda``) and overflows.
+MIN_REGULARIZATION = 1e-50
+
+
+def check_regularization(value, name: str = "regularization") -> float:
+    """The BTL penalty ``lambda``: 0, or a finite value >= :data:`MIN_REGULARIZATION`."""
+    reg = check_float(value, name, minimum=0.0)
+    if 0.0 < reg < MIN_REGULARIZATION:
+        raise ValueError(
+            f"{name} must be 0 or at least {MIN_REGULARIZATION:g} (smaller values overflow the ranking's "
+            f"Newton solver for items a landmark never compared), got {reg:g}"
+        )
+    return reg
 
 
 def check_float(
@@ -136,6 +177,11 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
             raise ValueError(f"{name} must hold integer item indices, got non-integer values")
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must hold integer item indices, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        row = int(np.argwhere(arr > np.iinfo(np.int64).max)[0, 0])
+        raise ValueError(
+            f"{name} index {int(arr.max())} is too large for an item index (at most 2**63 - 1; first at row {row})"
+        )
     if arr.dtype.kind == "f" or arr.dtype.itemsize > 8 or arr.dtype == np.uint64:
         arr = arr.astype(np.int64)
     arr = np.ascontiguousarray(arr)
@@ -143,6 +189,12 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
     if lo < 0:
         row = int(np.argwhere(arr < 0)[0, 0])
         raise ValueError(f"{name} contains a negative index ({lo}) at row {row}")
+    if bad >= 0:  # before the n_items checks: [[0, 0, 1]] has a repeat, not too few items
+        row = tuple(int(v) for v in arr[bad])
+        item = row[1] if row[1] in (row[0], row[2]) else row[0]
+        raise ValueError(
+            f"{name} row {bad} repeats an item ({item}): {row}; a triplet needs three distinct items"
+        )
     if n_items is None:
         n_items = hi + 1
     else:
@@ -154,10 +206,5 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
             )
     if n_items < 3:
         raise ValueError(f"n_items must be >= 3, got {n_items}")
-    if bad >= 0:
-        raise ValueError(
-            f"{name} row {bad} repeats an item: {tuple(int(v) for v in arr[bad])}; "
-            "a triplet needs three distinct items"
-        )
     out = arr if arr.dtype == index_dtype(n_items) else arr.astype(index_dtype(n_items))
     return out, n_items

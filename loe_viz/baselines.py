@@ -22,7 +22,6 @@ True
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -31,13 +30,31 @@ from scipy.optimize import minimize
 
 from ._blas import blas_single_thread
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_points, check_random_state, check_triplets
+from ._validation import (
+    check_float, check_int, check_n_jobs, check_points, check_random_state, check_triplets,
+)
 from .kernels import losses as _losses
+from .progress import resolve_progress
 
 __all__ = ["FitHistory", "TripletEmbedding", "STE", "TSTE", "SOE", "GNMDS", "CKL", "STOP_REASONS"]
 
 #: Values of ``stop_reason_``.
 STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search")
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The validated parameters of one fit (see :meth:`TripletEmbedding._validated`)."""
+
+    d: int
+    max_iter: int
+    tol: float
+    budget: float | None
+    init_scale: float
+    n_jobs: int
+    rng: np.random.Generator
+    param: float  # the loss kernel's parameter (alpha, margin or mu)
+    regularization: float
 
 
 class _Stop(Exception):
@@ -87,7 +104,8 @@ class TripletEmbedding(ParamsMixin):
     """Base class: an embedding fitted by L-BFGS-B on a triplet loss.
 
     Subclasses set ``_kind`` (a :mod:`loe_viz.kernels.losses` kind code) and
-    implement ``_loss_params(d) -> (param, regularization)``.
+    implement ``_loss_params(d) -> (param, regularization)``, which validates
+    their own parameters.
 
     Parameters
     ----------
@@ -145,16 +163,11 @@ class TripletEmbedding(ParamsMixin):
     """
 
     _kind: int = -1
-    _name = "TripletEmbedding"
-    _method_params: tuple = ()
-    _common_params = (
-        "n_components", "max_iter", "tol", "time_budget", "callback", "random_state",
-        "verbose", "init_scale", "n_jobs",
-    )
 
     def __init__(
         self,
         n_components: int = 2,
+        *,
         max_iter: int = 1000,
         tol: float = 1e-7,
         time_budget: float | None = None,
@@ -174,16 +187,12 @@ class TripletEmbedding(ParamsMixin):
         self.init_scale = init_scale
         self.n_jobs = n_jobs
 
-    # ------------------------------------------------------------------ params
-    @property
-    def _param_names(self) -> tuple:
-        return self._common_params + self._method_params
-
     # -------------------------------------------------------------- checking
     def _loss_params(self, d: int) -> tuple[float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _check_common(self) -> dict:
+    def _validated(self) -> _Settings:
+        """Check every parameter (each bad one a ``ValueError`` naming it)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         tol = check_float(self.tol, "tol", minimum=0.0)
@@ -195,19 +204,23 @@ class TripletEmbedding(ParamsMixin):
         if not isinstance(self.verbose, (bool, np.bool_)):
             raise ValueError(f"verbose must be a bool, got {self.verbose!r}")
         init_scale = check_float(self.init_scale, "init_scale", minimum=0.0, strict_minimum=True)
-        n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1)
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
-        if n_jobs == -1:
-            n_jobs = os.cpu_count() or 1
+        n_jobs = check_n_jobs(self.n_jobs)
         rng = check_random_state(self.random_state)
-        return dict(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs, rng=rng)
+        param, reg = self._loss_params(d)
+        return _Settings(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs,
+                         rng=rng, param=param, regularization=reg)
 
     @staticmethod
     def _check_init(init, n: int, d: int) -> np.ndarray:
         X0 = check_points(init, "init")
         if X0.shape != (n, d):
             raise ValueError(f"init must have shape (n_items, n_components) = ({n}, {d}), got {X0.shape}")
+        if np.all(X0 == X0[0]):
+            # every loss is stationary there: L-BFGS-B would stop at once and call it converged
+            raise ValueError(
+                "init places every item at the same point, where the gradient of every loss is zero and the "
+                "fit cannot start; give distinct starting points (init=None draws a random start)"
+            )
         return X0.copy()
 
     # ----------------------------------------------------------------- fitting
@@ -231,43 +244,50 @@ class TripletEmbedding(ParamsMixin):
         param, reg = self._loss_params(X.shape[1])
         return _losses.triplet_loss_grad(X, T, self._kind, param, reg, 1)
 
-    def fit(self, triplets, n_items: int | None = None, init=None) -> "TripletEmbedding":
+    def fit(self, triplets, n_items: int | None = None, init=None, progress=None) -> "TripletEmbedding":
         """Fit the embedding to list-order triplets.
 
         Parameters
         ----------
         triplets : int array-like of shape (m, 3)
-            Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+            List-order: row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1). Items that appear in
             no triplet keep their initial position.
         init : array-like of shape (n_items, n_components), optional
             Starting embedding (e.g. LOE's); default a Gaussian with standard
-            deviation ``init_scale`` drawn from ``random_state``.
+            deviation ``init_scale`` drawn from ``random_state``. A start with
+            every item at the same point (e.g. all zeros) is refused: every
+            loss has zero gradient there, so no fit could leave it.
+        progress : None, True or callable, optional
+            True draws a tqdm bar; a callable gets ``progress("iteration", it, max_iter)``
+            after every iteration (see :func:`loe_viz.progress.resolve_progress`).
 
         Returns
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
-        cfg = self._check_common()
-        d = cfg["d"]
-        param, reg = self._loss_params(d)
+        cfg = self._validated()
+        d = cfg.d
         T, n = check_triplets(triplets, n_items)
         if init is None:
-            X0 = cfg["rng"].normal(scale=cfg["init_scale"], size=(n, d))
+            X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:
             X0 = self._check_init(init, n, d)
-        return self._optimise(T, n, d, X0, param, reg, cfg, t_start)
+        return self._optimise(T, n, d, X0, cfg, t_start, progress)
 
-    def fit_transform(self, triplets, n_items: int | None = None, init=None) -> np.ndarray:
+    def fit_transform(self, triplets, n_items: int | None = None, init=None, progress=None) -> np.ndarray:
         """Fit and return ``embedding_``."""
-        return self.fit(triplets, n_items=n_items, init=init).embedding_
+        progress = resolve_progress(progress)
+        return self.fit(triplets, n_items=n_items, init=init, progress=progress).embedding_
 
-    def _optimise(self, T, n, d, X0, param, reg, cfg, t_start) -> "TripletEmbedding":
+    def _optimise(self, T, n, d, X0, cfg: _Settings, t_start, progress=None) -> "TripletEmbedding":
         kind = self._kind
-        n_jobs = cfg["n_jobs"]
-        budget = cfg["budget"]
+        n_jobs = cfg.n_jobs
+        budget = cfg.budget
+        param, reg = cfg.param, cfg.regularization
         user_cb = self.callback
         verbose = bool(self.verbose)
 
@@ -305,16 +325,18 @@ class TripletEmbedding(ParamsMixin):
             hist_f.append(fk)
             if verbose and it % 10 == 0:
                 print(f"{type(self).__name__}: iteration {it}, loss {fk:.6g}, {hist_t[-1]:.2f} s", flush=True)
+            if progress is not None:
+                progress("iteration", it, cfg.max_iter)
             if user_cb is not None and user_cb(it, x_best.reshape(n, d).copy()):
                 raise _Stop("callback")
             if budget is not None and time.perf_counter() - t_start > budget:
                 raise _Stop("time_budget")
 
         options = dict(
-            maxiter=cfg["max_iter"],
-            maxfun=max(15000, 50 * cfg["max_iter"]),
-            ftol=cfg["tol"],
-            gtol=cfg["tol"] * 1e-3,
+            maxiter=cfg.max_iter,
+            maxfun=max(15000, 50 * cfg.max_iter),
+            ftol=cfg.tol,
+            gtol=cfg.tol * 1e-3,
         )
         try:
             with blas_single_thread():
@@ -336,6 +358,8 @@ class TripletEmbedding(ParamsMixin):
                 f_best = float(res.fun)
         if verbose:
             print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}", flush=True)
+        if progress is not None and reason != "callback":  # the last call says it is done
+            progress("iteration", state["n_iter"], state["n_iter"])
 
         self.embedding_ = x_best.reshape(n, d)
         self.n_items_ = n
@@ -392,12 +416,9 @@ class TSTE(TripletEmbedding):
     """
 
     _kind = _losses.KIND_TSTE
-    _method_params = ("alpha",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, alpha=None):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, alpha=None, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.alpha = alpha
 
     def _loss_params(self, d):
@@ -421,12 +442,9 @@ class SOE(TripletEmbedding):
     """
 
     _kind = _losses.KIND_SOE
-    _method_params = ("margin",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, margin=0.1):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, margin=0.1, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.margin = margin
 
     def _loss_params(self, d):
@@ -449,12 +467,9 @@ class GNMDS(TripletEmbedding):
     """
 
     _kind = _losses.KIND_GNMDS
-    _method_params = ("regularization",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, regularization=0.0):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, regularization=0.0, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.regularization = regularization
 
     def _loss_params(self, d):
@@ -481,12 +496,9 @@ class CKL(TripletEmbedding):
     """
 
     _kind = _losses.KIND_CKL
-    _method_params = ("mu",)
 
-    def __init__(self, n_components=2, max_iter=1000, tol=1e-7, time_budget=None, callback=None,
-                 random_state=None, verbose=False, init_scale=0.1, n_jobs=1, mu=0.1):
-        super().__init__(n_components, max_iter, tol, time_budget, callback, random_state, verbose,
-                         init_scale, n_jobs)
+    def __init__(self, n_components=2, *, mu=0.1, **kwargs):
+        super().__init__(n_components, **kwargs)
         self.mu = mu
 
     def _loss_params(self, d):

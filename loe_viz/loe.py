@@ -17,11 +17,12 @@ from ._landmark_tasks import (
     MaxMinChain,
 )
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_random_state, check_triplets
+from ._validation import check_float, check_int, check_random_state, check_regularization, check_triplets
 from .edm import EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
+from .progress import resolve_progress
 from .ranking import RankingResult
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
@@ -308,6 +309,7 @@ class LOE(ParamsMixin):
     def __init__(
         self,
         n_components: int = 2,
+        *,
         n_landmarks: int | str | None = "auto",
         landmarks=None,
         landmark_selection: str = "auto",
@@ -336,13 +338,6 @@ class LOE(ParamsMixin):
         self.refine = refine
         self.random_state = random_state
         self.landmark_share = landmark_share
-
-    # ------------------------------------------------------------------ params
-    _param_names = (
-        "n_components", "n_landmarks", "landmarks", "landmark_selection", "regularization",
-        "offset", "tol", "max_iter", "n_jobs", "executor", "memory_limit", "refine", "random_state",
-        "landmark_share",
-    )
 
     def _validated(self, n_items: int) -> _Settings:
         d = check_int(self.n_components, "n_components", minimum=1)
@@ -381,7 +376,7 @@ class LOE(ParamsMixin):
             )
         if self.offset not in OFFSET_METHODS:
             raise ValueError(f"offset must be one of {', '.join(OFFSET_METHODS)}; got {self.offset!r}")
-        reg = check_float(self.regularization, "regularization", minimum=0.0)
+        reg = check_regularization(self.regularization)
         tol = check_float(self.tol, "tol", minimum=0.0, strict_minimum=True)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1, maximum=4096)
@@ -524,6 +519,7 @@ class LOE(ParamsMixin):
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
         s = self._validated(n)
@@ -727,6 +723,7 @@ class LOE(ParamsMixin):
         -------
         self
         """
+        progress = resolve_progress(progress)
         t_start = time.perf_counter()
         n = int(oracle.n_items)
         s = self._validated(n)
@@ -795,7 +792,7 @@ class LOE(ParamsMixin):
         ranking = RankingResult.from_columns(columns, n, s.rank.regularization)
         landmarks = ranking.landmarks
         l = landmarks.size
-        unranked = np.unique(np.concatenate([c.unranked for c in columns])) if columns else np.array([], int)
+        unranked = ranking.unranked_items
         if unranked.size:
             warnings.warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
@@ -894,6 +891,7 @@ class LOE(ParamsMixin):
 
     def fit_transform(self, triplets, n_items: int | None = None, progress=None) -> np.ndarray:
         """Fit on triplets and return ``embedding_``."""
+        progress = resolve_progress(progress)
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_
 
 

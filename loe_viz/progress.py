@@ -1,158 +1,200 @@
-"""A text progress bar for long LOE runs, usable as the ``progress`` callback.
+"""Progress bars for long fits, drawn by tqdm.
 
-:meth:`loe_viz.LOE.fit` and :meth:`loe_viz.LOE.fit_oracle` call
-``progress(stage, done, total)`` on the calling thread after each landmark
-ranking (``stage="ranking"``, ``done`` = landmarks finished of ``total``) and
-after each later stage (``"shifts"``, ``"edm"``, ``"lmds"`` with
-``done = total = 1``). :class:`TextProgress` turns these calls into a progress
-line: on a terminal (and in Jupyter, whose output areas honour carriage returns)
-one line on standard error rewritten in place; elsewhere (a log file, a pipe)
-one plain line per update.
+Every estimator's ``fit`` / ``fit_oracle`` takes ``progress=None | True |
+callable``. A callable receives ``progress(stage, done, total)`` on the calling
+thread: :class:`loe_viz.LOE` after each landmark ranking (``stage="ranking"``,
+``done`` = landmarks finished of ``total``, plus a heartbeat with unchanged
+counts while rankings run) and after each later stage (``"shifts"``, ``"edm"``,
+``"lmds"``, ``"refine"`` with ``done = total = 1``); the baselines after each
+iteration (``stage="iteration"``, ``total`` = ``max_iter``). If the callable
+raises, the fit stops and the exception propagates.
+
+:func:`resolve_progress` turns the argument into such a callable:
+``True`` gives a :class:`TqdmProgress`, one ``tqdm.auto`` bar per stage (a
+text bar in a terminal, a widget in Jupyter); a ``tqdm`` bar of your own is
+driven through the stages in turn.
+
+>>> from loe_viz.progress import resolve_progress
+>>> resolve_progress(None) is None
+True
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
-from .resources import ResourceEstimate, format_seconds
-
-__all__ = ["TextProgress"]
+__all__ = ["TqdmProgress", "TextProgress", "resolve_progress"]
 
 
-def _in_notebook() -> bool:
-    shell = sys.modules.get("IPython")
-    if shell is None:
-        return False
-    try:
-        ip = shell.get_ipython()
-    except Exception:  # pragma: no cover - an odd IPython
-        return False
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+def _tqdm_class(auto: bool):
+    # tqdm is imported on first use (``import loe_viz`` stays free of it).
+    if auto:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    return tqdm
 
 
-class TextProgress:
-    """Progress bar callback: ``LOE(...).fit_oracle(oracle, m, progress=TextProgress())``.
+class TqdmProgress:
+    """A ``progress(stage, done, total)`` callback drawing one tqdm bar per stage.
 
     Parameters
     ----------
     file : file-like, optional
-        Where to write (default: ``sys.stderr`` at the time of each call).
-    width : int, default 30
-        Characters of the bar.
+        Where to draw. Default: ``tqdm.auto`` chooses (standard error in a
+        terminal, a widget in a Jupyter notebook). With a file the plain text
+        bar is drawn there.
     estimate : ResourceEstimate, optional
-        Printed first (peak memory and expected time), e.g.
+        Written once before the first bar (peak memory and expected time), e.g.
         ``LOE(...).estimate_resources(n, m)``.
-    inplace : bool, optional
-        Rewrite one line with carriage returns. Default: when ``file`` is a
-        terminal or the code runs in a Jupyter kernel.
     min_interval : float, default 0.1
-        Seconds between two redraws of the same stage (the last update of a
-        stage is always drawn).
+        Seconds between two redraws of a bar (tqdm's ``mininterval``); the end
+        of each stage is always drawn.
+    leave : bool, default True
+        Keep each finished bar on screen.
+    **tqdm_kwargs
+        Further arguments of every bar (``ncols``, ``disable``, ``ascii`` ...).
 
-    Notes
-    -----
-    The clock starts when the bar is created (or at :meth:`reset`), so create
-    it right before the fit; the remaining time of the rankings is extrapolated
-    from the landmarks done so far.
+    Attributes
+    ----------
+    calls : list of (str, int, int)
+        Every call received, in order.
+
+    Examples
+    --------
+    >>> import io, loe_viz as lv
+    >>> out = io.StringIO()
+    >>> X = lv.make_points("gaussian", 60, random_state=0)
+    >>> _ = lv.LOE(n_landmarks=5, random_state=1).fit_oracle(
+    ...     lv.TripletOracle(X, random_state=2), 400, progress=TqdmProgress(file=out))
+    >>> "ranking: 100%" in out.getvalue()
+    True
     """
 
-    def __init__(self, file=None, width: int = 30, estimate: ResourceEstimate | None = None,
-                 inplace: bool | None = None, min_interval: float = 0.1):
-        if not isinstance(width, int) or isinstance(width, bool) or width < 1:
-            raise ValueError(f"width must be a positive int, got {width!r}")
+    def __init__(self, file=None, estimate=None, min_interval: float = 0.1, leave: bool = True, **tqdm_kwargs):
+        from .resources import ResourceEstimate
+
         if estimate is not None and not isinstance(estimate, ResourceEstimate):
             raise ValueError(f"estimate must be a ResourceEstimate, got {type(estimate).__name__}")
         self.file = file
-        self.width = width
         self.estimate = estimate
-        self.inplace = inplace
         self.min_interval = float(min_interval)
+        self.leave = bool(leave)
+        self.tqdm_kwargs = tqdm_kwargs
         self.calls: list[tuple[str, int, int]] = []
-        self.reset()
-
-    def reset(self) -> None:
-        """Restart the clock and forget the stages seen (to reuse the bar for another fit)."""
-        self.t0 = time.perf_counter()
+        self._bar = None
         self._stage = None
-        self._stage_t0 = self.t0
-        self._last_draw = 0.0
-        self._open_line = False
         self._announced = False
-        self.calls = []
 
-    # ------------------------------------------------------------------ drawing
-    @property
-    def _out(self):
-        return self.file if self.file is not None else sys.stderr
-
-    def _is_inplace(self) -> bool:
-        if self.inplace is not None:
-            return bool(self.inplace)
-        out = self._out
-        try:
-            tty = out.isatty()
-        except Exception:
-            tty = False
-        return tty or _in_notebook()
-
-    def format(self, stage: str, done: int, total: int) -> str:
-        """The text of one update (without line control characters)."""
-        now = time.perf_counter()
-        total = max(int(total), 1)
-        done = min(max(int(done), 0), total)
-        filled = int(round(self.width * done / total))
-        bar = "#" * filled + "." * (self.width - filled)
-        elapsed = now - self.t0
-        text = f"{stage:<8} [{bar}] {done}/{total}"
-        if stage == "ranking":
-            text += " landmarks"
-            spent = now - self._stage_t0
-            if 0 < done < total:
-                text += f"  eta {format_seconds(spent / done * (total - done))}"
-        return text + f"  elapsed {format_seconds(elapsed)}"
-
-    def _write(self, text: str) -> None:
-        out = self._out
-        out.write(text)
-        try:
-            out.flush()
-        except Exception:  # pragma: no cover
-            pass
+    def _open(self, stage: str, total: int):
+        tqdm = _tqdm_class(auto=self.file is None)
+        kw = dict(total=total, desc=stage, leave=self.leave, mininterval=self.min_interval,
+                  unit="landmark" if stage == "ranking" else "it" if stage == "iteration" else "step")
+        if self.file is not None:
+            kw["file"] = self.file
+        kw.update(self.tqdm_kwargs)
+        return tqdm(**kw)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        """Record and draw one update (the LOE ``progress`` callback)."""
-        self.calls.append((stage, int(done), int(total)))
-        inplace = self._is_inplace()
+        """Record one update and draw it."""
+        done, total = int(done), int(total)
+        self.calls.append((stage, done, total))
         if not self._announced:
             self._announced = True
             if self.estimate is not None:
-                self._write(f"LOE estimate: {self.estimate.summary()}\n")
-        now = time.perf_counter()
-        new_stage = stage != self._stage
-        if new_stage:
-            if self._open_line:
-                self._write("\n")
-                self._open_line = False
-            if self._stage is not None:
-                self._stage_t0 = now
+                out = self.file if self.file is not None else sys.stderr
+                out.write(f"estimate: {self.estimate.summary()}\n")
+        if stage != self._stage:
+            self.close()
             self._stage = stage
-        final = done >= total
-        if not (new_stage or final or now - self._last_draw >= self.min_interval):
+            self._bar = self._open(stage, total)
+        bar = self._bar
+        if bar is None:  # this stage already finished (a repeated final update)
             return
-        self._last_draw = now
-        text = self.format(stage, done, total)
-        if inplace:
-            self._write("\r" + text)
-            self._open_line = True
-            if final and stage == "lmds":
-                self._write("\n")
-                self._open_line = False
-        else:
-            self._write(text + "\n")
+        if total != bar.total:
+            bar.total = total
+        step = done - bar.n
+        if step > 0:
+            bar.update(step)
+        else:  # a heartbeat: redraw the elapsed time (at most every min_interval)
+            bar.update(0)
+        if done >= total:
+            bar.close()
+            self._bar = None
 
     def close(self) -> None:
-        """End an open progress line."""
-        if self._open_line:
-            self._write("\n")
-            self._open_line = False
+        """Close the open bar, if any."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def reset(self) -> None:
+        """Close the open bar and forget the stages seen (to reuse the callback for another fit)."""
+        self.close()
+        self._stage = None
+        self._announced = False
+        self.calls = []
+
+
+#: The former hand-drawn text bar: now the tqdm one (same ``file``, ``estimate`` and
+#: ``min_interval`` arguments).
+TextProgress = TqdmProgress
+
+
+class _TqdmAdapter:
+    """Drive one tqdm bar of the caller's through the stages in turn (the bar stays open)."""
+
+    def __init__(self, bar):
+        self.bar = bar
+        self._stage = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        bar = self.bar
+        if stage != self._stage:
+            self._stage = stage
+            bar.reset(total=int(total))
+            bar.set_description(str(stage), refresh=False)
+        step = int(done) - bar.n
+        bar.update(step if step > 0 else 0)
+
+
+def _is_tqdm(obj) -> bool:
+    tqdm = sys.modules.get("tqdm")
+    if tqdm is None:  # no tqdm bar can exist before tqdm is imported
+        return False
+    return isinstance(obj, tqdm.tqdm)
+
+
+def resolve_progress(progress):
+    """Turn an estimator's ``progress`` argument into a callback or None.
+
+    Parameters
+    ----------
+    progress : None, bool, callable or tqdm bar
+        None or False: no progress. True: a new :class:`TqdmProgress` (a
+        ``tqdm.auto`` bar per stage). A callable is returned as it is (it gets
+        ``progress(stage, done, total)``). A ``tqdm`` instance is driven
+        through the stages (reset to each stage's total, described by its name).
+
+    Returns
+    -------
+    callable or None
+
+    Examples
+    --------
+    >>> f = lambda stage, done, total: None
+    >>> resolve_progress(f) is f
+    True
+    >>> type(resolve_progress(True)).__name__
+    'TqdmProgress'
+    """
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        return TqdmProgress()
+    if _is_tqdm(progress):
+        return _TqdmAdapter(progress)
+    if callable(progress):
+        return progress
+    raise ValueError(f"progress must be None, True, a callable progress(stage, done, total) or a tqdm bar, "
+                     f"got {type(progress).__name__}")

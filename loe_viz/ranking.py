@@ -139,6 +139,11 @@ class RankingResult:
         return tuple(c.unranked for c in self.columns)
 
     @property
+    def unranked_items(self) -> np.ndarray:
+        """Items that at least one landmark's comparisons miss, sorted, each once."""
+        return np.unique(np.concatenate(self.unranked)) if self.columns else np.zeros(0, dtype=np.int64)
+
+    @property
     def items_covered(self) -> np.ndarray:
         """Items (other than the landmark) that each landmark's comparisons touch."""
         n = self.R.shape[0]

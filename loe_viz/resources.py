@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import check_int, index_dtype
+from ._format import format_bytes, format_seconds  # noqa: F401  (re-exported: part of this module's API)
 
 __all__ = [
     "CALIBRATION",
@@ -73,32 +74,6 @@ CALIBRATION = {
 
 _SAFETY = 1.10  # allocator slack on the modelled bytes
 _OVERHEAD = 64 * 2**20  # numba/numpy temporaries not modelled
-
-
-def format_bytes(b: float) -> str:
-    """``1536`` -> ``'1.5 KiB'``."""
-    b = float(b)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(b) < 1024 or unit == "TiB":
-            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
-        b /= 1024
-    return f"{b:.1f} TiB"  # pragma: no cover
-
-
-def format_seconds(s: float) -> str:
-    """``95`` -> ``'1 min 35 s'``."""
-    s = float(s)
-    if not math.isfinite(s):
-        return "?"
-    if s < 9.95:
-        return f"{s:.1f} s"
-    if s < 59.5:
-        return f"{s:.0f} s"
-    if s < 3600 - 0.5:
-        whole = int(round(s))
-        return f"{whole // 60} min {whole % 60:02d} s"
-    minutes = int(round(s / 60))
-    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 # --------------------------------------------------------------- available memory

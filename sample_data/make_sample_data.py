@@ -1,8 +1,12 @@
-"""Regenerate every file of ``sample_data/`` from the library, reproducibly.
+"""Regenerate every bundled sample file from the library, reproducibly.
+
+The files are package data of ``loe_viz`` (``loe_viz/data/``, so that an
+installed wheel carries them and :mod:`importlib.resources` finds them); this
+folder keeps the script, the README and a symbolic link to each file.
 
 Usage (from the repository root)::
 
-    python sample_data/make_sample_data.py            # rewrite the files
+    python sample_data/make_sample_data.py            # rewrite loe_viz/data/
     python sample_data/make_sample_data.py --check    # regenerate in a temporary
                                                       # directory and compare bytes
 
@@ -30,6 +34,8 @@ from loe_viz.oracle import TripletOracle
 from loe_viz.points import make_points
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The package-data folder the files are written to (the links beside this script point there).
+DATA = os.path.join(os.path.dirname(HERE), "loe_viz", "data")
 EARTH_RADIUS_KM = 6371.0
 
 # European capitals, approximate coordinates of the city centres in decimal degrees
@@ -158,13 +164,13 @@ def generate(out_dir: str) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="regenerate in a temporary directory and compare")
-    parser.add_argument("--out", default=HERE, help="output directory (default: beside this script)")
+    parser.add_argument("--out", default=DATA, help="output directory (default: loe_viz/data/)")
     args = parser.parse_args(argv)
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             names = generate(tmp)
-            bad = [n for n in names if not os.path.exists(os.path.join(HERE, n))
-                   or not filecmp.cmp(os.path.join(tmp, n), os.path.join(HERE, n), shallow=False)]
+            bad = [n for n in names if not os.path.exists(os.path.join(DATA, n))
+                   or not filecmp.cmp(os.path.join(tmp, n), os.path.join(DATA, n), shallow=False)]
         if bad:
             print("differ from a fresh regeneration:", ", ".join(bad))
             return 1

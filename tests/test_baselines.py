@@ -302,9 +302,9 @@ def test_loeste_init_equals_loe_embedding(oracle_setup, monkeypatch):
     captured = {}
     original = STE.fit
 
-    def spy(self, triplets, n_items=None, init=None):
+    def spy(self, triplets, n_items=None, init=None, progress=None):
         captured["init"] = None if init is None else np.array(init)
-        return original(self, triplets, n_items=n_items, init=init)
+        return original(self, triplets, n_items=n_items, init=init, progress=progress)
 
     monkeypatch.setattr(STE, "fit", spy)
     model = LOESTE(random_state=2).fit_oracle(oracle, 40_000)

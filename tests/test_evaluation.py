@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from loe_viz.data import sample_dir
 from loe_viz.evaluation import (
     DimensionSelection,
     clone_estimator,
@@ -22,7 +23,10 @@ from loe_viz.io import read_triplets
 from loe_viz.oracle import TripletOracle
 from loe_viz.points import load_points, make_points
 
-SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sample_data")
+# The bundled files, where the installed package keeps them (importlib.resources), and their script.
+SAMPLE = str(sample_dir())
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sample_data",
+                      "make_sample_data.py")
 
 
 class TinyEmbedder:
@@ -263,7 +267,7 @@ def test_sample_files_are_small_and_readable():
 
 
 def test_sample_files_are_reproduced(capsys):
-    spec = importlib.util.spec_from_file_location("make_sample_data", os.path.join(SAMPLE, "make_sample_data.py"))
+    spec = importlib.util.spec_from_file_location("make_sample_data", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main(["--check"]) == 0, capsys.readouterr().out

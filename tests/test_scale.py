@@ -149,36 +149,15 @@ def test_progress_once_per_landmark_and_stage(X, triplets, kw):
         assert _distinct(calls) == pilots + expected
 
 
-def test_text_progress_in_place_and_plain(X):
+def test_text_progress_draws_tqdm_bars(X):
+    # TextProgress is now the tqdm-drawn TqdmProgress (tests/test_progress.py covers it).
     out = io.StringIO()
-    bar = TextProgress(file=out, inplace=True, min_interval=0.0,
-                       estimate=LOE(n_landmarks=6).estimate_resources(N, PER))
-    LOE(n_landmarks=6, landmark_selection="random", random_state=2).fit_oracle(TripletOracle(X, random_state=1), PER, progress=bar)
+    bar = TextProgress(file=out, min_interval=0.0, estimate=LOE(n_landmarks=6).estimate_resources(N, PER))
+    LOE(n_landmarks=6, landmark_selection="random", random_state=2).fit_oracle(
+        TripletOracle(X, random_state=1), PER, progress=bar)
     text = out.getvalue()
-    assert text.startswith("LOE estimate: peak memory ~")
-    assert "\rranking  [" in text and "6/6 landmarks" in text
-    assert text.count("\n") == 5  # estimate, ranking, shifts, edm, lmds: one line each
-    assert len(bar.calls) == 9 and text.endswith("\n")
-
-    out = io.StringIO()
-    bar = TextProgress(file=out, min_interval=0.0)  # a StringIO is no terminal: plain lines
-    LOE(n_landmarks=6, landmark_selection="random", random_state=2).fit_oracle(TripletOracle(X, random_state=1), PER, progress=bar)
-    lines = out.getvalue().splitlines()
-    assert "\r" not in out.getvalue()
-    assert len(lines) == 9 and lines[0].startswith("ranking  [") and "1/6 landmarks" in lines[0]
-    assert "eta" in lines[0] and lines[-1].startswith("lmds")
-
-
-def test_text_progress_rate_limits_and_validates():
-    out = io.StringIO()
-    bar = TextProgress(file=out, min_interval=3600)
-    for i in range(1, 11):
-        bar("ranking", i, 10)
-    bar.close()
-    lines = out.getvalue().splitlines()
-    assert [ln.split("]")[1].split()[0] for ln in lines] == ["1/10", "10/10"]  # first and last only
-    with pytest.raises(ValueError, match=r"^width must be a positive int"):
-        TextProgress(width=0)
+    assert text.startswith("estimate: peak memory ~")
+    assert "ranking: 100%" in text and "6/6" in text and "lmds: 100%" in text
     with pytest.raises(ValueError, match=r"^estimate must be a ResourceEstimate"):
         TextProgress(estimate=3)
 

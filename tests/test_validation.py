@@ -7,7 +7,9 @@ from loe_viz._validation import (
     check_float,
     check_int,
     check_points,
+    check_n_jobs,
     check_random_state,
+    check_regularization,
     check_triplets,
     index_dtype,
 )
@@ -52,8 +54,11 @@ def test_random_state_accepts_none_seedsequence_numpy_int_and_randomstate():
     "value, match",
     [
         (-1, r"^random_state must be a non-negative integer, got -1$"),
-        ("seed", r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got str$"),
-        (1.5, r"^random_state must be None, an int, .* got float$"),
+        ("seed", r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got str 'seed'$"),
+        (1.5, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got float 1\.5$"),
+        (float("nan"), r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got float nan$"),
+        (True, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got bool True$"),
+        ([1], r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got list$"),
     ],
 )
 def test_random_state_errors(value, match):
@@ -181,11 +186,14 @@ def test_check_triplets_accepts_integral_floats_and_explicit_n_items():
         ([[0, 1, 2], [0, 1, 7], [9, 1, 2]], {"n_items": 8},
          r"^triplets index 9 is out of range for n_items=8 \(first at row 2\)$"),
         ([[0, 1, 2]], {"n_items": 2}, r"^n_items must be >= 3, got 2$"),
-        ([[0, 1, 1]], {}, r"^n_items must be >= 3, got 2$"),
+        ([[0, 0, 1]], {}, r"^triplets row 0 repeats an item \(0\): \(0, 0, 1\); a triplet needs three distinct items$"),
+        ([[0, 1, 1]], {}, r"^triplets row 0 repeats an item \(1\): \(0, 1, 1\); a triplet needs three distinct items$"),
+        (np.array([[0, 1, 2**63]], dtype=np.uint64), {},
+         r"^triplets index 9223372036854775808 is too large for an item index \(at most 2\*\*63 - 1; first at row 0\)$"),
         ([[0, 1, 2]], {"n_items": 3.5}, r"^n_items must be an integer, got 3\.5$"),
         ([[0, 1, 2], [0, 2, 2], [3, 3, 1]], {},
-         r"^triplets row 1 repeats an item: \(0, 2, 2\); a triplet needs three distinct items$"),
-        ([[5, 1, 5]], {}, r"^triplets row 0 repeats an item: \(5, 1, 5\)"),
+         r"^triplets row 1 repeats an item \(2\): \(0, 2, 2\); a triplet needs three distinct items$"),
+        ([[5, 1, 5]], {}, r"^triplets row 0 repeats an item \(5\): \(5, 1, 5\)"),
     ],
 )
 def test_check_triplets_errors(T, kw, match):
@@ -196,3 +204,30 @@ def test_check_triplets_errors(T, kw, match):
 def test_check_triplets_uses_given_name():
     with pytest.raises(ValueError, match=r"^held_out is empty"):
         check_triplets(np.zeros((0, 3), dtype=int), name="held_out")
+
+
+def test_uint64_indices_below_the_int64_limit_are_read_as_they_are():
+    T, n = check_triplets(np.array([[0, 1, 2], [2, 1, 0]], dtype=np.uint64))
+    assert n == 3 and T.tolist() == [[0, 1, 2], [2, 1, 0]]
+
+
+# --------------------------------------------------------------------------- check_n_jobs
+def test_check_n_jobs():
+    assert check_n_jobs(1) == 1 and check_n_jobs(1024) == 1024
+    assert check_n_jobs(-1) >= 1
+    with pytest.raises(ValueError, match=r"^n_jobs must be <= 1024 threads, got 1000000000000000000000000000000$"):
+        check_n_jobs(10**30)
+    with pytest.raises(ValueError, match=r"^n_jobs must be a positive number of threads or -1 \(every core\), got 0$"):
+        check_n_jobs(0)
+    with pytest.raises(ValueError, match=r"^n_jobs must be >= -1, got -2$"):
+        check_n_jobs(-2)
+
+
+# --------------------------------------------------------------------------- check_regularization
+def test_check_regularization():
+    assert check_regularization(0.0) == 0.0 and check_regularization(1e-50) == 1e-50
+    with pytest.raises(ValueError, match=(r"^regularization must be 0 or at least 1e-50 \(smaller values overflow the "
+                                          r"ranking's Newton solver for items a landmark never compared\), got 1e-300$")):
+        check_regularization(1e-300)
+    with pytest.raises(ValueError, match=r"^regularization must be >= 0.0, got -1.0$"):
+        check_regularization(-1.0)

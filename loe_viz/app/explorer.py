@@ -12,60 +12,34 @@ from __future__ import annotations
 import io
 import logging
 import os
-import threading
-import warnings
 
 import numpy as np
 import panel as pn
 import param
 from panel.viewable import Viewer
 
-from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState, warm_up
+from .session import connection_count, in_server_session, release_links, session_dispatcher
+from .text import md
+from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
+from .views.lessons import LessonsView
 from .views.triplets import TripletsView
+from .warmup import start_warm_up
 
 __all__ = ["Explorer", "TITLE"]
 
 log = logging.getLogger(__name__)
 
-# The explorer reports unranked items and non-convergence itself (from ``stages_``);
-# the library's warnings would only clutter the server log.
-try:
-    from ..loe import LOEWarning
-    warnings.filterwarnings("ignore", category=LOEWarning)
-except ImportError:  # pragma: no cover
-    pass
-
-# Compile (or load from numba's on-disk cache) the kernels as soon as the app is
-# imported, off the event loop, so the first session does not wait for it alone.
-_warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
-_warm_thread.start()
-
 #: Title of the page (the served app's template and the notebook header).
 TITLE = "Landmark Ordinal Embedding — explorer"
 
 #: The explorer's top-level modes (tabs above the steps).
-MODES = ("Walk-through", "Your triplets")
+MODES = ("Walk-through", "Your triplets", "Lessons")
 
 _ACCENT = "#2b6cb0"
 
-
-def _session_dispatcher():
-    """A callable that runs a function on this session's event loop (server) or at once."""
-    doc = pn.state.curdoc
-    if doc is None or doc.session_context is None:
-        return lambda fn: fn()
-    from panel.io.state import set_curdoc
-
-    def run(fn):
-        def wrapped():
-            try:
-                with set_curdoc(doc):
-                    fn()
-            except Exception as exc:  # never let a UI update kill the session
-                log.warning("UI update failed: %s: %s", type(exc).__name__, exc)
-        doc.add_next_tick_callback(wrapped)
-    return run
+#: Seconds after which a first result that has not arrived is reported in the page.
+FIRST_RESULT_TIMEOUT = 60.0
 
 
 class Explorer(Viewer):
@@ -98,15 +72,18 @@ class Explorer(Viewer):
 
     def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
         own = state is None
+        # compile the kernels off the event loop (once per process) while the page is built
+        start_warm_up()
         if own:
             state = ExplorerState(background=True, auto_update=False, n_jobs=min(2, os.cpu_count() or 1),
                                   **params)
         super().__init__(state=state)
         s = self.state
-        s.dispatch = _session_dispatcher()
+        s.dispatch = session_dispatcher()
         self._views = [cls(state=s) for cls in VIEW_CLASSES]
         self._compare = self._views[STEPS.index("Compare")].compare
         self._triplets = TripletsView(dispatch=s.dispatch)
+        self._lessons = LessonsView(state=s, show=self._show_lesson)
         self._run_all_pending = False
         self._build_controls()
         self._build_main()
@@ -114,15 +91,24 @@ class Explorer(Viewer):
         s.param.watch(self._on_status, ["busy", "error", "notice", "status", "metrics"])
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
-        self._served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        self._served = in_server_session()
+        self._closed = False
+        self._first_late = ""
+        self._watchdog = None
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
                 pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
+            self._open_lesson_from_url()
         if own:
             s.auto_update = True
-            s.run()
+            if self._served:
+                # start computing once the page is there (a request that never opens the
+                # page costs no run), and report a first result that does not come
+                pn.state.onload(self._first_run)
+            else:
+                s.run()
         self._on_status()
         self._on_config_shown()
         self._refresh_active()
@@ -143,9 +129,14 @@ class Explorer(Viewer):
                                             css_classes=["loe-seed"])
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
-        self.w_unit = W.RadioButtonGroup.from_param(s.param.budget_unit, label="Budget unit",
-                                                    options=BUDGET_UNITS, sizing_mode="stretch_width",
-                                                    orientation="vertical")
+        # switching the unit converts the number (c <-> comparisons per landmark)
+        self.w_unit = W.RadioButtonGroup(name="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
+                                         sizing_mode="stretch_width", orientation="vertical",
+                                         css_classes=["loe-unit"])
+        self.w_unit.param.watch(lambda e: self.state.set_budget_unit(e.new), "value")
+        s.param.watch(lambda e: setattr(self.w_unit, "value", e.new), "budget_unit")
+        self.w_paper = W.Switch(value=s.paper_only, css_classes=["loe-paper-only"], align="center")
+        self.w_paper.link(s, value="paper_only", bidirectional=True)
         self.w_budget = W.FloatInput.from_param(s.param.budget, label="Budget (c, or per landmark)",
                                                 sizing_mode="stretch_width", css_classes=["loe-budget"])
         self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l",
@@ -156,13 +147,17 @@ class Explorer(Viewer):
                                                    sizing_mode="stretch_width")
         self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
                                     label="Upload points (CSV)", css_classes=["loe-upload"])
-        self.w_upload.param.watch(self._on_upload, "value")
+        self.w_upload.param.watch(self._on_upload, ["value", "filename"])
         self.b_run = W.Button(label="Run", color="primary",
                               description="Run the pipeline now, even when the estimate is large")
         self.b_run.on_click(lambda e: self.state.run(force=True))
         self.b_run_all = W.Button(label="Run all", color="success",
                                   description="Run every stage, draw every step and open the embedding")
         self.b_run_all.on_click(lambda e: self.run_all())
+        self.b_cancel = W.Button(label="Cancel", color="danger", variant="outline", disabled=True,
+                                 description="Stop the run in progress (the previous results stay)",
+                                 css_classes=["loe-cancel"])
+        self.b_cancel.on_click(lambda e: self.state.cancel())
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
                                        css_classes=["loe-status"], margin=(0, 10))
         self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")
@@ -181,11 +176,13 @@ class Explorer(Viewer):
                                  value=s.offset, sizing_mode="stretch_width", css_classes=["loe-offset"])
         self.w_offset.link(s, value="offset", bidirectional=True)
         self.sidebar = pn.Column(
-            pn.Row(self.b_run, self.b_run_all, self.spinner),
+            pn.Row(self.b_run, self.b_run_all, self.b_cancel, self.spinner),
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
             self.w_upload,
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit, self.w_budget,
             pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel, self.w_offset,
+            pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
+                                                  margin=(0, 5)), sizing_mode="stretch_width"),
             pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
             pn.pane.Markdown("PNG: the 💾 tool above each plot.", styles={"color": "#555"}),
             sizing_mode="stretch_width",
@@ -231,7 +228,11 @@ class Explorer(Viewer):
                               sizing_mode="stretch_width")
         self._update_nav()
         # top-level modes: the walk-through on synthetic data, and the user's own triplets
-        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), dynamic=True,
+        self._lesson_banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
+                                            css_classes=["loe-lesson-banner"])
+        self.main.insert(1, self._lesson_banner)
+        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), (MODES[2], self._lessons),
+                             dynamic=True,
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
         self._mode_note = pn.pane.Markdown(
@@ -268,20 +269,71 @@ class Explorer(Viewer):
         self._run_all_pending = True
         self.state.run(force=True)
 
+    def cancel(self) -> None:
+        """Cancel every run of this page: the walk-through's, Compare's, "Your triplets"' and a lesson's sweep."""
+        self.state.cancel()
+        self._compare.cancel()
+        self._triplets.state.cancel()
+        self._lessons.sweep.cancel()
+
     def close(self) -> None:
-        """Stop the session's threads and drop its data."""
-        for part in (self._compare, self._triplets):
+        """Stop the session's work at once and drop its data and its links to the page."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._watchdog is not None:
+            try:
+                self._watchdog.stop()
+            except Exception:
+                log.warning("could not stop the connection watchdog", exc_info=True)
+            self._watchdog = None
+        for part in (self._compare, self._triplets, self._lessons, self.state):
             try:
                 part.close()
             except Exception:
-                pass
-        self.state.close()
+                log.warning("closing %s failed", type(part).__name__, exc_info=True)
+        # Panel's registry of JS callbacks (e.g. the editable sliders') is keyed by the
+        # widgets and keeps them, and through them this explorer, alive: drop our entries
+        release_links(self.sidebar, self.modes)
         # drop the views' references to plots and data without touching their bokeh
         # models (the session's document is being torn down)
         for v in self._views:
             for attr in ("_live", "_live_panes"):
                 if hasattr(v, attr):
                     setattr(v, attr, None)
+
+    def _first_run(self):
+        if self._closed:
+            return
+        self.state.run()
+        doc = pn.state.curdoc
+        if doc is not None:
+            doc.add_timeout_callback(self._check_first_result, int(FIRST_RESULT_TIMEOUT * 1000))
+            # a closed tab (no connection left) cancels the runs at once; the session itself
+            # is freed later, when the server discards it
+            self._watchdog = pn.state.add_periodic_callback(self._watch_connection, period=500)
+
+    def _watch_connection(self):
+        if self._closed or connection_count() != 0:
+            return
+        if self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy:
+            log.info("LOE explorer page closed during a run: cancelling it")
+            self.cancel()
+
+    def _check_first_result(self):
+        s = self.state
+        if self._closed or s.version > 0 or s.error or s.notice:
+            return
+        if s.jobs.busy:
+            self._first_late = (f"The first embedding is still being computed after "
+                                f"{FIRST_RESULT_TIMEOUT:.0f} s (the server may be busy). Wait, or press "
+                                "Cancel and choose a smaller configuration.")
+        else:
+            log.warning("LOE explorer: no first result after %.0f s and no run in progress",
+                        FIRST_RESULT_TIMEOUT)
+            self._first_late = (f"No result arrived within {FIRST_RESULT_TIMEOUT:.0f} s. "
+                                "Press “Run” to try again.")
+        self._on_status()
 
     # ------------------------------------------------------------------ callbacks
     def _on_session_destroyed(self, session_context):
@@ -295,7 +347,7 @@ class Explorer(Viewer):
 
     def _on_mode(self, event):
         """Show the walk-through's sidebar only in its mode; open "Your triplets" on a sample."""
-        walk = event.new == 0
+        walk = event.new != MODES.index("Your triplets")  # lessons configure the walk-through too
         for obj in self.sidebar.objects:
             obj.visible = (obj is self._mode_note) != walk
         if not walk:
@@ -315,10 +367,41 @@ class Explorer(Viewer):
         else:
             s.kind = event.new
 
-    def _on_upload(self, event):
-        if event.new is None:
+    def _on_upload(self, *events):
+        # value and filename arrive together: read both after the update (the name of this file,
+        # not the previous one)
+        if not any(e.name == "value" for e in events) or self.w_upload.value is None:
             return
-        self.state.load_file(event.new, self.w_upload.filename or "upload.csv")
+        self.state.load_file(self.w_upload.value, self.w_upload.filename or "upload.csv")
+
+    # ------------------------------------------------------------------ lessons
+    def open_lesson(self, key: str) -> None:
+        """Open lesson ``key`` in the "Lessons" mode (see :mod:`loe_viz.app.lessons`)."""
+        x = self._lessons.open(key)
+        self.modes.active = MODES.index("Lessons")
+        self._lesson_banner.object = (f"**Lesson: {x.title}.** {x.question} "
+                                      "(the “Lessons” tab has the story and the variants)")
+        self._lesson_banner.visible = True
+
+    def _show_lesson(self, x) -> None:
+        """Open where lesson ``x`` looks: a step of the walk-through, or "Your triplets" with its sample."""
+        if x.look_at == "Your triplets":
+            self.modes.active = MODES.index("Your triplets")
+            if x.sample:
+                self._triplets.w_sample.value = x.sample
+            return
+        self.modes.active = MODES.index("Walk-through")
+        if x.look_at in STEPS:
+            self.state.step = STEPS.index(x.look_at)
+
+    def _open_lesson_from_url(self) -> None:
+        key = (pn.state.location.query_params or {}).get("lesson")
+        if not key:
+            return
+        try:
+            self.open_lesson(str(key))
+        except KeyError as exc:
+            self.state.error = str(exc.args[0]) if exc.args else "unknown lesson"
 
     def _on_results(self, *events):
         if self._run_all_pending:
@@ -352,9 +435,10 @@ class Explorer(Viewer):
     def _on_status(self, *events):
         s = self.state
         self.spinner.value = bool(s.busy)
-        self.alert.object = s.error
+        self.b_cancel.disabled = not s.busy
+        self.alert.object = md(s.error)
         self.alert.visible = bool(s.error)
-        self.notice.object = s.notice
+        self.notice.object = md(s.notice)
         self.notice.visible = bool(s.notice)
         m = s.metrics
         if m:
@@ -362,9 +446,14 @@ class Explorer(Viewer):
                 f"{'⏳ computing… · ' if s.busy else ''}"
                 f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
                 f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
-                f"{s.status}")
+                f"{md(s.status)}")
         else:
-            self.status.object = "⏳ computing the first embedding…" if s.busy else ""
+            if self._first_late and not s.error:
+                self.status.object = "⚠ " + md(self._first_late)
+            elif s.busy:
+                self.status.object = "⏳ computing the first embedding…"
+            else:
+                self.status.object = md(s.status)
 
     # ------------------------------------------------------------------ downloads
     def _embedding_csv(self):

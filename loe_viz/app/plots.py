@@ -24,7 +24,7 @@ if hv.Store.current_backend != "bokeh":  # pragma: no cover - only if another ba
 
 __all__ = [
     "RASTER_ABOVE", "SEGMENTS_MAX", "FONTSCALE", "scatter", "landmark_marks", "identity_line",
-    "heatmap", "convergence", "subsample", "linked_embedding",
+    "heatmap", "convergence", "subsample", "linked_embedding", "wrap", "HALF_WIDTH",
 ]
 
 #: Point plots with more points than this show a seeded subsample of this many points
@@ -39,8 +39,10 @@ SEGMENTS_MAX = 3_000
 FONTSCALE = 1.35
 #: Side in pixels of the square frames of point plots.
 SQUARE = 480
-#: Side of the frames of the side-by-side embedding plots.
-SQUARE_PAIR = 380
+#: Side of the frames of the side-by-side embedding plots (two fit beside the sidebar at 1280 px).
+SQUARE_PAIR = 335
+#: Width of a plot shown two to a row (fits beside the sidebar at 1280 px).
+HALF_WIDTH = 410
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
 LANDMARK_COLOR = "#111111"
 
@@ -65,12 +67,38 @@ def _datashader():
 
 def base_opts(**kw) -> dict:
     """Plot options common to every figure (fonts, tools, size)."""
-    opts = dict(fontscale=FONTSCALE, tools=["save"], toolbar="above", responsive=True,
+    # toolbar on the right: above the plot it shares the title's row and covers long titles
+    opts = dict(fontscale=FONTSCALE, tools=["save"], toolbar="right", responsive=True,
                 height=420, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"])
     opts.update(kw)
     if not opts.get("responsive", True):
         opts.pop("responsive", None)
     return opts
+
+
+def log_ticks(values) -> list:
+    """Ticks at 1, 2 and 5 times every power of ten that the positive ``values`` span.
+
+    Bokeh's log axis labels only the decades, so a range inside one decade (errors between
+    0.04 and 0.5) shows one label or none; these ticks label every decade shown and the
+    1-2-5 steps between.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return []
+    lo, hi = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
+    ticks = [m * 10.0 ** e for e in range(int(lo), int(hi) + 1) for m in (1, 2, 5)]
+    lo_v, hi_v = v.min() / 1.25, v.max() * 1.25
+    inside = [t for t in ticks if lo_v <= t <= hi_v]
+    return [(t, f"{t:g}") for t in inside]
+
+
+def wrap(*objs, **kw):
+    """Plots side by side that wrap onto the next line when the page is narrow (no clipping)."""
+    import panel as pn  # plots are only built by the Panel views
+
+    return pn.FlexBox(*objs, flex_wrap="wrap", align_items="flex-start", sizing_mode="stretch_width", **kw)
 
 
 def square(*xys: np.ndarray, size: int = SQUARE) -> dict:
@@ -184,12 +212,14 @@ def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None,
     text = hv.Labels(df, ["x", "y"], "landmark").opts(
         text_font_size="13pt", text_color=LANDMARK_COLOR, xoffset=0.0, yoffset=0.0,
         text_align="left", text_baseline="bottom")
-    out = stars * text
     if highlight is not None and 0 <= highlight < l:
-        ring = hv.Points(df.iloc[[highlight]], ["x", "y"], ["landmark", "item"]).opts(
-            marker="star", size=size * 1.8, color="#ffd400", line_color=LANDMARK_COLOR, line_width=3)
-        out = ring * out
-    return out
+        # the chosen landmark: a larger yellow star drawn over the white ones (under them its
+        # fill would be hidden), its label still on top
+        chosen = hv.Points(df.iloc[[highlight]], ["x", "y"], ["landmark", "item"]).opts(
+            marker="star", size=size * 1.8, color="#ffd400", line_color=LANDMARK_COLOR, line_width=3,
+            tools=["hover"])
+        return stars * chosen * text
+    return stars * text
 
 
 def identity_line(lo: float, hi: float, label: str = "identity"):

@@ -14,8 +14,8 @@ triplets its embedding satisfies (:mod:`loe_viz.evaluation`).
 As in :mod:`loe_viz.app.state`: no Panel import, bad input never raises (it
 sets :attr:`TripletsState.error` and keeps the previous data and results), and
 the heavy work (:func:`embed_triplets`) is a plain function that runs on any
-thread; :meth:`TripletsState.run` with ``background=True`` runs it on a worker
-thread and hands results to :attr:`TripletsState.dispatch`.
+thread; :meth:`TripletsState.run` with ``background=True`` runs it through a
+:class:`~loe_viz.app.jobs.JobRunner` and hands results to :attr:`TripletsState.dispatch`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,12 @@ from typing import Callable
 import numpy as np
 import param
 
+from ..data import sample_dir
+from ..methods import METHODS
 from .colors import position_colors
-from .state import BackgroundRun, _fmt_seconds
+from .._format import format_seconds
+from ..io import spreadsheet_safe
+from .jobs import Cancelled, JobRunner
 
 __all__ = [
     "SAMPLE_DIR",
@@ -52,8 +56,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Directory of the bundled sample files (``sample_data/`` of the source tree).
-SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
+#: Directory of the bundled sample files (package data ``loe_viz/data``, found through importlib.resources).
+SAMPLE_DIR = sample_dir()
 
 
 @dataclass(frozen=True)
@@ -98,12 +102,11 @@ SAMPLES = {
     )
 }
 
-#: Methods offered, in display order (names of estimators exported by :mod:`loe_viz`).
-TRIPLET_METHODS = ("LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL")
+#: Methods offered, in display order (the names of :data:`loe_viz.methods.METHODS`).
+TRIPLET_METHODS = tuple(METHODS)
 
 #: How each method is named on screen.
-METHOD_LABELS = {"LOE": "LOE", "STE": "STE", "LOESTE": "LOE-STE", "TSTE": "t-STE", "SOE": "SOE",
-                 "GNMDS": "GNMDS", "CKL": "CKL"}
+METHOD_LABELS = {name: m.label for name, m in METHODS.items()}
 
 #: With ``n_landmarks=None`` ("auto") LOE uses up to this many of the busiest heads.
 AUTO_LANDMARKS = 50
@@ -141,7 +144,7 @@ def summarize(data) -> dict:
         seen[T.ravel()] = True
     counts = np.sort(heads[heads > 0])[::-1]
     labels = np.asarray(data.labels)
-    if labels.dtype.kind in "US":
+    if labels.dtype.kind in "USO":
         kind = "text"
     elif labels.size == n and np.array_equal(labels, np.arange(n)):
         kind = "none"
@@ -261,10 +264,6 @@ class MethodResult:
         return self.embedding is not None and not self.error
 
 
-class _Cancelled(Exception):
-    """Raised between methods when the run was cancelled."""
-
-
 def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_fraction: float = 0.2,
                    seed: int = 0, n_landmarks: int | None = None, max_seconds: float = 30.0, truth=None,
                    on_result: Callable[[MethodResult, float], None] | None = None,
@@ -373,7 +372,7 @@ def _replace(r: MethodResult, **kw) -> MethodResult:
 
 def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_progress, base, step, M):
     """Fit one method; failures become a result with ``error`` set (the run goes on)."""
-    from .. import CKL, GNMDS, LOE, LOESTE, SOE, STE, TSTE
+    from .. import LOE, LOESTE
 
     label = METHOD_LABELS[name]
     t0 = time.perf_counter()
@@ -386,6 +385,10 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
             on_progress(base + step * min(now / max_seconds, 0.95), f"Fitting {label}: iteration {iteration}…")
         return bool(stop())
 
+    def loe_progress(stage, done, total):
+        if stop():
+            raise Cancelled()
+
     try:
         if name == "LOE":
             model = LOE(n_components=d, n_landmarks=l, random_state=seed)
@@ -393,16 +396,21 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
             model = LOESTE(n_components=d, n_landmarks=l, random_state=seed, callback=callback,
                            time_budget=max_seconds)
         else:
-            cls = {"STE": STE, "TSTE": TSTE, "SOE": SOE, "GNMDS": GNMDS, "CKL": CKL}[name]
+            cls = METHODS[name].estimator
             model = cls(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
-        model.fit(train, n_items=n)
+        if name == "LOE":
+            model.fit(train, n_items=n, progress=loe_progress)
+        else:
+            model.fit(train, n_items=n)
         Z = np.asarray(model.embedding_, dtype=np.float64)
         if not np.all(np.isfinite(Z)):
             raise ValueError("the fit produced non-finite coordinates")
+    except Cancelled:
+        raise
     except ValueError as exc:
         return MethodResult(name, seconds=time.perf_counter() - t0, error=str(exc))
     except Exception as exc:  # a bug or an unexpected input: say so, keep going
-        log.debug("%s failed", name, exc_info=True)
+        log.warning("%s failed", name, exc_info=True)
         return MethodResult(name, seconds=time.perf_counter() - t0, error=f"{type(exc).__name__}: {exc}")
     sec = time.perf_counter() - t0
     detail = _detail(name, model, train.shape[0])
@@ -421,10 +429,8 @@ def _detail(name, model, m_train) -> str:
     if name == "LOE":
         text = (f"{len(model.landmarks_)} landmarks (the busiest heads) head {model.n_triplets_used_:,} of the "
                 f"{m_train:,} training triplets")
-        unranked = set()
-        for col in getattr(model.stages_.ranking, "columns", ()):
-            unranked.update(int(v) for v in getattr(col, "unranked", ()))
-        if unranked:
+        unranked = model.stages_.ranking.unranked_items
+        if unranked.size:
             text += (f"; {len(unranked):,} item(s) are missing from at least one landmark's triplets "
                      "(their distance to it is set to the mean)")
         if not model.stages_.edm.converged:
@@ -438,7 +444,7 @@ def _detail(name, model, m_train) -> str:
 
 
 # ====================================================================== state
-class TripletsState(BackgroundRun, param.Parameterized):
+class TripletsState(param.Parameterized):
     """One triplet data set, the run settings and the results of the "Your triplets" mode.
 
     Parameters
@@ -458,8 +464,6 @@ class TripletsState(BackgroundRun, param.Parameterized):
     >>> 0.5 < s.results["STE"].test_accuracy <= 1.0
     True
     """
-
-    _thread_name = "loe-viz-triplets"
 
     # ---- run settings --------------------------------------------------------------
     methods = param.ListSelector(default=["LOE", "STE", "LOESTE"], objects=list(TRIPLET_METHODS), doc="""
@@ -495,10 +499,22 @@ class TripletsState(BackgroundRun, param.Parameterized):
 
     def __init__(self, **params):
         super().__init__(**params)
-        #: Runs a callable where results may be published (the UI thread).
-        self.dispatch: Callable[[Callable[[], None]], None] = lambda fn: fn()
-        self._init_background()
+        self._jobs = JobRunner("loe-viz-triplets")
         self._closed = False
+
+    @property
+    def dispatch(self) -> Callable[[Callable[[], None]], None]:
+        """Runs a callable where results may be published (the UI thread)."""
+        return self._jobs.dispatch
+
+    @dispatch.setter
+    def dispatch(self, fn: Callable[[Callable[[], None]], None]) -> None:
+        self._jobs.dispatch = fn
+
+    @property
+    def jobs(self) -> JobRunner:
+        """The runner of the fits (its thread exists only while a run is in progress)."""
+        return self._jobs
 
     # ------------------------------------------------------------------ loading
     @staticmethod
@@ -520,8 +536,8 @@ class TripletsState(BackgroundRun, param.Parameterized):
             return False
         path = SAMPLE_DIR / name
         if not path.is_file():
-            self.error = (f"The sample {name} is not installed here (the samples live in sample_data/ "
-                          "of the source tree): upload a triplet file instead")
+            self.error = (f"The sample {name} is not installed here (the package's data folder "
+                          "loe_viz/data is missing): upload a triplet file instead")
             return False
         try:
             from ..io import read_triplets
@@ -575,7 +591,7 @@ class TripletsState(BackgroundRun, param.Parameterized):
     def _set_data(self, data, source: str, sample: str, truth) -> None:
         """New data: the old results no longer apply (a running fit is cancelled)."""
         if self.running:
-            self._cancel.set()
+            self._jobs.cancel()
         self.param.update(
             data=data, source=source, sample=sample, truth=truth, summary=summarize(data),
             results={}, run_info={}, shown="", error="", progress=0,
@@ -615,31 +631,37 @@ class TripletsState(BackgroundRun, param.Parameterized):
         if self.data.n_triplets < 2:
             self.error = f"{self.source} holds {self.data.n_triplets} triplet(s): at least 2 are needed to hold some out."
             return False
-        self._cancel.clear()
         self.param.update(running=True, progress=0, error="", results={}, run_info={},
                           message="Starting…", version=self.version + 1)
         job = partial(self._job, self.data, self.truth, self.data_version, dict(
             methods=list(self.methods), n_components=int(self.n_components),
             test_fraction=float(self.test_fraction), seed=int(self.seed), n_landmarks=self.n_landmarks,
             max_seconds=float(self.max_seconds)))
-        self._start(job, background)
+        self._jobs.submit(job, background=background)
         return True
 
+    def cancel(self) -> None:
+        """Ask the running fit to stop (LOE at its next landmark, the others at their next iteration)."""
+        self._jobs.cancel()
+        if self.running:
+            self.message = "Cancelling…"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background run to end; False on time-out."""
+        return self._jobs.wait(timeout)
+
     def close(self) -> None:
-        """Cancel a running fit and drop the data (without touching the UI)."""
+        """Cancel a running fit and drop the data and results (without touching the UI)."""
         self._closed = True
-        self._cancel.set()
+        self._jobs.close()
+        # plain attribute updates: no watcher of the (closing) view is triggered
+        with param.parameterized.discard_events(self):
+            self.param.update(data=None, truth=None, summary={}, results={}, run_info={})
 
     def _publish(self, **updates) -> None:
-        def apply():
-            if not self._closed:
-                self.param.update(**updates)
-        try:
-            self.dispatch(apply)
-        except Exception as exc:  # e.g. the session went away
-            log.debug("could not publish: %s", exc)
+        self._jobs.publish(partial(self.param.update, **updates))
 
-    def _job(self, data, truth, data_version, cfg) -> None:
+    def _job(self, data, truth, data_version, cfg, token) -> None:
         results: dict[str, MethodResult] = {}
         last = {"t": 0.0}
 
@@ -656,18 +678,21 @@ class TripletsState(BackgroundRun, param.Parameterized):
             results[res.method] = res
             if current():
                 self._publish(results=dict(results), progress=int(round(100 * frac)),
-                              message=f"{res.label} " + ("failed" if res.error else f"done in {_fmt_seconds(res.seconds)}"),
+                              message=f"{res.label} " + ("failed" if res.error else f"done in {format_seconds(res.seconds)}"),
                               version=self.version + 1)
 
         try:
             final, info = embed_triplets(
                 data.triplets, data.n_items, truth=truth, on_result=on_result, on_progress=on_progress,
-                should_stop=lambda: self._cancel.is_set() or not current(), **cfg)
+                should_stop=lambda: token.cancelled or not current(), **cfg)
+        except Cancelled:
+            self._publish(running=False, message="Cancelled." if current() else "", progress=0)
+            return
         except ValueError as exc:
             self._publish(running=False, error=str(exc), message="")
             return
         except Exception as exc:
-            log.debug("triplet run failed", exc_info=True)
+            log.warning("triplet run failed", exc_info=True)
             self._publish(running=False, error=f"The run stopped: {type(exc).__name__}: {exc}", message="")
             return
         if not current():  # new data arrived meanwhile: these results belong to the old data
@@ -675,7 +700,7 @@ class TripletsState(BackgroundRun, param.Parameterized):
             return
         ok = {k: r for k, r in final.items() if r.ok}
         shown = self.shown if self.shown in ok else (max(ok, key=lambda k: ok[k].test_accuracy) if ok else "")
-        done = "Cancelled." if info["cancelled"] else f"Done in {_fmt_seconds(info['seconds'])}."
+        done = "Cancelled." if info["cancelled"] else f"Done in {format_seconds(info['seconds'])}."
         failed = [r.label for r in final.values() if r.error]
         if failed:
             done += " Could not run: " + ", ".join(failed) + " (see the table)."
@@ -745,7 +770,7 @@ class TripletsState(BackgroundRun, param.Parameterized):
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["item", "label"] + [f"x{k + 1}" for k in range(Z.shape[1])])
         for i, (lab, row) in enumerate(zip(self.item_labels(), Z)):
-            w.writerow([i, lab] + [f"{v:.8g}" for v in row])
+            w.writerow([i, spreadsheet_safe(lab)] + [f"{v:.8g}" for v in row])
         return buf.getvalue()
 
     def csv_filename(self, method: str | None = None) -> str:

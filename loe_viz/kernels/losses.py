@@ -28,8 +28,11 @@ fit running in a worker thread does not hold the interpreter lock.
 
 Implementation notes (measured on a 2-core AMD EPYC, n = 1000, m = 345k):
 
-* the two-dimensional case has its own loop (no inner loop over
-  coordinates), which is about 30 % faster than the general one;
+* the two-dimensional case has its own specialisation of each loop (squared
+  distances and gradient scatter without a loop over coordinates), which is
+  about 30 % faster than the general one;
+* no division can fail (every divisor is guarded), so the kernels use
+  ``error_model="numpy"`` and carry no division-by-zero checks;
 * the logarithms of the likelihood losses are not taken per triplet: their
   arguments (all >= 1) are multiplied into a running product whose logarithm
   is added to the sum whenever it exceeds ``1e200``. This saves one
@@ -57,11 +60,6 @@ __all__ = [
     "KIND_CKL",
     "KINDS",
     "triplet_loss_grad",
-    "ste_loss_grad",
-    "tste_loss_grad",
-    "soe_loss_grad",
-    "gnmds_loss_grad",
-    "ckl_loss_grad",
 ]
 
 KIND_STE = 0
@@ -80,25 +78,22 @@ _BIG = 1e100  # log-arguments above this are logged directly
 # --------------------------------------------------------------------------
 # squared distances and gradient scatter, for d == 2 and for any d
 # --------------------------------------------------------------------------
-@njit(nogil=True, cache=True, inline="always")
-def _sq2(X, i, j, k):
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
+def _diff2(X, i, j, k):
     xi0 = X[i, 0]
     xi1 = X[i, 1]
-    u0 = xi0 - X[j, 0]
-    u1 = xi1 - X[j, 1]
-    v0 = xi0 - X[k, 0]
-    v1 = xi1 - X[k, 1]
+    return xi0 - X[j, 0], xi1 - X[j, 1], xi0 - X[k, 0], xi1 - X[k, 1]
+
+
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
+def _sq2(X, i, j, k):
+    u0, u1, v0, v1 = _diff2(X, i, j, k)
     return u0 * u0 + u1 * u1, v0 * v0 + v1 * v1
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _scatter2(X, grad, i, j, k, a2, b2):
-    xi0 = X[i, 0]
-    xi1 = X[i, 1]
-    u0 = xi0 - X[j, 0]
-    u1 = xi1 - X[j, 1]
-    v0 = xi0 - X[k, 0]
-    v1 = xi1 - X[k, 1]
+    u0, u1, v0, v1 = _diff2(X, i, j, k)
     grad[i, 0] += a2 * u0 + b2 * v0
     grad[i, 1] += a2 * u1 + b2 * v1
     grad[j, 0] -= a2 * u0
@@ -107,7 +102,7 @@ def _scatter2(X, grad, i, j, k, a2, b2):
     grad[k, 1] -= b2 * v1
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _sqd(X, i, j, k):
     dij = 0.0
     dik = 0.0
@@ -119,7 +114,7 @@ def _sqd(X, i, j, k):
     return dij, dik
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _scatterd(X, grad, i, j, k, a2, b2):
     for c in range(X.shape[1]):
         u = X[i, c] - X[j, c]
@@ -133,7 +128,7 @@ def _scatterd(X, grad, i, j, k, a2, b2):
 # per-triplet terms: (lin, fac, a, b) with loss_t = lin + log(fac),
 # a = d loss_t / d D_ij, b = d loss_t / d D_ik
 # --------------------------------------------------------------------------
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _ste_term(dij, dik, param):
     # -log p = softplus(z), z = D_ij - D_ik; = max(z, 0) + log(1 + exp(-|z|))
     z = dij - dik
@@ -143,7 +138,7 @@ def _ste_term(dij, dik, param):
     return max(z, 0.0), 1.0 + e, s, -s
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _tste_term(dij, dik, param):
     # q_ik / q_ij = ((alpha + D_ij) / (alpha + D_ik)) ** half, half = (alpha + 1) / 2
     # -log p = log(1 + q_ik / q_ij)
@@ -166,7 +161,7 @@ def _tste_term(dij, dik, param):
     return 0.0, fac, s * half / ai, -s * half / ak
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _soe_term(dij, dik, param):
     rij = math.sqrt(dij)
     rik = math.sqrt(dik)
@@ -180,7 +175,7 @@ def _soe_term(dij, dik, param):
     return h * h, 1.0, a, b
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _gnmds_term(dij, dik, param):
     h = 1.0 + dij - dik
     if h <= 0.0:
@@ -188,7 +183,7 @@ def _gnmds_term(dij, dik, param):
     return h, 1.0, 1.0, -1.0
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
 def _ckl_term(dij, dik, param):
     num = max(param + dik, _TINY)
     den = max(2.0 * param + dij + dik, _TINY)
@@ -201,175 +196,79 @@ def _ckl_term(dij, dik, param):
 
 
 # --------------------------------------------------------------------------
-# one loop per loss (two-dimensional and general versions)
+# one loop per family; the per-triplet term and the geometry are arguments
 # --------------------------------------------------------------------------
-# The loops are spelled out per loss: a runtime switch on the loss inside the
-# loop, or a loop over coordinates of unknown length, costs 30-70 % here.
+# As pynndescent passes its distance, the loops take the term (and the squared
+# distances and scatter, for d = 2 or any d) as jitted functions: numba compiles
+# one specialisation per combination with the calls resolved statically, so each
+# loop is written once and runs as fast as the loops spelled out per loss did
+# (measured with benchmarks/bench_baselines.py). The d = 2 functions pay: with
+# the d = 2 test inside one loop instead, a d = 2 pass took 1.5 to 2.7 times
+# as long.
+# Caching: everything up to _range is inlined (inline="always"), so that the
+# functions are globals where they are called; a function passed to a loop
+# that is not inlined is lowered as a pointer to the Python object, and numba
+# then refuses to cache the caller ("uses dynamic globals").
 
 
-@njit(nogil=True, cache=True)
-def _ste_range(X, triplets, start, stop, param, grad):
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
+def _likelihood_loop(term, sq, scatter, X, triplets, start, stop, param, grad):
+    # -log p terms: loss_t = lin + log(fac); the logs are taken of a running product
     lin = 0.0
     prod = 1.0
-    if X.shape[1] == 2:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sq2(X, i, j, k)
-            a0, f, a, b = _ste_term(dij, dik, param)
-            lin += a0
-            prod *= f
-            if prod > _FLUSH:
-                lin += math.log(prod)
-                prod = 1.0
-            _scatter2(X, grad, i, j, k, 2.0 * a, 2.0 * b)
-    else:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sqd(X, i, j, k)
-            a0, f, a, b = _ste_term(dij, dik, param)
-            lin += a0
-            prod *= f
-            if prod > _FLUSH:
-                lin += math.log(prod)
-                prod = 1.0
-            _scatterd(X, grad, i, j, k, 2.0 * a, 2.0 * b)
+    for t in range(start, stop):
+        i, j, k = triplets[t, 0], triplets[t, 1], triplets[t, 2]
+        dij, dik = sq(X, i, j, k)
+        a0, f, a, b = term(dij, dik, param)
+        lin += a0
+        prod *= f
+        if prod > _FLUSH:
+            lin += math.log(prod)
+            prod = 1.0
+        scatter(X, grad, i, j, k, 2.0 * a, 2.0 * b)
     return lin + math.log(prod)
 
 
-@njit(nogil=True, cache=True)
-def _tste_range(X, triplets, start, stop, param, grad):
-    lin = 0.0
-    prod = 1.0
-    if X.shape[1] == 2:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sq2(X, i, j, k)
-            a0, f, a, b = _tste_term(dij, dik, param)
-            lin += a0
-            prod *= f
-            if prod > _FLUSH:
-                lin += math.log(prod)
-                prod = 1.0
-            _scatter2(X, grad, i, j, k, 2.0 * a, 2.0 * b)
-    else:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sqd(X, i, j, k)
-            a0, f, a, b = _tste_term(dij, dik, param)
-            lin += a0
-            prod *= f
-            if prod > _FLUSH:
-                lin += math.log(prod)
-                prod = 1.0
-            _scatterd(X, grad, i, j, k, 2.0 * a, 2.0 * b)
-    return lin + math.log(prod)
-
-
-@njit(nogil=True, cache=True)
-def _ckl_range(X, triplets, start, stop, param, grad):
-    lin = 0.0
-    prod = 1.0
-    if X.shape[1] == 2:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sq2(X, i, j, k)
-            a0, f, a, b = _ckl_term(dij, dik, param)
-            lin += a0
-            prod *= f
-            if prod > _FLUSH:
-                lin += math.log(prod)
-                prod = 1.0
-            _scatter2(X, grad, i, j, k, 2.0 * a, 2.0 * b)
-    else:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sqd(X, i, j, k)
-            a0, f, a, b = _ckl_term(dij, dik, param)
-            lin += a0
-            prod *= f
-            if prod > _FLUSH:
-                lin += math.log(prod)
-                prod = 1.0
-            _scatterd(X, grad, i, j, k, 2.0 * a, 2.0 * b)
-    return lin + math.log(prod)
-
-
-@njit(nogil=True, cache=True)
-def _soe_range(X, triplets, start, stop, param, grad):
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
+def _hinge_loop(term, sq, scatter, X, triplets, start, stop, param, grad):
+    # hinge terms: zero loss and gradient inside the margin, where most triplets end up
     total = 0.0
-    if X.shape[1] == 2:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sq2(X, i, j, k)
-            a0, f, a, b = _soe_term(dij, dik, param)
-            if a0 > 0.0:
-                total += a0
-                _scatter2(X, grad, i, j, k, 2.0 * a, 2.0 * b)
-    else:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sqd(X, i, j, k)
-            a0, f, a, b = _soe_term(dij, dik, param)
-            if a0 > 0.0:
-                total += a0
-                _scatterd(X, grad, i, j, k, 2.0 * a, 2.0 * b)
+    for t in range(start, stop):
+        i, j, k = triplets[t, 0], triplets[t, 1], triplets[t, 2]
+        dij, dik = sq(X, i, j, k)
+        a0, f, a, b = term(dij, dik, param)
+        if a0 > 0.0:
+            total += a0
+            scatter(X, grad, i, j, k, 2.0 * a, 2.0 * b)
     return total
 
 
-@njit(nogil=True, cache=True)
-def _gnmds_range(X, triplets, start, stop, param, grad):
-    total = 0.0
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
+def _likelihood(term, X, T, t0, t1, p, g):
     if X.shape[1] == 2:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sq2(X, i, j, k)
-            h = 1.0 + dij - dik
-            if h > 0.0:
-                total += h
-                _scatter2(X, grad, i, j, k, 2.0, -2.0)
-    else:
-        for t in range(start, stop):
-            i = triplets[t, 0]
-            j = triplets[t, 1]
-            k = triplets[t, 2]
-            dij, dik = _sqd(X, i, j, k)
-            h = 1.0 + dij - dik
-            if h > 0.0:
-                total += h
-                _scatterd(X, grad, i, j, k, 2.0, -2.0)
-    return total
+        return _likelihood_loop(term, _sq2, _scatter2, X, T, t0, t1, p, g)
+    return _likelihood_loop(term, _sqd, _scatterd, X, T, t0, t1, p, g)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always", error_model="numpy")
+def _hinge(term, X, T, t0, t1, p, g):
+    if X.shape[1] == 2:
+        return _hinge_loop(term, _sq2, _scatter2, X, T, t0, t1, p, g)
+    return _hinge_loop(term, _sqd, _scatterd, X, T, t0, t1, p, g)
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
 def _range(kind, X, triplets, start, stop, param, grad):
     """Add the loss-sum gradient of ``triplets[start:stop]`` to ``grad``; return the loss sum."""
     if kind == KIND_STE:
-        return _ste_range(X, triplets, start, stop, param, grad)
+        return _likelihood(_ste_term, X, triplets, start, stop, param, grad)
     if kind == KIND_TSTE:
-        return _tste_range(X, triplets, start, stop, param, grad)
+        return _likelihood(_tste_term, X, triplets, start, stop, param, grad)
+    if kind == KIND_CKL:
+        return _likelihood(_ckl_term, X, triplets, start, stop, param, grad)
     if kind == KIND_SOE:
-        return _soe_range(X, triplets, start, stop, param, grad)
-    if kind == KIND_GNMDS:
-        return _gnmds_range(X, triplets, start, stop, param, grad)
-    return _ckl_range(X, triplets, start, stop, param, grad)
+        return _hinge(_soe_term, X, triplets, start, stop, param, grad)
+    return _hinge(_gnmds_term, X, triplets, start, stop, param, grad)
 
 
 @njit(nogil=True, cache=True, parallel=True)
@@ -388,7 +287,7 @@ def _range_chunked(kind, X, triplets, param, n_chunks):
     return partial.sum(), grad
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, error_model="numpy")
 def triplet_loss_grad(X, triplets, kind, param, regularization, n_threads):
     """Mean triplet loss and its gradient, for the loss selected by ``kind``.
 
@@ -436,100 +335,3 @@ def triplet_loss_grad(X, triplets, kind, param, regularization, n_threads):
                 grad[i, c] += 2.0 * regularization * X[i, c]
         loss += regularization * sq
     return loss, grad
-
-
-@njit(nogil=True, cache=True)
-def ste_loss_grad(X, triplets, n_threads=1):
-    """STE: mean of ``-log p_ijk``, ``p = exp(-D_ij) / (exp(-D_ij) + exp(-D_ik))``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float64
-    triplets : ndarray of shape (m, 3), int
-    n_threads : int, default=1
-
-    Returns
-    -------
-    loss : float
-    grad : ndarray of shape (n, d)
-    """
-    return triplet_loss_grad(X, triplets, KIND_STE, 0.0, 0.0, n_threads)
-
-
-@njit(nogil=True, cache=True)
-def tste_loss_grad(X, triplets, alpha, n_threads=1):
-    """t-STE: mean of ``-log p_ijk`` with the Student-t kernel ``(1 + D / alpha) ** (-(alpha + 1) / 2)``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float64
-    triplets : ndarray of shape (m, 3), int
-    alpha : float
-        Degrees of freedom (> 0); t-STE's usual choice is ``max(d - 1, 1)``.
-    n_threads : int, default=1
-
-    Returns
-    -------
-    loss : float
-    grad : ndarray of shape (n, d)
-    """
-    return triplet_loss_grad(X, triplets, KIND_TSTE, alpha, 0.0, n_threads)
-
-
-@njit(nogil=True, cache=True)
-def soe_loss_grad(X, triplets, margin, n_threads=1):
-    """SOE: mean of ``max(0, margin + ||x_i - x_j|| - ||x_i - x_k||) ** 2``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float64
-    triplets : ndarray of shape (m, 3), int
-    margin : float
-    n_threads : int, default=1
-
-    Returns
-    -------
-    loss : float
-    grad : ndarray of shape (n, d)
-    """
-    return triplet_loss_grad(X, triplets, KIND_SOE, margin, 0.0, n_threads)
-
-
-@njit(nogil=True, cache=True)
-def gnmds_loss_grad(X, triplets, regularization, n_threads=1):
-    """GNMDS: mean of ``max(0, 1 + D_ij - D_ik)`` plus ``regularization * ||X||_F^2``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float64
-    triplets : ndarray of shape (m, 3), int
-    regularization : float
-    n_threads : int, default=1
-
-    Returns
-    -------
-    loss : float
-    grad : ndarray of shape (n, d)
-    """
-    return triplet_loss_grad(X, triplets, KIND_GNMDS, 0.0, regularization, n_threads)
-
-
-@njit(nogil=True, cache=True)
-def ckl_loss_grad(X, triplets, mu, n_threads=1):
-    """CKL: mean of ``-log p_ijk``, ``p = (mu + D_ik) / (2 mu + D_ij + D_ik)``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float64
-    triplets : ndarray of shape (m, 3), int
-    mu : float
-        Regulariser (>= 0). The arguments of the logarithms are floored at the
-        smallest positive float, so ``mu = 0`` with coincident points stays finite.
-    n_threads : int, default=1
-
-    Returns
-    -------
-    loss : float
-    grad : ndarray of shape (n, d)
-    """
-    return triplet_loss_grad(X, triplets, KIND_CKL, mu, 0.0, n_threads)

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from loe_viz.points import POINT_KINDS
-from loe_viz.app.state import (
-    CONFIG_PARAMS, STEPS, URL_PARAMS, CompareState, ExplorerState, Worker, estimate_cost, warm_up,
-)
+from loe_viz.app.compare_state import CompareState
+from loe_viz.app.jobs import Cancelled, JobRunner
+from loe_viz.app.limits import MAX_BYTES, estimate_run
+from loe_viz.app.state import CONFIG_PARAMS, STEPS, URL_PARAMS, ExplorerState
+from loe_viz.app.warmup import warm_up
 
 SMALL = dict(n=200, seed=1)
 
@@ -169,7 +171,7 @@ def test_url_garbage_sets_error():
 def test_large_run_waits_for_confirmation_and_huge_is_refused():
     s = ExplorerState(**SMALL)
     v = s.version
-    s.budget = 1.0e5  # ~ 1e8 comparisons: needs confirmation (and would take minutes)
+    s.budget = 3.0e4  # ~ 3e7 comparisons: needs confirmation (and would take a while)
     assert s.notice.startswith("Large run") and s.version == v and s.error == ""
     assert s.estimate.n_comparisons > 10**7
     s.budget = 1.0e8  # more memory than allowed: refused even when forced
@@ -177,11 +179,23 @@ def test_large_run_waits_for_confirmation_and_huge_is_refused():
     assert s.error.startswith("budget needs about") and s.version == v
 
 
-def test_estimate_cost_scales():
-    a = estimate_cost(1000, 2, 2, 5, 1000)
-    b = estimate_cost(1000, 2, 2, 5, 100_000)
+def test_estimate_run_uses_the_library_model():
+    from loe_viz import LOE
+    a = estimate_run(1000, 2, 2, 5, 1000)
+    b = estimate_run(1000, 2, 2, 5, 100_000)
     assert b.n_comparisons == 100 * a.n_comparisons and b.seconds > a.seconds and b.bytes > a.bytes
     assert "comparisons" in b.text
+    lib = LOE(n_components=2, n_landmarks=5).estimate_resources(1000, 100_000)
+    assert b.seconds == lib.seconds and b.bytes > lib.peak_bytes  # plus the explorer's own arrays
+    assert "min" in estimate_run(10_000, 2, 2, 5, 10**8).text  # one duration format: "... min .. s"
+
+
+def test_duration_format_is_shared():
+    # Terminal progress is tqdm's own bar; every duration the library and the app write in words
+    # comes from one formatter.
+    from loe_viz._format import format_seconds
+    from loe_viz.resources import format_seconds as lib_format
+    assert format_seconds(150) == lib_format(150) == "2 min 30 s"
 
 
 def test_background_runs_and_dispatch():
@@ -199,21 +213,60 @@ def test_background_runs_and_dispatch():
     assert calls and all(name == "loe-viz-pipeline" for name in calls)
     s.close()
     assert s.points is None and s.model is None
+    assert s.jobs.thread is None  # no thread left behind
 
 
-def test_worker_latest_wins_and_survives_errors():
-    w = Worker()
+def test_runner_latest_wins_and_survives_errors(caplog):
+    w = JobRunner()
     out = []
     gate = threading.Event()
-    w.submit(lambda: (gate.wait(5), out.append(1)))
+    first = w.submit(lambda tok: (gate.wait(5), out.append(1)), cancel_running=False)
     time.sleep(0.05)
-    w.submit(lambda: out.append(2))
-    w.submit(lambda: 1 / 0)
-    w.submit(lambda: out.append(3))
-    gate.set()
-    assert w.wait(5)
+    w.submit(lambda tok: out.append(2), cancel_running=False)
+    w.submit(lambda tok: 1 / 0, cancel_running=False)
+    last = w.submit(lambda tok: out.append(3), cancel_running=False)
+    assert first.superseded and not last.superseded
+    with caplog.at_level(logging.WARNING):
+        gate.set()
+        assert w.wait(5)
     assert out == [1, 3]
+    assert w.thread is None and not w.busy
+    w.submit(lambda tok: 1 / 0, background=False)
+    failures = [r for r in caplog.records if r.levelno == logging.WARNING and r.exc_info]
+    assert failures and failures[-1].exc_info[0] is ZeroDivisionError  # logged with its traceback
     w.close()
+
+
+def test_runner_cancels_the_running_job_when_a_new_one_comes():
+    w = JobRunner()
+    seen = []
+
+    def long_job(tok):
+        for _ in range(500):
+            time.sleep(0.01)
+            tok.check()
+        seen.append("finished")
+
+    a = w.submit(long_job)
+    time.sleep(0.05)
+    b = w.submit(lambda tok: seen.append("second"))
+    assert w.wait(5)
+    assert a.cancelled and not b.cancelled and seen == ["second"]
+    # a token is an LOE progress callback: it raises once cancelled
+    b.cancel()
+    with pytest.raises(Cancelled):
+        b("ranking", 1, 5)
+    w.close()
+    assert w.submit(lambda tok: seen.append("after close")).cancelled and seen == ["second"]
+
+
+def test_closed_runner_publishes_nothing():
+    published = []
+    w = JobRunner(background=False, dispatch=lambda fn: (published.append(1), fn()))
+    w.publish(lambda: None)
+    w.close()
+    w.publish(lambda: None)
+    assert published == [1]
 
 
 def test_compare_loe_and_cancel(fitted):
@@ -249,3 +302,91 @@ def test_warm_up_is_cached():
 
 def test_config_params_subset():
     assert set(CONFIG_PARAMS) < set(URL_PARAMS) and "step" not in CONFIG_PARAMS
+
+
+def test_importing_the_app_starts_no_thread_and_keeps_user_warnings():
+    code = (
+        "import threading, warnings, numpy as np\n"
+        "import loe_viz.app, loe_viz.app.state, loe_viz.app.explorer\n"
+        "assert threading.active_count() == 1, [t.name for t in threading.enumerate()]\n"
+        "from loe_viz import LOE, LOEWarning, TripletOracle, make_points\n"
+        "import loe_viz.app.jobs\n"
+        "X = make_points('gaussian', 60, 2, random_state=0)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"  # keeps the filters installed so far
+        "    LOE(n_components=2, n_landmarks=5, random_state=0).fit_oracle(TripletOracle(X, random_state=0), 40)\n"
+        "print(sum(issubclass(x.category, LOEWarning) for x in w))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert int(out.stdout.split()[-1]) >= 1, out.stdout + out.stderr  # the user's fit still warns
+
+
+def test_app_fits_do_not_warn_but_a_users_fit_does():
+    code = (
+        "import warnings\n"
+        "warnings.simplefilter('error', UserWarning)\n"
+        "import loe_viz.app.jobs\n"  # installs the app's filter (scoped to its own modules)
+        "from loe_viz.app.state import ExplorerState\n"
+        "s = ExplorerState(n=60, seed=0, budget_unit='per_landmark', budget=40)\n"  # would warn: unranked items
+        "assert s.error == '', s.error\n"
+        "assert s.metrics['unranked'] > 0\n"
+        "from loe_viz import LOE, LOEWarning, TripletOracle, make_points\n"
+        "X = make_points('gaussian', 60, 2, random_state=0)\n"
+        "try:\n"
+        "    LOE(n_components=2, n_landmarks=5, random_state=0).fit_oracle(TripletOracle(X, random_state=0), 40)\n"
+        "except LOEWarning:\n"
+        "    print('user warned')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "user warned" in out.stdout
+
+
+def test_huge_configuration_refused_before_any_allocation():
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        s = ExplorerState(n=2_000_000, d=50)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert s.error.startswith("n must be <= ") and s.points is None and s.version == 0
+    assert peak < 20 * 2**20, peak  # nothing of the points' size was allocated
+    assert s._cache._slots == {}
+    # within the bounds, the memory estimate refuses before generating the points
+    t = ExplorerState(n=150_000, d=20, budget=300.0, auto_update=False)
+    tracemalloc.start()
+    try:
+        t.run(force=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert t.error.startswith("budget needs about") and str(MAX_BYTES // 2**30) in t.error, t.error
+    assert peak < 20 * 2**20 and t._cache._slots == {}
+
+
+def test_url_values_beyond_the_bounds_are_refused():
+    s = ExplorerState(auto_update=False)
+    s.from_query({"n": "100000000", "d": "2"})
+    s.run()
+    assert s.error.startswith("n must be <= ") and s.points is None
+
+
+def test_truth_helpers():
+    from loe_viz.app.truth import centre, flipped_answers, landmark_truth, true_scores
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    sc = true_scores(X, 4, 0.5)
+    mask = np.arange(30) != 4
+    np.testing.assert_allclose(sc[mask], (D[mask, 4] - D[mask, 4].mean()) / 0.5)
+    assert sc[4] == 0 and abs(sc[mask].sum()) < 1e-9
+    L = np.array([1, 5, 9])
+    DL, shifts = landmark_truth(X, L, 2.0)
+    np.testing.assert_allclose(DL, D[np.ix_(L, L)] / 2.0)
+    np.testing.assert_allclose(shifts, D[:, L].sum(0) / 29 / 2.0)
+    C = centre(D[np.ix_(L, L)])
+    np.testing.assert_allclose(C.sum(0), 0, atol=1e-12)
+    T = np.array([[0, 1, 2], [0, 2, 1]])
+    f = flipped_answers(X, T)
+    assert f.tolist() == [D[0, 1] > D[0, 2], D[0, 2] > D[0, 1]]

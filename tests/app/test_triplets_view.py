@@ -76,4 +76,7 @@ def test_view_runs_draws_and_downloads():
 
 
 def test_markdown_escape():
-    assert _md("a_b*c|d<e>") == r"a\_b\*c\|d\<e\>"
+    assert _md("a_b*c|d<e>") == r"a\_b\*c\|d&lt;e&gt;"
+    # rendered by Panel's Markdown pane: the payload is text, not an element
+    html = pn.pane.Markdown(_md('<img src=x onerror="window.__pwned=1">')).get_root().text
+    assert "<img" not in html and "&lt;img" not in html.replace("&amp;lt;img", "")

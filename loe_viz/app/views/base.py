@@ -11,6 +11,7 @@ import param
 from panel.viewable import Viewer
 
 from ..state import ExplorerState
+from ..text import md
 
 __all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane"]
 
@@ -105,7 +106,7 @@ class StepView(Viewer):
         try:
             objs = self._render()
         except Exception as exc:  # a plot must never take the page down
-            objs = [pn.pane.Alert(f"This step could not be drawn: {type(exc).__name__}: {exc}",
+            objs = [pn.pane.Alert(f"This step could not be drawn: {type(exc).__name__}: {md(exc)}",
                                   alert_type="danger")]
         self._body.objects = list(self.controls()) + list(objs)
 

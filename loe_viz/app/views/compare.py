@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
+from ...methods import method_colour
 from .. import plots
-from ..state import BASELINE_METHODS, CompareState
+from ..compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, CompareState
+from ..text import md
 from .base import StepView, fmt, hvpane
-
-_COLORS = dict(zip(BASELINE_METHODS, ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#ff7f0e"]))
 
 
 class CompareView(StepView):
@@ -32,8 +32,15 @@ The baselines fit all *n × d* coordinates at once by minimising a loss over the
 * **CKL**: p<sub>ijk</sub> = (μ + D<sub>ik</sub>) / (2μ + D<sub>ij</sub> + D<sub>ik</sub>);
 * **LOE-STE**: LOE's embedding as the warm start of STE.
 
-All run here on **the same triplets** LOE used.  LOE's case is speed at large *n*; STE is more
-accurate per triplet, and LOE-STE combines both.
+By default the baselines follow **the paper's protocol**: they get as many comparisons as LOE
+used, as *uniformly random* triplets answered by the same oracle (same points, same noise T).
+LOE keeps its own landmark triplets, and LOE-STE starts STE on those uniform triplets from LOE's
+embedding.  STE then ends more accurate than LOE; LOE's case is speed at large *n*.
+
+The option **“the same triplets LOE used”** gives the baselines LOE's landmark triplets instead.
+They then fail by construction: every triplet is headed by one of the *l* landmarks, so no
+comparison is ever made *about* the other items, and a loss over all *n × d* coordinates is left
+nearly unconstrained, while LOE was designed for exactly this design.
 """,
     )
 
@@ -41,16 +48,20 @@ accurate per triplet, and LOE-STE combines both.
         super().__init__(**params)
         self.compare = CompareState(self.state)
         c = self.compare
-        self._methods = pn.widgets.MultiChoice.from_param(c.param.methods, label="Methods", width=420)
+        self._methods = pn.widgets.MultiChoice.from_param(c.param.methods, label="Methods", width=380)
+        self._protocol = pn.widgets.RadioButtonGroup.from_param(
+            c.param.protocol, label="Baselines get", options=COMPARE_PROTOCOLS, orientation="vertical",
+            button_type="primary", button_style="outline", css_classes=["loe-protocol"])
         self._limit = pn.widgets.FloatInput.from_param(c.param.max_seconds, label="Time limit per method (s)",
                                                        width=200)
         self._start = pn.widgets.Button(label="Run comparison", color="primary", width=180)
         self._cancel = pn.widgets.Button(label="Cancel", color="danger", variant="outline",
                                          width=120, disabled=True)
-        self._progress = pn.indicators.Progress(value=0, max=100, width=420, bar_color="primary")
-        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"})
+        self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary")
+        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-compare-message"])
         self._plot = hvpane(self._figure())
-        self._table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"})
+        self._table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
+                                       css_classes=["loe-compare-table"])
         self._start.on_click(lambda e: self._on_start())
         self._cancel.on_click(lambda e: c.cancel())
         c.param.watch(self._on_records, ["version", "records"])
@@ -62,7 +73,7 @@ accurate per triplet, and LOE-STE combines both.
     def _on_status(self, *events):
         c = self.compare
         self._progress.value = int(c.progress)
-        self._message.object = c.message
+        self._message.object = md(c.message)
         self._start.disabled = c.running
         self._cancel.disabled = not c.running
 
@@ -79,7 +90,7 @@ accurate per triplet, and LOE-STE combines both.
         df = df[np.isfinite(df["procrustes"])]
         layers = []
         for name, g in df.groupby("method", sort=False):
-            col = _COLORS.get(name, "#333333")
+            col = method_colour(name)
             g = g.sort_values("seconds")
             if len(g) > 1:
                 layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=name).opts(
@@ -90,9 +101,14 @@ accurate per triplet, and LOE-STE combines both.
                     color=col, size=16, marker="diamond", tools=["hover"]))
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
+        y = df["procrustes"].to_numpy()
+        y = y[y > 0]
+        ticks = plots.log_ticks(y)
+        extra = dict(yticks=ticks, ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3)) if ticks else {}
         return hv.Overlay(layers).opts(
             **plots.base_opts(title="Procrustes error against time (diamonds: final)", logy=True,
-                              xlabel="seconds", ylabel="Procrustes error", legend_position="right"))
+                              xlabel="seconds", ylabel="Procrustes error (log scale)",
+                              legend_position="right", **extra))
 
     def _summary(self):
         recs = [r for r in self.compare.records if r.final]
@@ -111,12 +127,15 @@ accurate per triplet, and LOE-STE combines both.
     def _render(self):
         cfg = self.state.config_used
         info = pn.pane.Markdown(
-            f"Data: n = {cfg['n']:,}, d = {cfg['d']}, **{self.state.metrics['n_triplets']:,} triplets** "
-            f"(the ones LOE used in this configuration).", styles={"font-size": "1.1em"})
+            f"Data: n = {cfg['n']:,}, d = {cfg['d']}; LOE used **{self.state.metrics['n_triplets']:,} "
+            f"triplets** headed by its {cfg['n_landmarks']} landmarks. The baselines get as many comparisons.",
+            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(self._methods, self._limit, sizing_mode="stretch_width"),
-            pn.Row(self._start, self._cancel, self._progress, self._message),
+            pn.Row(pn.Column(pn.pane.Markdown("**The baselines get**", margin=(0, 10)), self._protocol),
+                   pn.Column(self._methods, self._limit), sizing_mode="stretch_width"),
+            pn.Row(self._start, self._cancel, self._progress, sizing_mode="stretch_width"),
+            self._message,
             self._plot, self._table,
         ]
 

@@ -9,7 +9,7 @@ import panel as pn
 
 from .. import plots
 from .base import StepView, fmt, hvpane
-from .shifts import landmark_truth
+from ..truth import centre as _centre, landmark_truth
 
 
 class EDMView(StepView):
@@ -69,9 +69,3 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
             pn.Row(hvpane(h_est), hvpane(h_true), sizing_mode="stretch_width"),
             pn.Row(hvpane(sc), hvpane(conv), sizing_mode="stretch_width"),
         ]
-
-
-def _centre(M: np.ndarray) -> np.ndarray:
-    l = M.shape[0]
-    V = np.eye(l) - np.ones((l, l)) / l
-    return V @ M @ V

@@ -45,7 +45,12 @@ the other.
             pn.indicators.Number(label="Training triplets satisfied", value=0, format="{value} %", **big),
             pn.indicators.Number(label="Fit time", value=0, format="{value} s", **big),
         ]
-        self._metrics = pn.Row(*self._numbers, sizing_mode="stretch_width")
+        self._metrics = plots.wrap(*self._numbers)
+        self._counts = pn.pane.Markdown(
+            "**Training triplets satisfied** counts the answers LOE was given (noisy: at T > 0 some "
+            "contradict the truth, so even the true points do not satisfy all of them); **triplet "
+            "error** counts mistakes on fresh, noiseless triplets of the ground truth.",
+            styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-counts"])
         self._note = pn.pane.Markdown("", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
         self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False)
         self._ellipses.param.watch(lambda event: self.refresh(force=True), "value")
@@ -83,7 +88,7 @@ the other.
             + _polish_note(getattr(s.model, "stages_", None)))
         if self._ellipses.value:
             plot_objs += uncertainty_panes(s.model, X, mean, basis, seed=cfg["seed"])
-        return [self._metrics, self._note, self._ellipses] + list(plot_objs)
+        return [self._metrics, self._counts, self._note, self._ellipses] + list(plot_objs)
 
 
 def _polish_note(stages) -> str:

@@ -7,22 +7,8 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
+from ..truth import true_scores
 from .base import StepView, fmt, hvpane
-
-
-def true_scores(X: np.ndarray, head: int, temperature: float) -> np.ndarray:
-    """What the scores of landmark ``head`` estimate: ``(D[:, head] - mean) / T``.
-
-    The mean is over the items other than ``head`` (the scores sum to zero over
-    them) and the entry of ``head`` itself is 0.  With ``T = 0`` the scale is
-    not identified, so no division happens.
-    """
-    d = ((X - X[head]) ** 2).sum(1)
-    mask = np.ones(X.shape[0], bool)
-    mask[head] = False
-    out = d - d[mask].mean()
-    out[head] = 0.0
-    return out / temperature if temperature > 0 else out
 
 
 class RankingView(StepView):
@@ -93,8 +79,8 @@ information and keep score 0.
         sc = plots.scatter(xy, np.asarray(s.colors)[mask], hue_lightness=s.hue_lightness[mask],
                            title=f"L{c} (item {head}): estimate vs truth", xlabel=xl,
                            ylabel="estimated score R", equal=False)
-        fit_plot = (sc * plots.identity_line(lo, hi)).opts(show_legend=False, responsive=False, width=430,
-                                                           height=495)
+        fit_plot = (sc * plots.identity_line(lo, hi)).opts(show_legend=False, responsive=False,
+                                                           width=plots.HALF_WIDTH, height=470)
         cols = getattr(rk, "columns", ())
         hist = {f"L{k}": getattr(col, "grad_history", np.array([])) for k, col in enumerate(cols)}
         conv = plots.convergence(hist, "Solver convergence (Newton, projected gradient norm)",
@@ -102,7 +88,7 @@ information and keep score 0.
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
         where = (plots.scatter(P, s.colors, hue_lightness=s.hue_lightness, title="Landmarks ★ (chosen: yellow)",
-                               xlabel="x₁", ylabel="x₂", alpha=0.5, square_size=400)
+                               xlabel="x₁", ylabel="x₂", alpha=0.5, square_size=plots.HALF_WIDTH - 75)
                  * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c))
         col = cols[c] if c < len(cols) else None
         unranked = len(getattr(col, "unranked", ())) if col is not None else 0

@@ -10,7 +10,8 @@ import param
 
 from .. import plots
 from ..colors import principal_plane, project
-from ..state import _fmt_bytes, _fmt_seconds
+from ..._format import format_bytes as _fmt_bytes, format_seconds as _fmt_seconds
+from ..truth import flipped_answers
 from .base import StepView, fmt, swatch, hvpane
 
 
@@ -51,10 +52,7 @@ either a count per landmark or the paper's total
         n, l = X.shape[0], cfg["n_landmarks"]
         landmarks = np.asarray(s.model.landmarks_)
         # noise: answers that contradict the true distances
-        a, b, c = T[:, 0], T[:, 1], T[:, 2]
-        d_near = ((X[a] - X[b]) ** 2).sum(1)
-        d_far = ((X[a] - X[c]) ** 2).sum(1)
-        flipped = d_near > d_far
+        flipped = flipped_answers(X, T)
         rng = np.random.default_rng(self._example_seed)
         self._example_seed += 1
         pick = rng.choice(T.shape[0], min(self.n_examples, T.shape[0]), replace=False)

@@ -8,19 +8,8 @@ import pandas as pd
 import panel as pn
 
 from .. import plots
+from ..truth import landmark_truth
 from .base import StepView, fmt, hvpane
-
-
-def landmark_truth(X: np.ndarray, landmarks: np.ndarray, temperature: float):
-    """True landmark block ``D_LL / T`` and true shifts ``s_c = mean_{a != c} D_{a c} / T``."""
-    XL = X[landmarks]
-    DL = ((XL[:, None, :] - XL[None, :, :]) ** 2).sum(-1)
-    colsum = np.empty(landmarks.size)
-    for c, h in enumerate(landmarks):
-        d = ((X - X[h]) ** 2).sum(1)
-        colsum[c] = (d.sum() - d[h]) / (X.shape[0] - 1)
-    scale = 1.0 / temperature if temperature > 0 else 1.0
-    return DL * scale, colsum * scale
 
 
 class ShiftsView(StepView):
@@ -37,15 +26,21 @@ the least-squares solution is
         r"$$s_c^{\mathrm{LS}} = \frac{1}{l}\sum_{r}\big(W_{cr} - W_{rc}\big) - \frac{\sum W}{l\,(l-1)} .$$",
         """
 Symmetry cannot see a shift common to all columns.  LOE finds it from the spectrum: with
-J = 11ᵀ − I and C = sym(W + J diag(s<sup>LS</sup>)), a common offset σ changes C by σJ, whose
-eigenvalues are l − 1 (once) and −1.  A true (centred) distance matrix has at most one
-positive eigenvalue and a null space of dimension ≥ l − 1 − d ≥ 2, so the offset is the
-**second-largest signed eigenvalue**:
+J = 11ᵀ − I and C = sym(W + J diag(s<sup>LS</sup>)), what is left is one common offset σ:
+C = D<sub>LL</sub> − σJ with the true landmark distances D<sub>LL</sub>, so
+C − σI = D<sub>LL</sub> − σ11ᵀ.  An EDM of *l* points in ℝ<sup>d</sup> has rank at most
+*d* + 2 (its columns lie in the span of 1, the squared norms and the *d* coordinates), so
+C − σI has rank at most *d* + 2 and **σ is an eigenvalue of C with multiplicity at least
+*l* − *d* − 2** (at least 1 at the default *l* = *d* + 3).  D<sub>LL</sub> − σ11ᵀ is negative
+semidefinite on the vectors orthogonal to 1, so it has at most one positive eigenvalue, and
+the offset is the **second-largest signed eigenvalue**:
 """,
         r"$$s = s^{\mathrm{LS}} + \lambda_2(C)\,\mathbf 1, \qquad \text{exact without noise when } l \ge d + 3 .$$",
         """
-With noise λ₂ is the largest of several noisy copies of the offset (biased upward); the
-variant "mean" averages λ₂ … λ<sub>l−d−1</sub>.
+With noise λ₂ is the largest of *l* − *d* − 2 noisy copies of the offset (biased upward); the
+variant "mean" averages them, λ₂ … λ<sub>l−d−1</sub>.  At *l* = *d* + 3 there is only one copy,
+so "mean" **equals** λ₂: add landmarks to see the two rules differ.  On the spectrum below the
+red dashed line is the offset LOE used and the broad orange line the true offset.
 """,
     )
 
@@ -70,36 +65,63 @@ variant "mean" averages λ₂ … λ<sub>l−d−1</sub>.
                      (f"L{c}", "final (LS + offset)", float(sh.s[c])),
                      (f"L{c}", "true", float(s_true[c]))]
         df = pd.DataFrame(rows, columns=["landmark", "estimate", "shift"])
+        # grouped bars labelled by landmark only: the three estimates are told apart by colour
+        # and the legend below the plot (3 l rotated tick labels overlapped into a smear)
         bars = hv.Bars(df, ["landmark", "estimate"], "shift").opts(
             **plots.base_opts(title="Shifts per landmark", cmap=["#9aa7b4", "#2b6cb0", "#e07b00"],
                               color="estimate", multi_level=True, xrotation=0, tools=["hover", "save"],
-                              show_legend=True, legend_position="top_right", xlabel=""))
+                              show_legend=True, legend_position="bottom", xlabel="", line_color=None,
+                              hooks=[_group_labels_only],
+                              responsive=False, width=plots.HALF_WIDTH, height=440))
         ev = np.asarray(sh.eigenvalues, dtype=float)
         used = set(int(i) for i in getattr(sh, "offset_indices", (1,)))
         edf = pd.DataFrame({"k": np.arange(1, ev.size + 1), "eigenvalue": ev,
                             "role": ["used for the offset" if i in used else "other" for i in range(ev.size)]})
         spec = hv.Scatter(edf, "k", ["eigenvalue", "role"]).opts(
             color="role", cmap={"used for the offset": "#d62728", "other": "#4c78a8"}, size=14,
-            tools=["hover"], show_legend=True)
+            tools=["hover"], show_legend=False)
         stems = hv.Spikes(edf, "k", "eigenvalue").opts(color="#999999", line_width=2)
-        off = hv.HLine(float(sh.offset)).opts(color="#d62728", line_dash="dashed", line_width=2)
+        offset_true = float(np.mean(s_true - np.asarray(sh.s_ls)))
+        span = (0.6, ev.size + 0.4)
+        est_line = hv.Curve([(span[0], float(sh.offset)), (span[1], float(sh.offset))],
+                            label=f"offset used ({sh.method})").opts(color="#d62728", line_dash="dashed",
+                                                                      line_width=2.5)
+        true_line = hv.Curve([(span[0], offset_true), (span[1], offset_true)], label="true offset").opts(
+            color="#e07b00", line_width=7, alpha=0.55)
         zero = hv.HLine(0.0).opts(color="#333333", line_width=1)
         lam2 = hv.Text(2, float(ev[1]) if ev.size > 1 else 0.0, "  λ₂", halign="left", valign="bottom",
                        fontsize=16)
-        spectrum = (stems * spec * off * zero * lam2).opts(
-            **plots.base_opts(title="Eigenvalues of C = sym(W + J diag(s_LS)), descending",
-                              xlabel="k", ylabel="λₖ", legend_position="top_right"))
-        offset_true = float(np.mean(s_true - np.asarray(sh.s_ls)))
+        spectrum = (true_line * stems * spec * zero * est_line * lam2).opts(
+            **plots.base_opts(title="Eigenvalues λₖ of C, descending", xlabel="k", ylabel="λₖ",
+                              legend_position="bottom", show_legend=True, xlim=span,
+                              responsive=False, width=plots.HALF_WIDTH, height=440))
         err_ls = float(np.sqrt(np.mean((np.asarray(sh.s_ls) - s_true) ** 2)))
         err_fin = float(np.sqrt(np.mean((np.asarray(sh.s) - s_true) ** 2)))
+        d = int(cfg["d"])
+        mult = l - d - 2
+        same = ("; at l = d + 3 the “mean” rule averages this one eigenvalue, so it equals λ₂"
+                if mult == 1 else f"; the “mean” rule averages λ₂ … λ{_sub(l - d - 1)} ({mult} eigenvalues)")
         info = pn.pane.Markdown(
-            f"Offset rule **{sh.method}**: offset = {fmt(sh.offset)} (the true common offset here is "
-            f"{fmt(offset_true)}).  RMS error of the shifts: least squares {fmt(err_ls)} → final {fmt(err_fin)}.",
+            f"Offset rule **{sh.method}**: offset = {fmt(sh.offset)}, the true common offset here is "
+            f"**{fmt(offset_true)}**.  With l = {l} and d = {d} the offset is an eigenvalue of C of "
+            f"multiplicity at least l − d − 2 = {mult} without noise{same}.  "
+            f"RMS error of the shifts: least squares {fmt(err_ls)} → final {fmt(err_fin)}.",
             styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
         return [
             info,
-            pn.Row(hvpane(h_before), hvpane(h_after), hvpane(h_true), sizing_mode="stretch_width"),
-            pn.Row(hvpane(bars),
-                   hvpane(spectrum),
-                   sizing_mode="stretch_width"),
+            plots.wrap(hvpane(h_before), hvpane(h_after), hvpane(h_true)),
+            plots.wrap(hvpane(bars), hvpane(spectrum)),
         ]
+
+
+def _sub(k: int) -> str:
+    """``k`` in Unicode subscript digits."""
+    return str(k).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
+
+
+def _group_labels_only(plot, element):
+    """Bokeh hook: on a nested categorical x axis show the groups (landmarks), not the inner factors."""
+    for ax in plot.state.xaxis:
+        ax.major_label_text_font_size = "0px"
+        ax.group_text_font_size = "15px"
+        ax.group_text_color = "#222222"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 
 import holoviews as hv
 import numpy as np
@@ -15,6 +14,8 @@ from panel.viewable import Viewer
 
 from .. import plots
 from ..colors import quantized
+from ..session import session_dispatcher
+from ..text import md as _md
 from ..triplets_state import (
     AUTO_LANDMARKS, LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState, loe_coverage,
 )
@@ -44,19 +45,6 @@ spends its answers less efficiently than **STE**, which fits all coordinates to 
 _EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
-
-
-def _md(text) -> str:
-    """``text`` shown literally in Markdown (file names, labels and messages come from the user)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
-
-
-def _session_dispatch():
-    from ..explorer import _session_dispatcher
-    return _session_dispatcher()
-
-
 class TripletsView(Viewer):
     """Upload or pick triplets, see how they were read, embed them, compare the methods, download.
 
@@ -74,7 +62,7 @@ class TripletsView(Viewer):
     def __init__(self, state: TripletsState | None = None, dispatch=None, **params):
         super().__init__(state=state or TripletsState(), **params)
         s = self.state
-        s.dispatch = dispatch or _session_dispatch()
+        s.dispatch = dispatch or session_dispatcher()
         self._activated = False
         self._quiet = False  # set while the view itself changes a widget
         W = pn.widgets
@@ -92,7 +80,7 @@ class TripletsView(Viewer):
         # -- how it was read ------------------------------------------------------------------
         self.sentence = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
                                          css_classes=["loe-tr-sentence"])
-        self.summary_table = pn.pane.Markdown("", width=560, styles={"font-size": "1.05em"},
+        self.summary_table = pn.pane.Markdown("", width=500, styles={"font-size": "1.05em"},
                                               css_classes=["loe-tr-summary"])
         self.heads_plot = hvpane(self._heads_figure())
         self.notes = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#555"})
@@ -130,17 +118,16 @@ class TripletsView(Viewer):
             pn.Card(explanation(_TEXT), title="What happens in “Your triplets”", collapsed=False,
                     sizing_mode="stretch_width", header_background="#eef3f8", margin=(5, 5, 10, 5)),
             pn.pane.Markdown("### 1. Triplets"),
-            pn.Row(self.w_sample, self.w_upload, sizing_mode="stretch_width"),
+            plots.wrap(self.w_sample, self.w_upload),
             self.alert,
             pn.pane.Markdown("### 2. How they were read"),
             self.sentence,
-            pn.Row(self.summary_table, self.heads_plot, sizing_mode="stretch_width"),
+            plots.wrap(self.summary_table, self.heads_plot),
             self.notes,
             pn.pane.Markdown("### 3. Embed"),
-            pn.Row(self.w_methods, self.w_d, self.w_l, self.w_test, self.w_seed, self.w_limit,
-                   sizing_mode="stretch_width"),
+            plots.wrap(self.w_methods, self.w_d, self.w_l, self.w_test, self.w_seed, self.w_limit),
             self.coverage,
-            pn.Row(self.b_run, self.b_cancel, self.progress, self.message, sizing_mode="stretch_width"),
+            plots.wrap(self.b_run, self.b_cancel, self.progress, self.message),
             pn.pane.Markdown("### 4. Results"),
             self.results_intro, self.results_table,
             pn.Row(self.w_shown, self.download),
@@ -202,7 +189,7 @@ class TripletsView(Viewer):
         s = self.state
         self.progress.value = int(s.progress)
         self.progress.visible = bool(s.running)
-        self.message.object = s.message
+        self.message.object = _md(s.message)
         self.b_run.disabled = bool(s.running)
         self.b_cancel.disabled = not s.running
 

@@ -1,0 +1,227 @@
+"""State of the Compare step: LOE against the baselines on the walk-through's triplets.
+
+:class:`CompareState` runs the chosen methods one after the other through a
+:class:`~loe_viz.app.jobs.JobRunner` and grows a list of
+:class:`CompareRecord` (error against time) while they run.  No Panel import.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+import numpy as np
+import param
+
+from .._format import format_seconds
+from ..methods import METHODS
+from .jobs import Cancelled, JobRunner
+
+__all__ = ["BASELINE_METHODS", "COMPARE_PROTOCOLS", "CompareRecord", "CompareState"]
+
+log = logging.getLogger(__name__)
+
+#: Methods of the Compare step: names of estimators exported by :mod:`loe_viz`.
+BASELINE_METHODS = tuple(METHODS)
+
+#: Which triplets the baselines get: label -> value of ``CompareState.protocol``.
+COMPARE_PROTOCOLS = {
+    "as many uniformly random triplets (the paper's protocol)": "uniform",
+    "the same triplets LOE used": "landmark",
+}
+
+
+@dataclass
+class CompareRecord:
+    """One point of the error-versus-time curves."""
+
+    method: str
+    seconds: float
+    procrustes: float
+    triplet_error: float
+    final: bool = False
+
+
+class CompareState(param.Parameterized):
+    """LOE against the baselines on the same triplets, run in the background.
+
+    Parameters
+    ----------
+    source : ExplorerState
+        Supplies the points, the triplets and the configuration (and the
+        ``dispatch`` through which results reach the UI).
+    """
+
+    methods = param.ListSelector(default=["LOE", "STE", "LOESTE"], objects=list(BASELINE_METHODS), doc="""
+        Methods to run, in order.""")
+    protocol = param.Selector(default="uniform", objects=COMPARE_PROTOCOLS, doc="""
+        "uniform": the baselines get as many comparisons as LOE, as uniformly random triplets
+        answered by the same oracle (the paper's protocol); "landmark": they get the very
+        triplets LOE used, all headed by its few landmarks, which leaves most items'
+        relations to each other unasked and the baselines poorly constrained.""")
+    max_seconds = param.Number(default=30.0, bounds=(1.0, 600.0), doc="""
+        Time limit of each baseline (it is stopped and its last estimate kept).""")
+    running = param.Boolean(default=False, precedence=-1)
+    progress = param.Integer(default=0, bounds=(0, 100), precedence=-1)
+    records = param.List(default=[], precedence=-1, doc="CompareRecord list, growing during a run.")
+    message = param.String(default="", precedence=-1)
+    version = param.Integer(default=0, precedence=-1)
+
+    def __init__(self, source, **params):
+        super().__init__(**params)
+        self.source = source
+        self._jobs = JobRunner("loe-viz-compare")
+
+    @property
+    def jobs(self) -> JobRunner:
+        """The runner of the comparisons (its thread exists only while one runs)."""
+        return self._jobs
+
+    def start(self, background: bool = True) -> None:
+        """Start a comparison on the source's current triplets."""
+        if self.running or self._jobs.closed:
+            return
+        src = self.source
+        if src is None:  # closed
+            return
+        if src.points is None or src.triplets is None:
+            self.message = "Nothing to compare yet: wait for LOE to finish on the configuration."
+            return
+        self._jobs.dispatch = src.dispatch
+        self.records = []
+        self.progress = 0
+        self.running = True
+        self.message = "Starting…"
+        cfg = dict(src.config_used)
+        cfg["landmarks"] = np.asarray(src.model.landmarks_) if src.model is not None else None
+        cfg["protocol"] = self.protocol
+        cfg["loe_embedding"] = np.asarray(src.model.embedding_) if src.model is not None else None
+        job = partial(self._run, src.points, src.triplets, cfg, list(self.methods), float(self.max_seconds))
+        self._jobs.submit(job, background=background)
+
+    def cancel(self) -> None:
+        """Ask the running comparison to stop (LOE at its next landmark, a baseline at its next iteration)."""
+        self._jobs.cancel()
+        if self.running:
+            self.message = "Cancelling…"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background comparison to end; False on time-out."""
+        return self._jobs.wait(timeout)
+
+    def close(self) -> None:
+        """Cancel a running comparison and drop the data (without touching the UI: its session may be gone)."""
+        self._jobs.close()
+        self.source = None
+        self.records = []
+
+    # -------------------------------------------------------------- internals
+    def _publish(self, **updates) -> None:
+        self._jobs.publish(partial(self.param.update, **updates))
+
+    def _run(self, X, triplets, cfg, methods, max_seconds, token) -> None:
+        from . import scoring
+
+        records: list[CompareRecord] = []
+        d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
+
+        def scores(Z):  # the walk-through's definition and test sample (one number per embedding)
+            return scoring.scores(X, Z, seed)
+
+        baseline_triplets = triplets
+        if cfg.get("protocol", "uniform") == "uniform" and any(m != "LOE" for m in methods):
+            baseline_triplets = uniform_like(X, cfg, triplets.shape[0])
+
+        def push(rec, frac, msg):
+            records.append(rec)
+            self._publish(records=list(records), progress=int(round(100 * frac)), message=msg,
+                          version=self.version + 1)
+
+        try:
+            for i, name in enumerate(methods):
+                token.check()
+                base = i / len(methods)
+                step = 1.0 / len(methods)
+                self._publish(message=f"Running {name} ({i + 1}/{len(methods)})…",
+                              progress=int(round(100 * base)))
+                if name == "LOE":
+                    from ..loe import LOE
+                    t0 = time.perf_counter()
+                    model = LOE(n_components=d, landmarks=cfg.get("landmarks"), offset=cfg.get("offset", "lambda2"),
+                                random_state=seed)
+                    model.fit(triplets, n_items=n, progress=token)
+                    sec = time.perf_counter() - t0
+                    p, t = scores(model.embedding_)
+                    push(CompareRecord("LOE", sec, p, t, final=True), base + step,
+                         f"LOE done in {format_seconds(sec)}")
+                    continue
+                self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base, step, token)
+            token.check()
+        except Cancelled:
+            self._publish(running=False, message="Cancelled.")
+            return
+        except Exception as exc:
+            log.warning("comparison failed", exc_info=True)
+            self._publish(running=False, message=f"The comparison stopped: {type(exc).__name__}: {exc}")
+            return
+        self._publish(running=False, progress=100, message="Done.")
+
+    def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step, token):
+        """Fit one baseline (or LOE-STE), reporting its error as it goes."""
+
+        d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
+        t0 = time.perf_counter()
+        last = {"t": -1.0}
+
+        def callback(iteration, embedding):
+            now = time.perf_counter() - t0
+            if token.cancelled:
+                return True
+            if now - last["t"] >= 0.25:
+                last["t"] = now
+                p, t = scores(embedding)
+                push(CompareRecord(name, now, p, t), base + step * min(now / max_seconds, 0.95), f"{name}…")
+            return bool(now > max_seconds)
+
+        common = dict(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
+        if name == "LOESTE" and cfg.get("protocol", "uniform") == "uniform" and cfg.get("loe_embedding") is not None:
+            # LOE-STE: STE on the uniform triplets, started from the walk-through's LOE embedding
+            # (which LOE fitted on its own landmark triplets)
+            model = STE(**common)
+            model.fit(triplets, n_items=n, init=np.array(cfg["loe_embedding"], dtype=np.float64))
+            token.check()
+            sec = time.perf_counter() - t0
+            p, t = scores(model.embedding_)
+            push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {format_seconds(sec)}")
+            return
+        if name == "LOESTE":
+            # LOE-STE's LOE stage uses the landmarks and offset of the explorer's LOE.
+            landmarks = cfg.get("landmarks")
+            loe_params = {"offset": cfg.get("offset", "lambda2")}
+            if landmarks is not None:
+                loe_params["landmarks"] = landmarks
+            model = METHODS["LOESTE"].estimator(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
+                           loe_params=loe_params, **common)
+        else:
+            model = METHODS[name].estimator(**common)
+        model.fit(triplets, n_items=n)
+        token.check()  # a cancelled baseline returns its last iterate: not a result
+        sec = time.perf_counter() - t0
+        p, t = scores(model.embedding_)
+        push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {format_seconds(sec)}")
+
+
+def uniform_like(X: np.ndarray, cfg: dict, m: int) -> np.ndarray:
+    """``m`` uniformly random triplets answered like the walk-through's (same points, same noise T).
+
+    Seeded from the configuration's seed (a stream of its own, not LOE's answers), so a
+    comparison is reproducible.
+    """
+    from ..oracle import TripletOracle
+
+    oracle = TripletOracle(X, temperature=float(cfg["temperature"]),
+                           random_state=np.random.SeedSequence([int(cfg["seed"]), 7]))
+    return oracle.uniform_triplets(int(m))

@@ -1,0 +1,134 @@
+"""What a walk-through run may cost, checked before anything is allocated.
+
+A served explorer takes ``n``, ``d`` and the budget from any visitor (the URL
+included), so every run is priced first: :func:`estimate_run` asks
+:meth:`loe_viz.LOE.estimate_resources` (the library's memory and time model)
+and adds the arrays the explorer itself keeps (points, colours, the recorded
+triplets, the aligned embedding).  :func:`check_run` refuses a configuration
+above the hard bounds or the memory limit with a message that names the limit;
+above the confirmation thresholds a run waits for an explicit "Run".
+
+The limits can be changed for a server with environment variables (read when
+this module is imported): ``LOE_VIZ_MAX_N``, ``LOE_VIZ_MAX_D`` and
+``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from .._format import format_bytes, format_seconds
+
+__all__ = ["MAX_N", "MAX_D", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "RunEstimate",
+           "estimate_run", "check_size", "check_run"]
+
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "m": 2**20, "mb": 2**20, "mib": 2**20,
+          "g": 2**30, "gb": 2**30, "gib": 2**30}
+
+
+def _env_bytes(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip().lower().replace(" ", "")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]*)", raw)
+    if not m or m.group(2) not in _UNITS:
+        return default
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+
+
+#: Largest number of items a walk-through run accepts.
+MAX_N = _env_int("LOE_VIZ_MAX_N", 200_000)
+#: Largest dimension a walk-through run accepts.
+MAX_D = _env_int("LOE_VIZ_MAX_D", 20)
+#: Never start a run whose estimated peak memory is above this.
+MAX_BYTES = _env_bytes("LOE_VIZ_MAX_BYTES", 2 * 2**30)
+#: Above these estimates an automatic run waits for an explicit "Run".
+CONFIRM_SECONDS = 8.0
+CONFIRM_BYTES = min(512 * 2**20, MAX_BYTES)
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What a walk-through run will cost, before it starts.
+
+    Attributes
+    ----------
+    n_landmarks, per_landmark, n_comparisons : int
+    seconds : float
+        Expected wall time of the fit (the library's calibration).
+    bytes : float
+        Peak memory of the run: LOE's estimate plus the explorer's own arrays.
+    """
+
+    n_landmarks: int
+    per_landmark: int
+    n_comparisons: int
+    seconds: float
+    bytes: float
+
+    @property
+    def text(self) -> str:
+        """The estimate in words (comparisons, time, memory)."""
+        return (
+            f"{self.n_comparisons:,} comparisons ({self.per_landmark:,} per landmark × "
+            f"{self.n_landmarks} landmarks): about {format_seconds(self.seconds)} and "
+            f"{format_bytes(self.bytes)}"
+        )
+
+
+def check_size(n: int, d: int) -> None:
+    """Refuse ``n`` or ``d`` above the explorer's hard bounds (``ValueError`` naming the bound)."""
+    if n > MAX_N:
+        raise ValueError(f"n must be <= {MAX_N:,} in this explorer, got {n:,} "
+                         "(a server can raise the limit with LOE_VIZ_MAX_N)")
+    if d > MAX_D:
+        raise ValueError(f"d must be <= {MAX_D} in this explorer, got {d} "
+                         "(a server can raise the limit with LOE_VIZ_MAX_D)")
+
+
+def estimate_run(n: int, D: int, d: int, n_landmarks: int, per_landmark: int, *,
+                 landmark_selection: str = "random", n_jobs: int = 1) -> RunEstimate:
+    """Estimate time and peak memory of one walk-through run with :meth:`LOE.estimate_resources`.
+
+    Parameters
+    ----------
+    n, D, d : int
+        Items, dimension of the ground truth, embedding dimension.
+    n_landmarks, per_landmark : int
+        Landmarks and comparisons per landmark.
+    landmark_selection : str
+    n_jobs : int
+
+    Returns
+    -------
+    RunEstimate
+    """
+    from .._validation import index_dtype
+    from ..loe import LOE
+
+    l, per = int(n_landmarks), int(per_landmark)
+    model = LOE(n_components=d, n_landmarks=l, landmark_selection=landmark_selection, n_jobs=n_jobs)
+    lib = model.estimate_resources(n, per)
+    m = l * per
+    itemsize = index_dtype(n).itemsize
+    own = (
+        2 * m * 3 * itemsize      # the recorded triplets: the blocks and their concatenation
+        + 6 * n * max(D, d) * 8   # points, padded embedding, aligned copy, per-point error
+        + 120 * n                 # colours (hex strings) and hue/lightness
+    )
+    return RunEstimate(l, per, m, float(lib.seconds), float(lib.peak_bytes + own))
+
+
+def check_run(est: RunEstimate) -> None:
+    """Refuse a run whose estimated peak memory is above :data:`MAX_BYTES`."""
+    if est.bytes > MAX_BYTES:
+        raise ValueError(
+            f"budget needs about {format_bytes(est.bytes)} of memory ({est.n_comparisons:,} comparisons), "
+            f"more than the {format_bytes(MAX_BYTES)} this explorer allows per run: lower it "
+            "(a server can raise the limit with LOE_VIZ_MAX_BYTES)"
+        )

@@ -1,0 +1,363 @@
+"""The walk-through's computation: configuration in, results out (no state, no UI).
+
+:func:`run_pipeline` validates a :class:`Config` snapshot, prices the run
+(:mod:`loe_viz.app.limits`) *before* allocating anything, then draws the
+points, answers the comparisons with a recording oracle, fits LOE and scores
+the embedding.  It runs on any thread; a :class:`~loe_viz.app.jobs.Token`
+passed as ``token`` cancels it (LOE stops at its next progress call).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .._format import format_seconds
+from .limits import CONFIRM_BYTES, CONFIRM_SECONDS, check_run, check_size, estimate_run
+
+__all__ = ["Config", "RecordingOracle", "Cache", "run_pipeline", "read_points_upload"]
+
+
+@dataclass
+class Config:
+    """An immutable snapshot of the configuration, taken on the UI thread."""
+
+    kind: str
+    n: Any
+    d: Any
+    seed: Any
+    temperature: Any
+    budget_unit: str
+    budget: Any
+    n_landmarks: Any
+    landmark_selection: str
+    offset: str
+    upload_token: int = 0
+    paper_only: bool = False
+    uploaded: np.ndarray | None = field(repr=False, default=None)
+    uploaded_name: str = ""
+
+
+class RecordingOracle:
+    """Wraps a :class:`~loe_viz.oracle.TripletOracle` and keeps every answered triplet.
+
+    ``LOE.fit_oracle`` may query the oracle adaptively (MaxMin landmarks); the
+    explorer needs the triplets it used for the Sample step and for the
+    baselines of the Compare step.
+    """
+
+    def __init__(self, oracle):
+        self._oracle = oracle
+        self.blocks: list[np.ndarray] = []
+
+    def __getattr__(self, name):
+        return getattr(self._oracle, name)
+
+    def landmark_triplets(self, landmarks, per_landmark):
+        """Answer and record triplets headed by ``landmarks``."""
+        out = self._oracle.landmark_triplets(landmarks, per_landmark)
+        self.blocks.append(out)
+        return out
+
+    def uniform_triplets(self, m):
+        """Answer and record ``m`` uniformly random triplets."""
+        out = self._oracle.uniform_triplets(m)
+        self.blocks.append(out)
+        return out
+
+    def comparisons(self, head, per_landmark, seed, tiled=False, out=None):
+        """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
+        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled, out=out)
+        self._record(head, near, far)
+        return near, far
+
+    def block_comparisons(self, head, others, count, seed, out=None):
+        """Answer comparisons among the landmarks (LOE's landmark-block share) and record them."""
+        near, far = self._oracle.block_comparisons(head, others, count, seed, out=out)
+        self._record(head, near, far)
+        return near, far
+
+    def _record(self, head, near, far) -> None:
+        block = np.empty((near.size, 3), dtype=near.dtype)
+        block[:, 0] = head
+        block[:, 1] = near
+        block[:, 2] = far
+        self.blocks.append(block)
+
+    def triplets(self) -> np.ndarray:
+        """Every recorded triplet, in list order, as one ``(m, 3)`` array."""
+        if not self.blocks:
+            return np.empty((0, 3), dtype=np.int32)
+        out = np.concatenate(self.blocks, axis=0)
+        self.blocks = []
+        return out
+
+
+class Cache:
+    """One remembered value per slot, reused while its key is unchanged."""
+
+    def __init__(self):
+        self._slots: dict[str, tuple[Any, Any]] = {}
+
+    def get(self, slot: str, key, make: Callable[[], Any]):
+        hit = self._slots.get(slot)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        self._slots.pop(slot, None)  # drop the old value before making the new one
+        value = make()
+        self._slots[slot] = (key, value)
+        return value
+
+    def clear(self) -> None:
+        self._slots.clear()
+
+
+def read_points_upload(content, filename: str) -> np.ndarray:
+    """An uploaded point table (CSV/TSV text, or a NumPy ``.npy``) as a float array (n, D)."""
+    from .._validation import check_points
+    from ..points import load_points
+
+    if content is None or len(content) == 0:
+        raise ValueError(f"{filename}: the file is empty")
+    if filename.lower().endswith(".npy") and isinstance(content, bytes):
+        try:
+            X = np.load(io.BytesIO(content), allow_pickle=False)
+        except Exception as exc:
+            raise ValueError(f"{filename}: not a numeric .npy array ({exc})") from None
+        X = check_points(X, name=filename, min_points=3)
+    else:
+        X = load_points(content, name=filename)
+    distinct = np.unique(X, axis=0).shape[0] if X.shape[0] <= 200_000 else X.shape[0]
+    if distinct == 1:
+        raise ValueError(f"{filename}: all {X.shape[0]:,} points are the same point, so every distance is 0 "
+                         "and there is nothing to compare: upload points at different positions")
+    if distinct < 7:
+        raise ValueError(f"{filename}: only {distinct} different points among the {X.shape[0]:,} rows; an "
+                         "embedding needs at least 7 (5 landmarks and more items)")
+    return X
+
+
+def per_landmark_of(n: int, l: int, unit: str, budget: float) -> int:
+    """Comparisons per landmark of ``budget`` in ``unit`` (``total_c``: ⌊c·n·ln n⌋ split over ``l``)."""
+    if not np.isfinite(budget) or budget <= 0:
+        return 0
+    if unit == "per_landmark":
+        return int(min(budget, 2.0**62))
+    return int(min(np.floor(budget * n * np.log(n)), 2.0**62)) // l
+
+
+def convert_budget(n: int, l: int, budget: float, old_unit: str, new_unit: str) -> float:
+    """``budget`` given in ``old_unit`` expressed in ``new_unit`` (c <-> comparisons per landmark).
+
+    Rounded to what the unit shows: whole comparisons per landmark, c to 3 significant digits.
+    """
+    if old_unit == new_unit or not np.isfinite(budget) or budget <= 0:
+        return float(budget)
+    if new_unit == "per_landmark":
+        return float(per_landmark_of(n, l, "total_c", budget))
+    c = budget * l / (n * np.log(n))
+    return float(f"{c:.3g}")
+
+
+def budget_range(n: int, D: int, d: int, l: int, unit: str, *, landmark_selection: str = "random",
+                 n_jobs: int = 1) -> tuple[float, float]:
+    """The budgets a run accepts, in ``unit``: at least n/2 comparisons per landmark, at most
+    what fits in :data:`~loe_viz.app.limits.MAX_BYTES`."""
+    from .limits import MAX_BYTES
+
+    need = max(n // 2, 1)
+    b0 = estimate_run(n, D, d, l, need, landmark_selection=landmark_selection, n_jobs=n_jobs).bytes
+    b1 = estimate_run(n, D, d, l, 2 * need, landmark_selection=landmark_selection, n_jobs=n_jobs).bytes
+    per_hi = need + max(MAX_BYTES - b0, 0.0) / max((b1 - b0) / need, 1e-9)
+    per_hi = float(np.floor(min(per_hi, 2.0**62)))
+    if unit == "per_landmark":
+        return float(need), per_hi
+    scale = l / (n * np.log(n))
+    # smallest c whose ⌊c n ln n⌋ // l reaches `need`, rounded up to 3 digits; largest rounded down
+    lo = float(np.ceil(need * scale * 1000) / 1000)
+    while per_landmark_of(n, l, unit, lo) < need:
+        lo = float(f"{lo * 1.001:.4g}")
+    hi = float(np.floor(per_hi * scale * 10) / 10)
+    return lo, hi
+
+
+def budget_message(n: int, l: int, unit: str, budget: float, lo: float, hi: float) -> str:
+    """Why ``budget`` cannot run, with the range that can."""
+    what = "comparisons per landmark" if unit == "per_landmark" else "c (c·n·ln n comparisons in total)"
+    f = (lambda x: f"{x:,.0f}") if unit == "per_landmark" else (lambda x: f"{x:,.6g}")
+    return (f"budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and l = {l} landmarks, "
+            f"got {budget:g}: each landmark needs at least n/2 comparisons, and the upper limit is this "
+            "explorer's memory bound")
+
+
+def _check(token) -> None:
+    if token is not None:
+        token.check()
+
+
+def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_jobs: int = 1) -> dict:
+    """Run the walk-through for ``cfg``; return the state's updates.
+
+    Parameters
+    ----------
+    cfg : Config
+    cache : Cache
+        Points, colours, the fit and its scores of the previous run, reused when
+        their inputs did not change.
+    force : bool, default False
+        Start even when the estimate is above the confirmation thresholds.
+    token : loe_viz.app.jobs.Token, optional
+        Cancels the run (raises :class:`~loe_viz.app.jobs.Cancelled`).
+    n_jobs : int, default 1
+        Threads of the LOE fit.
+
+    Returns
+    -------
+    dict
+        Parameter values of :class:`~loe_viz.app.state.ExplorerState`: the
+        results, or only ``notice`` and ``estimate`` for a run waiting for
+        confirmation.
+
+    Raises
+    ------
+    ValueError
+        A configuration that cannot run; the message starts with the name of
+        the parameter at fault.
+    """
+    from .. import metrics as M
+    from .._validation import check_float, check_int
+    from ..loe import LOE
+    from ..oracle import TripletOracle, total_budget
+    from . import scoring
+    from .colors import position_colors
+
+    # -- validate the scalars (messages start with the parameter's name) ------------
+    d = check_int(cfg.d, "d", minimum=1)
+    n = check_int(cfg.n, "n", minimum=3)
+    check_size(n, d)
+    seed = check_int(cfg.seed, "seed", minimum=0)
+    temperature = check_float(cfg.temperature, "temperature", minimum=0.0)
+    budget = check_float(cfg.budget, "budget")
+    l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "n_landmarks", minimum=d + 3)
+    if n < l + 2:
+        raise ValueError(
+            f"n must be at least n_landmarks + 2 = {l + 2} (l = {l} landmarks for d = {d}), got {n}"
+        )
+    if cfg.kind == "uploaded":
+        if cfg.uploaded is None:
+            raise ValueError("kind 'uploaded' needs a point file: upload a CSV first")
+        rows, D = cfg.uploaded.shape
+        if n > rows:
+            raise ValueError(f"n must be <= {rows}, the rows of {cfg.uploaded_name or 'the upload'}, got {n}")
+        if d > D:
+            raise ValueError(f"d must be <= {D}, the columns of {cfg.uploaded_name or 'the upload'}, got {d}")
+    else:
+        D = d  # make_points checks the kind and its smallest dimension before drawing
+
+    # -- the budget, priced before anything is allocated ------------------------------
+    lo, hi = budget_range(n, D, d, l, cfg.budget_unit, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
+    per_landmark = per_landmark_of(n, l, cfg.budget_unit, budget)
+    if budget < lo or per_landmark < n // 2:
+        raise ValueError(budget_message(n, l, cfg.budget_unit, budget, lo, hi))
+    est = estimate_run(n, D, d, l, per_landmark, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
+    try:
+        check_run(est)
+    except ValueError as exc:  # too much memory: say which budgets fit
+        raise ValueError(f"{exc}; {budget_message(n, l, cfg.budget_unit, budget, lo, hi)}") from None
+    if not force and (est.seconds > CONFIRM_SECONDS or est.bytes > CONFIRM_BYTES):
+        return {"notice": f"Large run: {est.text}. Press “Run” to start it.", "estimate": est, "error": ""}
+    _check(token)
+
+    # -- the ground truth -------------------------------------------------------------
+    if cfg.kind == "uploaded":
+        uploaded = cfg.uploaded
+        key = ("uploaded", cfg.upload_token, n, seed)
+
+        def make():
+            if n == rows:
+                return uploaded
+            idx = np.sort(np.random.default_rng(seed).choice(rows, n, replace=False))
+            return np.ascontiguousarray(uploaded[idx])
+    else:
+        from ..points import make_points
+        key = (cfg.kind, n, d, seed)
+
+        def make():
+            return make_points(cfg.kind, n, d, random_state=seed)
+
+    X = cache.get("points", key, make)
+    colors, hue_lightness = cache.get("colors", key, lambda: position_colors(X))
+    _check(token)
+
+    # -- sample and fit -----------------------------------------------------------------
+    fit_key = key + (d, temperature, per_landmark, l, cfg.landmark_selection, cfg.offset, bool(cfg.paper_only))
+
+    def fit():
+        oracle = TripletOracle(X, temperature=temperature, random_state=seed)
+        rec = RecordingOracle(oracle)
+        model = LOE(n_components=d, n_landmarks=l, landmark_selection=cfg.landmark_selection,
+                    offset=cfg.offset, random_state=seed, n_jobs=n_jobs,
+                    refine=None if cfg.paper_only else "auto")
+        t0 = time.perf_counter()
+        model.fit_oracle(rec, per_landmark, progress=token)
+        seconds = time.perf_counter() - t0
+        return oracle, rec.triplets(), model, seconds
+
+    t_start = time.perf_counter()
+    oracle, triplets, model, fit_seconds = cache.get("fit", fit_key, fit)
+    _check(token)
+
+    # -- metrics ----------------------------------------------------------------------------
+    def score():
+        Z = np.asarray(model.embedding_, dtype=np.float64)
+        Zp = Z if Z.shape[1] == D else np.hstack([Z, np.zeros((Z.shape[0], D - Z.shape[1]))])
+        aligned, per_point = M.align(X, Zp)
+        return {
+            "aligned": np.asarray(aligned),
+            "point_error": np.asarray(per_point),
+            "procrustes": scoring.procrustes(X, Z),
+            "triplet_error": scoring.triplet_error(X, Z, seed),
+            "train_accuracy": float(M.triplet_accuracy(Z, triplets)),
+        }
+
+    sc = cache.get("score", fit_key, score)
+    total_seconds = time.perf_counter() - t_start
+    ranking = model.stages_.ranking
+    unranked = ranking.unranked_items
+    metrics = {
+        "procrustes": sc["procrustes"],
+        "triplet_error": sc["triplet_error"],
+        "train_accuracy": sc["train_accuracy"],
+        "n_triplets": int(triplets.shape[0]),
+        "per_landmark": per_landmark,
+        "n_landmarks": l,
+        "fit_seconds": fit_seconds,
+        "seconds": total_seconds,
+        "n": n, "D": D, "d": d,
+        "unranked": int(unranked.size),
+    }
+    config_used = {
+        "kind": cfg.kind, "n": n, "d": d, "D": D, "seed": seed, "temperature": temperature,
+        "budget_unit": cfg.budget_unit, "budget": budget, "n_landmarks": l,
+        "landmark_selection": cfg.landmark_selection, "offset": cfg.offset, "per_landmark": per_landmark,
+        "paper_only": bool(cfg.paper_only),
+        "uploaded_name": cfg.uploaded_name if cfg.kind == "uploaded" else "",
+    }
+    notes = []
+    if unranked.size:
+        notes.append(f"{unranked.size} item(s) never compared by some landmark (their score is the mean)")
+    if not getattr(model.stages_.edm, "converged", True):
+        notes.append("the EDM projection stopped before its tolerance")
+    status = f"LOE fitted {triplets.shape[0]:,} comparisons in {format_seconds(fit_seconds)}"
+    if notes:
+        status += " — note: " + "; ".join(notes)
+    return {
+        "points": X, "colors": colors, "hue_lightness": hue_lightness, "oracle": oracle,
+        "triplets": triplets, "model": model, "aligned": sc["aligned"],
+        "point_error": sc["point_error"], "metrics": metrics, "estimate": est,
+        "config_used": config_used, "error": "", "notice": "", "status": status,
+    }

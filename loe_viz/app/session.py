@@ -1,0 +1,116 @@
+"""The Panel session seen from the explorer's states: where results are published.
+
+:func:`session_dispatcher` returns the ``dispatch`` callable the states and
+their :class:`~loe_viz.app.jobs.JobRunner` use: served, it schedules a function
+on the current session's event loop (with that session's document as
+``curdoc``); in a notebook or a script it runs the function at once.  Both the
+walk-through (:mod:`loe_viz.app.explorer`) and "Your triplets"
+(:mod:`loe_viz.app.views.triplets`) take it from here.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Callable
+
+from .jobs import direct_dispatch
+
+__all__ = ["session_dispatcher", "in_server_session", "connection_count", "release_links"]
+
+log = logging.getLogger(__name__)
+
+
+def in_server_session() -> bool:
+    """True inside a served Panel session (a Bokeh document with a session context)."""
+    import panel as pn
+    doc = pn.state.curdoc
+    return doc is not None and doc.session_context is not None
+
+
+def session_dispatcher() -> Callable[[Callable[[], None]], None]:
+    """A callable that runs a function on this session's event loop (server) or at once.
+
+    The dispatcher holds the session's document weakly: a closed session's
+    document is not kept alive by a background job that still holds the
+    dispatcher, and a function dispatched after the document went away is
+    dropped.
+    """
+    import panel as pn
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return direct_dispatch
+    from panel.io.state import set_curdoc
+
+    ref = weakref.ref(doc)
+
+    def run(fn):
+        d = ref()
+        if d is None or d.session_context is None:
+            return
+
+        def wrapped():
+            d2 = ref()
+            if d2 is None:
+                return
+            try:
+                with set_curdoc(d2):
+                    fn()
+            except Exception:  # never let a UI update kill the session
+                log.warning("UI update failed", exc_info=True)
+        d.add_next_tick_callback(wrapped)
+    return run
+
+
+def connection_count() -> int | None:
+    """Browser connections of the current session (0 once its tab was closed); None outside a server."""
+    import panel as pn
+    doc = pn.state.curdoc
+    ctx = getattr(doc, "session_context", None)
+    session = getattr(ctx, "_session", None)
+    if session is None:
+        return None
+    return int(session.connection_count)
+
+
+def release_links(*roots) -> int:
+    """Drop the entries of Panel's JS-callback registry that belong to the components under ``roots``.
+
+    :class:`panel.links.Callback` keeps its callbacks in a ``WeakKeyDictionary``
+    keyed by the source component, but each callback holds its source, so the
+    entries never go away on their own (e.g. the ``jscallback`` inside
+    :class:`~panel.widgets.EditableIntSlider`): a closed page would stay in
+    memory.  Returns the number of entries dropped.
+    """
+    from panel.links import Callback
+
+    seen: set[int] = set()
+    found = []
+
+    def walk(obj):
+        if obj is None or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        found.append(obj)
+        for child in getattr(obj, "objects", None) or ():
+            walk(child)
+        walk(getattr(obj, "_composite", None))
+        for attr in ("_slider", "_value_edit", "_start_edit", "_end_edit", "_text"):
+            walk(getattr(obj, attr, None))
+
+    for root in roots:
+        try:
+            for obj in root.select():
+                walk(obj)
+        except Exception:
+            walk(root)
+    registry = Callback.registry
+    dropped = 0
+    for obj in found:
+        try:
+            if obj in registry:
+                del registry[obj]
+                dropped += 1
+        except TypeError:  # not weak-referenceable: cannot be a key
+            pass
+    return dropped

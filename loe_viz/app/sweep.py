@@ -1,0 +1,303 @@
+"""Sweeps: LOE's error against one setting (budget c, noise T, landmarks l or items n), several seeds.
+
+:class:`SweepState` runs one LOE fit per (value, seed) on a background thread, with
+progress and cancellation, and keeps every result; :func:`summarize` gives the mean
+and spread per value and :func:`loglog_slope` the fitted slope of error against the
+setting on log-log axes (theory for the budget: -1 for the Procrustes error, -1/2 for
+the triplet error).  No Panel: the Lessons mode draws it, and scripts can use it::
+
+    s = SweepState(variable="budget", values=[5, 10, 20, 40], seeds=3, n=500)
+    s.start(background=False)
+    summarize(s.points)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+import param
+
+from ..points import POINT_KINDS
+from .scoring import scores
+
+__all__ = ["SWEEP_VARIABLES", "METRICS", "THEORY_SLOPES", "SweepPoint", "SweepState", "run_point",
+           "summarize", "loglog_slope"]
+
+log = logging.getLogger(__name__)
+
+#: What a sweep can vary: parameter -> label on the x axis.
+SWEEP_VARIABLES = {
+    "budget": "budget c (c·n·ln n comparisons)",
+    "temperature": "noise temperature T",
+    "n_landmarks": "landmarks l",
+    "n": "items n",
+}
+
+#: What is measured: field of :class:`SweepPoint` -> label.
+METRICS = {
+    "procrustes": "Procrustes error",
+    "triplet_error": "triplet error",
+    "seconds": "fit time (s)",
+}
+
+#: Slopes the theory predicts on log-log axes, for (variable, metric).
+THEORY_SLOPES = {
+    ("budget", "procrustes"): -1.0,
+    ("budget", "triplet_error"): -0.5,
+}
+
+# A sweep never runs more fits than this (values x seeds).
+MAX_RUNS = 200
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One LOE fit of a sweep."""
+
+    value: float
+    seed: int
+    procrustes: float
+    triplet_error: float
+    seconds: float
+    n_triplets: int
+
+
+class _Cancelled(Exception):
+    """Raised from LOE's progress callback to stop a fit."""
+
+
+def run_point(config: dict, variable: str, value, seed: int, stop: Callable[[], bool] | None = None) -> SweepPoint:
+    """Fit LOE once at ``config`` with ``config[variable] = value`` and the given seed.
+
+    Parameters
+    ----------
+    config : dict
+        ``kind, n, d, temperature, budget`` (c), ``n_landmarks`` (None: d + 3),
+        ``landmark_selection``, ``refine`` (LOE's, default "auto").
+    variable : str
+        One of :data:`SWEEP_VARIABLES`.
+    value : float
+    seed : int
+        Seed of the points, the answers and LOE (as in the walk-through).
+    stop : callable, optional
+        Polled during the fit; when it returns True the fit stops (raises ``_Cancelled``).
+
+    Returns
+    -------
+    SweepPoint
+    """
+    from ..loe import LOE
+    from ..oracle import TripletOracle, total_budget
+    from ..points import make_points
+
+    cfg = dict(config)
+    cfg[variable] = value
+    n, d = int(cfg["n"]), int(cfg["d"])
+    l = int(cfg.get("n_landmarks") or d + 3)
+    X = make_points(cfg.get("kind", "gaussian"), n, d, random_state=seed)
+    per_landmark = total_budget(n, float(cfg["budget"])) // l
+    oracle = TripletOracle(X, temperature=float(cfg["temperature"]), random_state=seed)
+    model = LOE(n_components=d, n_landmarks=l, landmark_selection=cfg.get("landmark_selection", "random"),
+                refine=cfg.get("refine", "auto"), random_state=seed)
+
+    def progress(stage, done, total):
+        if stop is not None and stop():
+            raise _Cancelled()
+
+    t0 = time.perf_counter()
+    model.fit_oracle(oracle, per_landmark, progress=progress)
+    seconds = time.perf_counter() - t0
+    p, t = scores(X, model.embedding_, seed)
+    return SweepPoint(float(value), int(seed), p, t, seconds, int(l * per_landmark))
+
+
+def summarize(points, metric: str = "procrustes") -> list[dict]:
+    """Per value: ``value, mean, std, min, max, count`` of ``metric`` over the seeds, by value."""
+    by: dict[float, list[float]] = {}
+    for p in points:
+        v = getattr(p, metric)
+        if np.isfinite(v):
+            by.setdefault(p.value, []).append(float(v))
+    out = []
+    for value in sorted(by):
+        a = np.asarray(by[value])
+        out.append(dict(value=value, mean=float(a.mean()), std=float(a.std(ddof=1)) if a.size > 1 else 0.0,
+                        min=float(a.min()), max=float(a.max()), count=int(a.size)))
+    return out
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of ``log y`` against ``log x`` (NaN with fewer than two positive pairs)."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    if np.unique(x[ok]).size < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
+
+
+def _budget_problem(cfg: dict) -> str:
+    """Why the budget of ``cfg`` is too small for LOE ('' when it is enough)."""
+    n, d = int(cfg["n"]), int(cfg["d"])
+    l = int(cfg.get("n_landmarks") or d + 3)
+    c = float(cfg["budget"])
+    if n < 2 or c <= 0:
+        return ""
+    per_landmark = int(math.floor(c * n * math.log(n))) // l
+    if per_landmark < n // 2:
+        c_min = (n // 2) * l / (n * math.log(n))
+        return (f"budget c = {c:g} gives {per_landmark:,} comparisons per landmark at n = {n:,}, l = {l}; "
+                f"LOE needs at least n/2 = {n // 2:,}, i.e. c ≥ {math.ceil(c_min * 100) / 100:g}.")
+    return ""
+
+
+class SweepState(param.Parameterized):
+    """Error against one setting over several seeds, computed in the background.
+
+    Parameters
+    ----------
+    **params
+        Values of the parameters below.  ``dispatch`` (an attribute) runs a callable
+        where results may be published; the Panel view sets it to the session's.
+    """
+
+    variable = param.Selector(default="budget", objects=list(SWEEP_VARIABLES), doc="The setting varied.")
+    values = param.List(default=[5.0, 10.0, 20.0, 40.0, 80.0], item_type=(int, float), doc="""
+        Values of `variable`, one group of fits each.""")
+    seeds = param.Integer(default=3, bounds=(1, 10), doc="Seeds per value (0, 1, ...).")
+    kind = param.Selector(default="gaussian", objects=list(POINT_KINDS), doc="Ground truth.")
+    n = param.Integer(default=500, bounds=(20, 20_000), doc="Items (when not swept).")
+    d = param.Integer(default=2, bounds=(1, 10), doc="Dimension.")
+    temperature = param.Number(default=1.0, bounds=(0.0, None), doc="Noise T (when not swept).")
+    budget = param.Number(default=20.0, bounds=(0.0, None), inclusive_bounds=(False, True), doc="""
+        Budget c of c·n·ln n comparisons (when not swept).""")
+    n_landmarks = param.Integer(default=None, allow_None=True, bounds=(4, 200), doc="Landmarks (None: d + 3).")
+    landmark_selection = param.Selector(default="random", objects=["random", "maxmin"])
+
+    running = param.Boolean(default=False, precedence=-1)
+    progress = param.Integer(default=0, bounds=(0, 100), precedence=-1)
+    message = param.String(default="", precedence=-1)
+    points = param.List(default=[], precedence=-1, doc="SweepPoint list, growing during a run.")
+    version = param.Integer(default=0, precedence=-1, doc="Incremented when `points` change.")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        #: Runs a callable where results may be published (the UI thread).
+        self.dispatch: Callable[[Callable[[], None]], None] = lambda fn: fn()
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def config(self) -> dict:
+        """The fixed settings of the sweep, as :func:`run_point` takes them."""
+        return dict(kind=self.kind, n=self.n, d=self.d, temperature=self.temperature, budget=self.budget,
+                    n_landmarks=self.n_landmarks, landmark_selection=self.landmark_selection)
+
+    def check(self) -> str:
+        """Why the sweep cannot run as configured ('' when it can)."""
+        if not self.values:
+            return "Give at least one value to sweep."
+        if len(self.values) * self.seeds > MAX_RUNS:
+            return f"{len(self.values)} values × {self.seeds} seeds is more than the {MAX_RUNS} fits a sweep may run."
+        l = self.n_landmarks or self.d + 3
+        for v in self.values:
+            if not math.isfinite(v):
+                return f"{SWEEP_VARIABLES[self.variable]}: {v} is not a number."
+            if self.variable in ("budget", "n") and v <= 0:
+                return f"{SWEEP_VARIABLES[self.variable]} must be positive, got {v:g}."
+            if self.variable == "temperature" and v < 0:
+                return f"noise T must be at least 0, got {v:g}."
+            if self.variable == "n_landmarks" and not (self.d + 3 <= v < self.n - 1):
+                return f"landmarks l must be between d + 3 = {self.d + 3} and n − 2 = {self.n - 2}, got {v:g}."
+            if self.variable == "n" and v < l + 2:
+                return f"items n must be at least l + 2 = {l + 2}, got {v:g}."
+            why = _budget_problem({**self.config, self.variable: v})
+            if why:
+                return why
+        return ""
+
+    def start(self, background: bool = True) -> bool:
+        """Start the sweep (False, with :attr:`message` saying why, when it cannot run)."""
+        if self.running or self._closed:
+            return False
+        why = self.check()
+        if why:
+            self.message = why
+            return False
+        self._cancel.clear()
+        values = sorted(float(v) for v in self.values)
+        if self.variable in ("n", "n_landmarks"):
+            values = [int(v) for v in values]
+        self.param.update(running=True, progress=0, points=[], message="Starting…", version=self.version + 1)
+        job = lambda: self._run(self.config, self.variable, values, int(self.seeds))  # noqa: E731
+        if background:
+            self._thread = threading.Thread(target=job, name="loe-viz-sweep", daemon=True)
+            self._thread.start()
+        else:
+            job()
+        return True
+
+    def cancel(self) -> None:
+        """Stop after the fit in progress (which stops at its next landmark)."""
+        self._cancel.set()
+        if self.running:
+            self.message = "Cancelling…"
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a background sweep to end."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def close(self) -> None:
+        """Cancel and drop the results without touching the UI (its session may be gone)."""
+        self._closed = True
+        self._cancel.set()
+
+    def slope(self, metric: str = "procrustes") -> float:
+        """Fitted log-log slope of ``metric`` against the swept setting (all seeds)."""
+        return loglog_slope([p.value for p in self.points], [getattr(p, metric) for p in self.points])
+
+    # ------------------------------------------------------------------ internals
+    def _publish(self, **updates) -> None:
+        def apply():
+            if not self._closed:
+                if "points" in updates:  # counted here, on the UI thread, so no update is lost
+                    updates["version"] = self.version + 1
+                self.param.update(**updates)
+        try:
+            self.dispatch(apply)
+        except Exception as exc:  # the session went away
+            log.debug("could not publish sweep results: %s", exc)
+
+    def _run(self, config, variable, values, seeds) -> None:
+        total = len(values) * seeds
+        done: list[SweepPoint] = []
+        stop = self._cancel.is_set
+        try:
+            for value in values:
+                for seed in range(seeds):
+                    if stop():
+                        raise _Cancelled()
+                    self._publish(message=f"{SWEEP_VARIABLES[variable]} = {value:g}, seed {seed} "
+                                          f"({len(done) + 1} of {total})…")
+                    done.append(run_point(config, variable, value, seed, stop=stop))
+                    self._publish(points=list(done), progress=int(round(100 * len(done) / total)))
+        except _Cancelled:
+            self._publish(running=False, message=f"Cancelled after {len(done)} of {total} fits.")
+            return
+        except Exception as exc:
+            log.debug("sweep failed", exc_info=True)
+            self._publish(running=False, message=f"The sweep stopped: {exc}")
+            return
+        self._publish(running=False, progress=100, message=f"Done: {total} fits.")
+
+    def records(self) -> list[dict]:
+        """The points as dicts (for a table or a CSV)."""
+        return [asdict(p) for p in self.points]

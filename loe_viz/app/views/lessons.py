@@ -1,0 +1,119 @@
+"""The "Lessons" mode: curated scenarios, each a preset, a short story, where to look and a question."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from ..lessons import LESSONS, Lesson, lesson, lesson_config
+from ..state import ExplorerState
+from ..sweep import SweepState
+from .sweep import SweepView
+
+__all__ = ["LessonsView"]
+
+# What a sweep lesson sets (the rest of a previous sweep lesson must not carry over).
+_SWEEP_SETTINGS = ("variable", "values", "seeds", "kind", "n", "d", "temperature", "budget", "n_landmarks",
+                   "landmark_selection")
+
+
+class LessonsView(Viewer):
+    """Pick a lesson; it configures the walk-through (or a sweep, or "Your triplets") and says what to look at.
+
+    Parameters
+    ----------
+    state : ExplorerState
+        The walk-through's state, configured by the lesson.
+    show : callable, optional
+        ``show(where)`` opens a step of the walk-through (a name of ``STEPS``) or
+        ``"Your triplets"`` (with the lesson's sample); the explorer passes its own.
+    """
+
+    state = param.ClassSelector(class_=ExplorerState)
+    current = param.String(default="", doc="Key of the lesson shown ('' before one is chosen).")
+
+    def __init__(self, show: Callable[[Lesson], None] | None = None, **params):
+        super().__init__(**params)
+        self._show = show or (lambda x: None)
+        self.sweep = SweepState()
+        self.sweep.dispatch = self.state.dispatch
+        self._sweep_view = SweepView(sweep=self.sweep)
+        self._picker = pn.widgets.RadioButtonGroup(
+            options={f"{i + 1}. {x.title}": x.key for i, x in enumerate(LESSONS)}, value=None,
+            orientation="vertical", button_type="primary", button_style="outline",
+            sizing_mode="stretch_width", css_classes=["loe-lesson-picker"])
+        self._picker.param.watch(lambda e: e.new and e.new != self.current and self.open(e.new), "value")
+        self._body = pn.Column(sizing_mode="stretch_width", css_classes=["loe-lesson"])
+        self._intro = pn.pane.Markdown(
+            "Each lesson sets up the walk-through (or a sweep, or a triplet file) to show one idea, "
+            "says where to look, and ends with a question for the class.  Every lesson has its own "
+            "link: add `?lesson=<name>` to the address (the names are in brackets).",
+            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
+        self._keys = pn.pane.Markdown(
+            " · ".join(f"`{x.key}`" for x in LESSONS), styles={"color": "#555"}, sizing_mode="stretch_width")
+        self._layout = pn.Column(self._intro, self._keys, self._picker, self._body, sizing_mode="stretch_width")
+
+    def __panel__(self):
+        return self._layout
+
+    def close(self) -> None:
+        """Cancel a running sweep."""
+        self.sweep.close()
+
+    # ------------------------------------------------------------------
+    def open(self, key: str) -> Lesson:
+        """Show lesson ``key`` and apply its preset (raises ``KeyError`` for an unknown key)."""
+        x = lesson(key)
+        self.current = key  # before the picker changes: its watcher then does nothing
+        if self._picker.value != key:
+            self._picker.value = key
+        if x.sweep is None and x.sample is None:
+            self._apply(x, None)
+        self._body.objects = self._render(x)
+        if x.sweep is not None:
+            self.sweep.dispatch = self.state.dispatch
+            self._sweep_view.metrics = list(x.sweep_metrics)
+            if self.sweep.running:
+                self.sweep.cancel()
+                self.sweep.wait(30)
+            fresh = {k: self.sweep.param[k].default for k in _SWEEP_SETTINGS}
+            self.sweep.param.update(**{**fresh, **dict(x.sweep)})
+            self._sweep_view.start()
+        return x
+
+    def _apply(self, x: Lesson, variant) -> None:
+        cfg = lesson_config(x, variant)
+        changed = {k: v for k, v in cfg.items() if getattr(self.state, k) != v}
+        if changed:
+            self.state.param.update(**changed)  # one run
+
+    def _render(self, x: Lesson) -> list:
+        objs = [
+            pn.pane.Markdown(f"## {x.title}", margin=(10, 10, 0, 10)),
+            pn.pane.Markdown(x.narrative, styles={"font-size": "1.15em"}, sizing_mode="stretch_width",
+                             css_classes=["loe-lesson-narrative"]),
+        ]
+        if x.look_at == "Sweep":
+            objs.append(pn.pane.Markdown("**Look at:** the sweep below (it runs in the background; "
+                                         "Cancel stops it).", styles={"font-size": "1.1em"}))
+            objs.append(self._sweep_view)
+        else:
+            go = pn.widgets.Button(label=f"Open “{x.look_at}” ▶", color="primary", width=260,
+                                   css_classes=["loe-lesson-open"])
+            go.on_click(lambda e: self._show(x))
+            objs.append(pn.Row(pn.pane.Markdown(f"**Look at:** {x.look_at}", styles={"font-size": "1.1em"}), go))
+        if x.contrast:
+            buttons = []
+            for label, change in x.contrast:
+                b = pn.widgets.Button(label=label, variant="outline", color="primary",
+                                      css_classes=["loe-lesson-variant"])
+                b.on_click(lambda e, ch=change: self._apply(x, ch))
+                buttons.append(b)
+            objs.append(pn.Row(pn.pane.Markdown("**Compare:**", styles={"font-size": "1.1em"}), *buttons,
+                               sizing_mode="stretch_width"))
+        objs.append(pn.pane.Alert(f"**Question for the class.** {x.question}", alert_type="info",
+                                  sizing_mode="stretch_width", css_classes=["loe-lesson-question"]))
+        return objs

@@ -1,0 +1,156 @@
+"""The sweep view: error against one setting over several seeds, as small multiples."""
+
+from __future__ import annotations
+
+import math
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from .. import plots
+from ..sweep import METRICS, SWEEP_VARIABLES, THEORY_SLOPES, SweepState, loglog_slope, summarize
+from .base import hvpane
+
+__all__ = ["SweepView", "sweep_figure"]
+
+
+def sweep_figure(points, variable: str, metric: str):
+    """One small multiple: every fit (dots), the mean over seeds with its spread, the fitted slope."""
+    xlabel = SWEEP_VARIABLES[variable]
+    ylabel = METRICS[metric]
+    short = {"procrustes": "Procrustes", "triplet_error": "Triplet error", "seconds": "Fit time"}[metric]
+    pts = [(p.value, getattr(p, metric)) for p in points if np.isfinite(getattr(p, metric))]
+    if not pts:
+        return hv.Curve([], xlabel, ylabel).opts(**plots.base_opts(
+            title=f"{ylabel} (press “Run sweep”)", responsive=False, width=plots.HALF_WIDTH, height=380))
+    x = np.array([a for a, _ in pts])
+    y = np.array([b for _, b in pts])
+    summ = summarize(points, metric)
+    xs = np.array([r["value"] for r in summ])
+    mean = np.array([r["mean"] for r in summ])
+    lo = np.array([r["mean"] - r["min"] for r in summ])
+    hi = np.array([r["max"] - r["mean"] for r in summ])
+    slope = loglog_slope(x, y)
+    theory = THEORY_SLOPES.get((variable, metric))
+    logx = bool(np.all(x > 0) and x.max() / max(x.min(), 1e-300) > 3)
+    logy = bool(np.all(y > 0))
+    layers = [
+        hv.Scatter((x, y), xlabel, ylabel, label="each seed").opts(color="#9aa7b4", size=8, alpha=0.8),
+        hv.ErrorBars((xs, mean, lo, hi), xlabel, [ylabel, "lo", "hi"]).opts(color="#2b6cb0", line_width=2),
+        hv.Curve((xs, mean), xlabel, ylabel, label="mean").opts(color="#2b6cb0", line_width=3),
+    ]
+    title = short
+    if np.isfinite(slope) and logx and logy:
+        # the fitted power law through all points, drawn over the swept range
+        b = float(np.mean(np.log(y)) - slope * np.mean(np.log(x)))
+        xx = np.geomspace(x.min(), x.max(), 20)
+        layers.append(hv.Curve((xx, np.exp(b) * xx ** slope), xlabel, ylabel, label="fit")
+                      .opts(color="#d62728", line_dash="dashed", line_width=2.5))
+        title += f", slope {slope:.2f}"
+        if theory is not None:
+            title += f" ({theory:g})"
+    extra = {}
+    if logy:
+        ticks = plots.log_ticks(y)
+        if ticks:
+            extra = dict(yticks=ticks, ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3))
+    if logx:
+        xt = plots.log_ticks(x)
+        if xt:
+            extra["xticks"] = xt
+    return hv.Overlay(layers).opts(**plots.base_opts(
+        title=title, logx=logx, logy=logy, legend_position="bottom", show_legend=True,
+        responsive=False, width=plots.HALF_WIDTH, height=420, **extra))
+
+
+class SweepView(Viewer):
+    """Controls, progress and small multiples of a :class:`~loe_viz.app.sweep.SweepState`."""
+
+    sweep = param.ClassSelector(class_=SweepState)
+    metrics = param.List(default=["procrustes", "triplet_error"], doc="Metrics drawn, one plot each.")
+
+    def __init__(self, **params):
+        if "sweep" not in params:
+            params["sweep"] = SweepState()
+        super().__init__(**params)
+        sw = self.sweep
+        W = pn.widgets
+        self._variable = W.Select(label="Vary", options={v: k for k, v in SWEEP_VARIABLES.items()},
+                                  value=sw.variable, width=250)
+        self._values = W.TextInput(label="Values (comma-separated)", value=self._values_text(), width=280,
+                                   css_classes=["loe-sweep-values"])
+        self._seeds = W.IntInput(label="Seeds", value=sw.seeds, start=1, end=10, width=90)
+        self._n = W.IntInput(label="Items n (unless varied)", value=sw.n, start=20, end=20_000, step=50, width=170)
+        self._run = W.Button(label="Run sweep", color="primary", width=140, css_classes=["loe-sweep-run"])
+        self._stop = W.Button(label="Cancel", color="danger", variant="outline", width=110, disabled=True,
+                              css_classes=["loe-sweep-cancel"])
+        self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary")
+        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-sweep-message"])
+        self._plots = pn.Row(sizing_mode="stretch_width")
+        self._slopes = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
+                                        css_classes=["loe-sweep-slopes"])
+        self._run.on_click(lambda e: self.start())
+        self._stop.on_click(lambda e: self.sweep.cancel())
+        sw.param.watch(self._on_points, ["version"])
+        sw.param.watch(self._on_status, ["running", "progress", "message"])
+        sw.param.watch(lambda *e: self._sync_controls(), ["variable", "values", "seeds", "n"])
+        self._layout = pn.Column(
+            pn.Row(self._variable, self._values, self._seeds, self._n, sizing_mode="stretch_width"),
+            pn.Row(self._run, self._stop, self._progress, self._message, sizing_mode="stretch_width"),
+            self._plots, self._slopes, sizing_mode="stretch_width", css_classes=["loe-sweep"])
+        self._on_points()
+
+    def __panel__(self):
+        return self._layout
+
+    def _values_text(self) -> str:
+        return ", ".join(f"{v:g}" for v in self.sweep.values)
+
+    def _sync_controls(self):
+        sw = self.sweep
+        self._variable.value = sw.variable
+        self._values.value = self._values_text()
+        self._seeds.value = sw.seeds
+        self._n.value = sw.n
+
+    def start(self) -> None:
+        """Read the controls into the sweep and start it in the background."""
+        sw = self.sweep
+        try:
+            values = [float(v) for v in self._values.value.replace(";", ",").split(",") if v.strip()]
+        except ValueError:
+            sw.message = f"Values must be numbers separated by commas, got “{self._values.value}”."
+            return
+        if any(not math.isfinite(v) for v in values):
+            sw.message = "Values must be finite numbers."
+            return
+        try:
+            sw.param.update(variable=self._variable.value, values=values, seeds=int(self._seeds.value or 1),
+                            n=int(self._n.value or sw.n))
+        except ValueError as exc:
+            sw.message = f"Not a valid sweep: {exc}"
+            return
+        sw.start(background=True)
+
+    def _on_status(self, *events):
+        sw = self.sweep
+        self._progress.value = int(sw.progress)
+        self._message.object = sw.message
+        self._run.disabled = sw.running
+        self._stop.disabled = not sw.running
+
+    def _on_points(self, *events):
+        sw = self.sweep
+        self._plots.objects = [hvpane(sweep_figure(sw.points, sw.variable, m)) for m in self.metrics]
+        parts = []
+        for m in self.metrics:
+            slope = sw.slope(m)
+            if np.isfinite(slope):
+                theory = THEORY_SLOPES.get((sw.variable, m))
+                parts.append(f"{METRICS[m]}: fitted log-log slope **{slope:.2f}**"
+                             + (f" (theory {theory:g})" if theory is not None else ""))
+        self._slopes.object = (" · ".join(parts) + " — dots: each seed; line: mean, bars: min to max; "
+                               "dashed: the fitted power law.") if parts else ""

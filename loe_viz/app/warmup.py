@@ -1,0 +1,75 @@
+"""Compile (or load from numba's on-disk cache) the kernels the explorer uses, once per process.
+
+:func:`warm_up` runs a tiny walk-through synchronously; :func:`start_warm_up`
+runs it once on a daemon thread.  Nothing happens at import: the explorer
+starts the warm-up when its first session is built (``panel serve --warm``
+builds one before the first visitor).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+__all__ = ["warm_up", "start_warm_up"]
+
+log = logging.getLogger(__name__)
+
+_warm_lock = threading.Lock()
+_start_lock = threading.Lock()  # not _warm_lock: a second session must not wait for the warm-up to end
+_warm_seconds: float | None = None
+_warm_thread: threading.Thread | None = None
+
+
+def warm_up() -> float:
+    """Compile the numba kernels with a tiny fit.
+
+    Safe to call from many threads and many times: the work happens once per
+    process.  Returns the seconds the first call took.
+    """
+    global _warm_seconds
+    with _warm_lock:
+        if _warm_seconds is not None:
+            return _warm_seconds
+        t0 = time.perf_counter()
+        try:
+            from .state import ExplorerState
+            for selection in ("random", "maxmin"):
+                s = ExplorerState(n=40, d=2, budget_unit="per_landmark", budget=200.0,
+                                  landmark_selection=selection)
+                s.close()
+            _warm_compare_and_triplets()
+        except Exception:  # warm-up is best effort
+            log.warning("warm-up failed", exc_info=True)
+        _warm_seconds = time.perf_counter() - t0
+        return _warm_seconds
+
+
+def _warm_compare_and_triplets() -> None:
+    """Every method of Compare (both protocols) and of "Your triplets", on a tiny problem."""
+    import numpy as np
+
+    from .compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, CompareState
+    from .state import ExplorerState
+    from .triplets_state import TRIPLET_METHODS, embed_triplets
+
+    s = ExplorerState(n=40, d=2, budget_unit="per_landmark", budget=200.0)
+    for protocol in COMPARE_PROTOCOLS.values():
+        c = CompareState(s, methods=list(BASELINE_METHODS), protocol=protocol, max_seconds=5.0)
+        c.start(background=False)
+        c.close()
+    triplets = np.asarray(s.triplets)
+    s.close()
+    embed_triplets(triplets, 40, list(TRIPLET_METHODS), max_seconds=5.0)
+
+
+def start_warm_up() -> threading.Thread | None:
+    """Start :func:`warm_up` on a daemon thread the first time; later calls do nothing."""
+    global _warm_thread
+    with _start_lock:
+        if _warm_thread is not None or _warm_seconds is not None:
+            return _warm_thread
+        _warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
+        _warm_thread.start()
+        return _warm_thread

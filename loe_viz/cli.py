@@ -1,0 +1,513 @@
+"""The ``loe-viz`` command: serve the explorer, embed a triplet file, simulate triplets, describe a file.
+
+::
+
+    loe-viz explore [--port N] [--address A] [--warm] [--show]
+    loe-viz embed FILE [--method loe|ste|tste|soe|gnmds|ckl|loeste] [-d 2] [--landmarks N|auto]
+                       [--heldout 0.2] [--seed S] [-o OUT.csv]
+    loe-viz simulate KIND -n N [-d 2] [--temperature T] [--budget c] [-o triplets.csv]
+    loe-viz info FILE
+
+``loe-viz SUBCOMMAND --help`` describes each. A usage error prints one line on
+standard error and exits with status 2; a file or setting that cannot be used
+(a malformed triplet file, a method that cannot run on it) prints one line and
+exits with status 1. Also runnable as ``python -m loe_viz``.
+
+Panel is imported by ``explore`` only; the other sub-commands need the library alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+import warnings
+
+__all__ = ["main", "build_parser", "METHOD_CLASSES"]
+
+PROG = "loe-viz"
+
+#: ``--method`` name -> estimator class name in :mod:`loe_viz`.
+METHOD_CLASSES = {"loe": "LOE", "ste": "STE", "tste": "TSTE", "soe": "SOE", "gnmds": "GNMDS", "ckl": "CKL",
+                  "loeste": "LOESTE"}
+METHOD_LABELS = {"loe": "LOE", "ste": "STE", "tste": "t-STE", "soe": "SOE", "gnmds": "GNMDS", "ckl": "CKL",
+                 "loeste": "LOE-STE"}
+LAYOUTS = ("auto", "list-order", "crowd", "list-boolean", "list-count")
+LOCAL_ADDRESSES = ("127.0.0.1", "localhost", "::1")
+
+
+class UsageError(Exception):
+    """A command line that cannot be run as given (exit status 2)."""
+
+
+class DataError(Exception):
+    """A file or setting that cannot be used (exit status 1)."""
+
+
+# ======================================================================= parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors on one line: ``loe-viz embed: error: ... (see loe-viz embed --help)``."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number in 0..65535, got {text!r}")
+    return value
+
+
+def _landmarks(text: str):
+    if text == "auto":
+        return "auto"
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
+    return value
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _nonnegative_float(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``loe-viz`` argument parser (one sub-parser per sub-command)."""
+    from . import __version__
+    from .points import POINT_KINDS
+
+    parser = _Parser(prog=PROG, description="Landmark Ordinal Embedding: serve the explorer, embed a "
+                     "triplet file, simulate triplets, describe a file.",
+                     epilog=f"'{PROG} COMMAND --help' describes each command.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    # ---------------------------------------------------------------- explore
+    p = sub.add_parser("explore", help="serve the interactive explorer in a browser",
+                       description="Serve the LOE explorer (the app of 'panel serve apps/explorer.py') "
+                       "on this machine. It listens on 127.0.0.1 only unless --address says otherwise.")
+    p.add_argument("--port", type=_port, default=5006, help="port to listen on (default 5006; 0: any free port)")
+    p.add_argument("--address", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0: every "
+                   "network interface, see --allow-websocket-origin)")
+    p.add_argument("--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
+                   help="a host name browsers may open the app under (repeatable); with an --address "
+                   "other than localhost this machine's names are allowed already, add the one your "
+                   "users type, e.g. --allow-websocket-origin=lecture.example.org:5006")
+    p.add_argument("--warm", action="store_true",
+                   help="build the app once before serving (imports and compiles everything, so the "
+                   "first visitor does not wait)")
+    p.add_argument("--show", action="store_true", help="open the page in a web browser")
+    p.set_defaults(func=cmd_explore)
+
+    # ------------------------------------------------------------------ embed
+    p = sub.add_parser("embed", help="embed a triplet file and score it on held-out triplets",
+                       description="Read a triplet file (any layout read_triplets reads: list-order or "
+                       "crowd CSV/TSV, list-boolean, list-count, .npy/.npz), hold out a random share of "
+                       "the triplets, fit the method on the rest, print the held-out accuracy (the share "
+                       "of held-out triplets the embedding satisfies) and the time, and write the "
+                       "embedding as CSV: item,label,x1..xd.")
+    p.add_argument("file", metavar="FILE", help="the triplet file")
+    p.add_argument("--method", choices=list(METHOD_CLASSES), default="loe", help="embedding method (default loe)")
+    p.add_argument("-d", "--dimensions", type=_positive_int, default=2, metavar="D",
+                   help="embedding dimension (default 2)")
+    p.add_argument("--landmarks", type=_landmarks, default="auto", metavar="N|auto",
+                   help="landmarks of loe and loeste (default auto); LOE uses the triplets its "
+                   "landmarks head")
+    p.add_argument("--heldout", type=_fraction, default=0.2, metavar="F",
+                   help="fraction of the triplets held out for scoring (default 0.2; 0: fit on all, "
+                   "report the training accuracy)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split and of the method (default 0)")
+    p.add_argument("-o", "--output", metavar="OUT.csv",
+                   help="where to write the embedding (default: FILE's name with _METHOD.csv, in the "
+                   "current directory; '-': standard output)")
+    p.add_argument("--layout", choices=LAYOUTS, default="auto",
+                   help="layout of a header-less four-column file (default: detected)")
+    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
+                   help="read item ids as integers or as text labels (default: detected)")
+    p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
+                   help="stop an iterative method after S seconds and keep its last iterate")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="draw progress bars on standard error (default: when it is a terminal)")
+    p.set_defaults(func=cmd_embed)
+
+    # --------------------------------------------------------------- simulate
+    p = sub.add_parser("simulate", help="draw points and answered triplets (ground truth for teaching and tests)",
+                       description="Draw n points of a kind (the ground truth) and triplets answered by a "
+                       "noisy oracle: P(j closer to i than k) = sigmoid((D_ik - D_ij) / T) with squared "
+                       "distances D. Writes the triplets (list-order CSV, or --layout) and the points "
+                       "beside them (OUT stem + _points.csv).")
+    p.add_argument("kind", metavar="KIND", choices=list(POINT_KINDS),
+                   help="point configuration: " + ", ".join(POINT_KINDS))
+    p.add_argument("-n", "--items", type=_positive_int, required=True, metavar="N", help="number of points")
+    p.add_argument("-d", "--dimensions", type=_positive_int, default=2, metavar="D", help="dimension (default 2)")
+    p.add_argument("--temperature", type=_nonnegative_float, default=1.0, metavar="T",
+                   help="answer noise T (default 1.0; 0: every answer correct)")
+    p.add_argument("--budget", type=_positive_float, default=100.0, metavar="c",
+                   help="number of triplets as c * n * ln(n) (default c = 100)")
+    p.add_argument("--landmarks", type=_positive_int, default=None, metavar="L",
+                   help="draw triplets headed by L random landmark items (LOE's design) instead of "
+                   "uniformly random triplets")
+    p.add_argument("--layout", choices=LAYOUTS[1:], default="list-order",
+                   help="layout of the triplet file (default list-order)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the points (the answers use seed + 1)")
+    p.add_argument("-o", "--output", default="triplets.csv", metavar="OUT",
+                   help="triplet file (default triplets.csv; .npz/.npy write NumPy files)")
+    p.set_defaults(func=cmd_simulate)
+
+    # ------------------------------------------------------------------- info
+    p = sub.add_parser("info", help="describe how a triplet file is read",
+                       description="Read a triplet file and say how: its layout and format, items, "
+                       "triplets, the items heading triplets and their spread, labels, skipped rows.")
+    p.add_argument("file", metavar="FILE", help="the triplet file")
+    p.add_argument("--layout", choices=LAYOUTS, default="auto",
+                   help="layout of a header-less four-column file (default: detected)")
+    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
+                   help="read item ids as integers or as text labels (default: detected)")
+    p.set_defaults(func=cmd_info)
+    return parser
+
+
+# ===================================================================== helpers
+def _say(*parts, err: bool = False) -> None:
+    print(*parts, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def _read(path: str, layout: str, item_type: str = "auto"):
+    from .io import read_triplets
+
+    if os.path.isdir(path):
+        raise DataError(f"{path} is a directory, not a triplet file")
+    try:
+        return read_triplets(path, layout=layout, item_type=item_type)
+    except ValueError as exc:  # the reader's message, with its advice in this command's terms
+        raise DataError(str(exc).replace("pass item_type='str'", "pass --item-type str")) from None
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2f} s" if s < 60 else f"{s / 60:.1f} min"
+
+
+def _estimator(method: str, d: int, landmarks, seed: int, max_seconds):
+    import loe_viz
+
+    cls = getattr(loe_viz, METHOD_CLASSES[method])
+    kw = {"n_components": d, "random_state": seed}
+    if method in ("loe", "loeste"):
+        kw["n_landmarks"] = landmarks
+    elif max_seconds is not None:
+        kw["time_budget"] = max_seconds
+    if method == "loeste" and max_seconds is not None:
+        kw["time_budget"] = max_seconds
+    return cls(**kw)
+
+
+def _fit(model, method: str, train, n_items: int, progress):
+    """Fit; ``--landmarks auto`` falls back to LOE's default where this LOE has no ``"auto"``."""
+    try:
+        model.fit(train, n_items=n_items, progress=progress)
+    except ValueError as exc:
+        if method in ("loe", "loeste") and model.n_landmarks == "auto" and str(exc).startswith("n_landmarks"):
+            # An LOE without n_landmarks="auto": use its default (d + 3 landmarks).
+            model.set_params(n_landmarks=None)
+            model.fit(train, n_items=n_items, progress=progress)
+        else:
+            raise
+    return model
+
+
+def _landmarks_used(model):
+    loe = getattr(model, "loe_", model)
+    lm = getattr(loe, "landmarks_", None)
+    return None if lm is None else len(lm)
+
+
+# ==================================================================== commands
+def cmd_info(args) -> int:
+    """``loe-viz info FILE``."""
+    from .app.triplets_state import summarize  # the explorer's summary (param, no Panel)
+
+    t0 = time.perf_counter()
+    data = _read(args.file, args.layout, args.item_type)
+    seconds = time.perf_counter() - t0
+    s = summarize(data)
+    ph = s["per_head"]
+    _say(f"file       {args.file}")
+    _say(f"read as    {s['layout']} layout, {s['format']} file, in {_seconds(seconds)}")
+    labels = {"text": "text labels", "ids": "integer ids (not 0..n-1), kept as labels",
+              "none": "numbered 0..n-1, no labels"}[s["labels"]]
+    examples = f" (e.g. {', '.join(s['label_examples'][:3])})" if s["label_examples"] else ""
+    _say(f"items      {s['n_items']:,}: {labels}{examples}")
+    _say(f"triplets   {s['n_triplets']:,}")
+    if ph:
+        _say(f"heads      {s['n_heads']:,} item(s) head a triplet; triplets per head: min {ph['min']:,}, "
+             f"10% {ph['q10']:,.0f}, median {ph['median']:,.0f}, mean {ph['mean']:,.1f}, "
+             f"90% {ph['q90']:,.0f}, max {ph['max']:,}")
+    if s["unused_items"]:
+        _say(f"unused     {s['unused_items']:,} item(s) appear in no triplet")
+    if s["n_skipped"]:
+        _say(f"skipped    {s['n_skipped']:,} row(s)")
+    for note in s["notes"]:
+        _say(f"note       {note}")
+    _say(s["sentence"])
+    return 0
+
+
+def cmd_embed(args) -> int:
+    """``loe-viz embed FILE``."""
+    import numpy as np
+
+    from .evaluation import train_test_split_triplets
+    from .metrics import triplet_accuracy
+
+    err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
+    t0 = time.perf_counter()
+    data = _read(args.file, args.layout, args.item_type)
+    t_read = time.perf_counter() - t0
+    n, m, d = int(data.n_items), int(data.n_triplets), int(args.dimensions)
+    _say(f"read {m:,} triplets over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
+         f"in {_seconds(t_read)}", err=err)
+    if m < 2:
+        raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
+    if d >= n:
+        raise DataError(f"-d {d} needs more than {d} items; {args.file} has {n}")
+    if args.heldout > 0:
+        train, test = train_test_split_triplets(data.triplets, test_size=args.heldout, random_state=args.seed)
+    else:
+        train, test = np.asarray(data.triplets), None
+    label = METHOD_LABELS[args.method]
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    model = _estimator(args.method, d, args.landmarks, args.seed, args.max_seconds)
+    split = f"{len(train):,} training, {len(test):,} held out" if test is not None else f"all {m:,}"
+    _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...", err=err)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t1 = time.perf_counter()
+        _fit(model, args.method, train, n, True if show else None)
+        t_fit = time.perf_counter() - t1
+    for w in caught:
+        if issubclass(w.category, DeprecationWarning):
+            continue
+        print(f"{PROG}: warning: {w.message}", file=sys.stderr, flush=True)
+    Z = np.asarray(model.embedding_, dtype=np.float64)
+    train_acc = triplet_accuracy(Z, train)
+    detail = ""
+    lm = _landmarks_used(model) if args.method in ("loe", "loeste") else None
+    if lm is not None:
+        detail = f", {lm} landmarks"
+    if hasattr(model, "n_iter_"):
+        detail += f", {model.n_iter_} iterations"
+    if test is not None:
+        _say(f"{label}: held-out accuracy {triplet_accuracy(Z, test):.4f} (training {train_acc:.4f}); "
+             f"fit {_seconds(t_fit)}{detail}", err=err)
+    else:
+        _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
+             err=err)
+    out = args.output
+    if out is None:
+        stem = os.path.splitext(os.path.basename(args.file))[0] or "triplets"
+        out = f"{stem}_{args.method}.csv"
+    _write_embedding(out, Z, data.labels)
+    if out != "-":
+        _say(f"wrote {n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}"
+             f"{',...' if d > 3 else ''}) to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
+    return 0
+
+
+def _write_embedding(out: str, Z, labels) -> None:
+    header = ["item", "label", *(f"x{k + 1}" for k in range(Z.shape[1]))]
+    labels = [str(v) for v in labels.tolist()]
+
+    def rows(fh):
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        for i, (lab, z) in enumerate(zip(labels, Z.tolist())):
+            w.writerow([i, lab, *(repr(float(v)) for v in z)])
+
+    if out == "-":
+        rows(sys.stdout)
+        sys.stdout.flush()
+        return
+    tmp = f"{out}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            rows(fh)
+        os.replace(tmp, out)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise DataError(f"cannot write {out}: {exc.strerror or exc}") from None
+
+
+def cmd_simulate(args) -> int:
+    """``loe-viz simulate KIND -n N``."""
+    import numpy as np
+
+    from .io import write_triplets
+    from .oracle import TripletOracle, total_budget
+    from .points import make_points
+
+    n, d = int(args.items), int(args.dimensions)
+    if n < 3:
+        raise UsageError("-n must be at least 3 (a triplet names three items)")
+    t0 = time.perf_counter()
+    X = make_points(args.kind, n, d, random_state=args.seed)
+    oracle = TripletOracle(X, temperature=args.temperature, random_state=args.seed + 1)
+    m = total_budget(n, args.budget)
+    if args.landmarks is not None:
+        l = int(args.landmarks)
+        if l > n:
+            raise UsageError(f"--landmarks {l} exceeds the {n} items")
+        per = max(m // l, 1)
+        landmarks = np.sort(np.random.default_rng(args.seed + 2).choice(n, size=l, replace=False))
+        T = oracle.landmark_triplets(landmarks, per)
+        design = f"triplets headed by {l} landmarks ({per:,} each)"
+    else:
+        T = oracle.uniform_triplets(m)
+        design = "uniformly random triplets"
+    out = args.output
+    stem, ext = os.path.splitext(out)
+    points_out = f"{stem}_points.csv"
+    try:
+        write_triplets(out, T, layout=args.layout, random_state=args.seed + 3)
+        header = ",".join(f"x{k + 1}" for k in range(d))
+        np.savetxt(points_out, X, delimiter=",", header=header, comments="", fmt="%.6f")
+    except OSError as exc:
+        raise DataError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+    _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
+         f"(c = {args.budget:g}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
+    from .metrics import triplet_accuracy
+
+    _say(f"the true points satisfy {triplet_accuracy(X, T):.4f} of these triplets (the most any embedding "
+         f"can expect on held-out ones)")
+    _say(f"wrote the triplets to {out} ({args.layout}) and the points to {points_out}")
+    return 0
+
+
+def websocket_origins(address: str, port: int, extra=()) -> list[str]:
+    """Host names browsers may open the explorer under (Bokeh checks the websocket's origin).
+
+    ``localhost`` and ``127.0.0.1`` always; listening beyond this machine
+    (``--address`` not a loopback one) adds this machine's own names and the
+    address itself; ``extra`` (``--allow-websocket-origin``) adds the rest.
+    """
+    import socket
+
+    names = {"localhost", "127.0.0.1"}
+    if address not in LOCAL_ADDRESSES:
+        names |= {socket.gethostname(), socket.getfqdn()}
+        if address not in ("0.0.0.0", "::", ""):
+            names.add(address)
+    return [f"{h}:{port}" for h in sorted(names) if h] + [o for o in extra if o]
+
+
+def cmd_explore(args) -> int:
+    """``loe-viz explore``: serve the explorer with Panel (imported here only)."""
+    import socket
+
+    address, port = args.address, int(args.port)
+    if port == 0:  # any free port, chosen here so that the allowed origins name it
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    origins = websocket_origins(address, port, args.allow_websocket_origin)
+
+    import panel as pn
+
+    from .app import Explorer
+
+    def page():
+        # as apps/explorer.py
+        pn.extension("katex", throttled=True, notifications=False)
+        return Explorer()
+
+    if args.warm:  # as panel serve --warm: build one page, and compile the kernels, before the first visitor
+        from .app.warmup import warm_up
+
+        t0 = time.perf_counter()
+        page()
+        warm_up()
+        _say(f"warmed up in {_seconds(time.perf_counter() - t0)}")
+    host = address
+    if address in LOCAL_ADDRESSES:
+        host = "localhost"
+    elif address in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
+    try:
+        pn.serve(page, port=port, address=address, websocket_origin=origins, show=args.show,
+                 title="Landmark Ordinal Embedding", start=True, threaded=False)
+    except OSError as exc:
+        raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+    return 0
+
+
+# ======================================================================== main
+def main(argv=None) -> int:
+    """Run ``loe-viz``; returns the exit status (2: usage error, 1: unusable data)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        print(f"{PROG}: error: name a command: explore, embed, simulate or info (see {PROG} --help)",
+              file=sys.stderr)
+        return 2
+    prog = f"{PROG} {args.command}"
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
+        return 2
+    except (DataError, ValueError, OSError, MemoryError) as exc:
+        msg = str(exc) or type(exc).__name__
+        if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+            msg = f"{exc.filename}: {exc.strerror}"
+        if isinstance(exc, MemoryError):
+            msg = "not enough memory for this run" + (f": {exc}" if str(exc) else "")
+        print(f"{prog}: error: {' '.join(msg.split())}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""NumPy files: array headers and archive member sizes are checked against the limits before any data is read."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+
+from .layouts import LIMIT, TripletData, err, finish_int, text_labels
+
+_FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
+
+
+def _limit(name, what, size, lim, key, unit="bytes"):
+    if size > lim[key]:
+        raise err(name, f"{what} is {size:,} {unit}, above the limit of {lim[key]:,} (raise it with "
+                        f"read_triplets(..., limits={{'{key}': ...}}) or loe_viz.io.MAX_{key.upper()})")
+
+
+def _array(fh, name, what, lim, end):
+    """One array from an open .npy stream: the header is read and checked before the data."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        if version[0] not in (1, 2):
+            raise ValueError(f"unsupported .npy version {version}")
+        shape, fortran, dtype = (fmt.read_array_header_1_0 if version[0] == 1 else fmt.read_array_header_2_0)(fh)
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+        raise err(name, f"{what} is not a valid NumPy array ({exc})") from None
+    if dtype.hasobject:
+        raise err(name, f"{what} is an object array; it cannot be read without unpickling, which read_triplets "
+                        "never does (save labels as a str array, triplets as integers)")
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    _limit(name, f"{what}, declared with shape {shape} and dtype {dtype},", nbytes, lim, "array_bytes")
+    if nbytes > end - fh.tell():
+        raise err(name, f"{what} is not a valid NumPy array (its header declares shape {shape}, {nbytes:,} "
+                        f"bytes, but only {end - fh.tell():,} follow)")
+    buf = bytearray(nbytes)
+    try:
+        got = fh.readinto(buf)
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise err(name, f"{what} is not a valid NumPy array ({type(exc).__name__}: {exc})") from None
+    if got != nbytes:
+        raise err(name, f"{what} is not a valid NumPy array (truncated: {got:,} of {nbytes:,} bytes)")
+    arr = np.frombuffer(buf, dtype=dtype)
+    return arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
+
+
+def int_table(name, arr, what):
+    """Validate an array of indices into a writable int32 (m, 3) array."""
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise err(name, f"{what} must have shape (m, 3), got {arr.shape}")
+    if arr.shape[0] == 0:
+        raise err(name, f"{what} is empty: at least one triplet is needed")
+    if arr.dtype.kind not in "iuf":
+        raise err(name, f"{what} must hold integer item indices, got dtype {arr.dtype}")
+    for bad, problem in ((lambda: ~np.isfinite(arr) | (arr != np.round(arr)), "holds a non-integer value"),
+                         (lambda: arr < 0, "holds a negative index"),
+                         (lambda: arr >= LIMIT, f"holds an index that is too large (indices must be below {LIMIT})")):
+        if arr.dtype.kind == "f" or "non-integer" not in problem:
+            mask = bad()
+            if mask.any():
+                r = int(np.argwhere(mask)[0, 0])
+                raise err(name, f"{what} row {r} (counting from 0) {problem}: {arr[r].tolist()}")
+    tri = np.array(arr, dtype=np.int32, order="C")
+    rep = (tri[:, 0] == tri[:, 1]) | (tri[:, 0] == tri[:, 2]) | (tri[:, 1] == tri[:, 2])
+    if rep.any():
+        r = int(np.argmax(rep))
+        raise err(name, f"{what} row {r} (counting from 0) repeats an item {tuple(tri[r].tolist())}; "
+                        "a triplet needs three distinct items")
+    return tri
+
+
+def _labels(name, lab, lim):
+    if lab.ndim != 1 or lab.dtype.kind not in "iuUS":
+        raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
+    try:
+        vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
+        if lab.dtype.kind in "US":
+            _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
+        out = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(vals)
+    except UnicodeDecodeError:
+        raise err(name, "labels are bytes that are not UTF-8") from None
+    if np.unique(out).size != out.size:
+        raise err(name, "labels are not distinct")
+    return out
+
+
+def _npz(src, opts, lim):
+    name = src.name
+    try:
+        zf = zipfile.ZipFile(src.rewind())
+        members = {i.filename.removesuffix(".npy"): i for i in zf.infolist()}
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise err(name, f"is not a valid .npz archive ({exc})") from None
+
+    def load(key):
+        info = members[key]
+        _limit(name, f"the member {key!r} (uncompressed)", info.file_size, lim, "array_bytes")
+        if info.file_size > _FLOOR:
+            _limit(name, f"the member {key!r}'s expansion ({info.compress_size:,} to {info.file_size:,} bytes)",
+                   info.file_size / max(info.compress_size, 1), lim, "compression_ratio", "times")
+        try:
+            with zf.open(info) as fh:
+                if fh.peek(6)[:6] != b"\x93NUMPY":
+                    raise err(name, f"the member {key!r} is not a NumPy array (.npy data); an .npz must hold "
+                                    "arrays saved with numpy.savez")
+                return _array(fh, name, key, lim, info.file_size)
+        except (zipfile.BadZipFile, NotImplementedError, OSError, RuntimeError, EOFError) as exc:
+            raise err(name, f"the member {key!r} cannot be read ({exc})") from None
+
+    with zf:
+        notes = []
+        if "triplets" in members:
+            tri, layout, used = int_table(name, load("triplets"), "triplets"), "list-order", {"triplets"}
+        elif "X" in members and "y" in members:
+            tri, y, used = int_table(name, load("X"), "X"), load("y"), {"X", "y"}
+            if y.shape != (tri.shape[0],):
+                raise err(name, f"y must have shape ({tri.shape[0]},) to match X, got {y.shape}")
+            if y.dtype.kind not in "biuf":
+                raise err(name, f"y must be boolean or +1/-1, got dtype {y.dtype}")
+            bad = ~np.isin(y, (-1, 0, 1)) | ((y == -1).any() & (y == 0))
+            if bad.any():
+                r = int(np.argmax(bad))
+                raise err(name, f"y row {r} (counting from 0) holds {y[r].item()!r}; y must be True/False or +1/-1")
+            layout = "list-boolean" if y.dtype.kind == "b" or ((y == 0).any()) else "list-count"
+            if layout == "list-boolean" and y.dtype.kind != "b":
+                notes.append("y holds 0/1 integers; read as booleans (1 = X row is in list-order)")
+            swap = y != 1
+            tri[swap, 1:] = tri[swap, 2:0:-1]
+        else:
+            raise err(name, f"has the arrays {sorted(members)}; expected 'triplets', or 'X' and 'y' "
+                            "(optionally 'labels')")
+        lay = opts["layout"]
+        if lay not in ("auto", layout) and not {lay, layout} <= {"list-boolean", "list-count"}:
+            raise err(name, f"layout={lay!r} was asked for but the archive holds {layout} data")
+        lab = _labels(name, load("labels"), lim) if "labels" in members else None
+        if set(members) - used - {"labels"}:
+            notes.append(f"ignored array(s): {', '.join(sorted(set(members) - used - {'labels'}))}")
+    return layout, tri, lab, notes
+
+
+def read(src, opts, lim, fmt) -> TripletData:
+    """TripletData of a .npy or .npz file."""
+    name = src.name
+    if fmt == "npy":
+        if opts["layout"] not in ("auto", "list-order"):
+            raise err(name, f"a .npy file holds list-order triplets; layout={opts['layout']!r} needs X and y (.npz)")
+        layout, tri, lab, notes = "list-order", int_table(name, _array(src.rewind(), name, "the array", lim,
+                                                                        src.end), "the array"), None, []
+    else:
+        layout, tri, lab, notes = _npz(src, opts, lim)
+    if opts["labels"] is not None:
+        notes += ["the file's labels were replaced by labels="] if lab is not None else []
+        lab = opts["labels"]
+    n = opts["n_items"] if lab is None else lab.size
+    if n is not None and tri.max() >= n:
+        r = int(np.argwhere(tri >= n)[0, 0])
+        raise err(name, f"row {r} (counting from 0) holds the index {int(tri.max())}, out of range for "
+                        + (f"the {n} labels" if lab is not None else f"n_items={n}"))
+    if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, n):
+        raise err(name, f"n_items={opts['n_items']} does not match the {n} labels stored in the file")
+    if lab is not None:
+        return TripletData(tri, lab, int(n), name, layout, fmt, 0, tuple(notes))
+    return finish_int(tri, opts, name, layout, fmt, 0, notes)

@@ -1,0 +1,296 @@
+"""The result type, layouts and column names, argument checks, the row judge and the relabelling."""
+
+from __future__ import annotations
+
+import codecs
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+TRIPLET_LAYOUTS = ("list-order", "crowd", "list-boolean", "list-count")
+TRIPLET_FORMATS = ("csv", "tsv", "text", "npy", "npz")
+#: Header names of every column role, compared lower-cased with only letters and digits kept and a
+#: trailing id/index/idx/item/label/name dropped (``Head_ID`` is ``head``). ``winner`` is the answer
+#: when ``left`` and ``right`` columns are present, otherwise the closer item.
+COLUMN_NAMES = {
+    "head": ("head", "anchor", "center", "centre", "query", "reference", "ref", "i"),
+    "near": ("winner", "near", "nearer", "closer", "close", "positive", "pos", "similar", "j"),
+    "far": ("loser", "far", "farther", "further", "negative", "neg", "dissimilar", "k"),
+    "left": ("left",), "right": ("right",),
+    "answer": ("winner", "answer", "choice", "chosen", "response", "selected", "selection", "pick"),
+    "response": ("y", "response"),
+}
+LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)
+MAX_NOTES = 5
+ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)", "left": "left",
+             "right": "right", "answer": "answer (winner)", "response": "response (y)"}
+ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
+LAYOUT_ROLES = {"list-order": ("head", "near", "far"), "crowd": ("head", "left", "right", "answer"),
+                "list-boolean": ("head", "near", "far", "response"), "list-count": ("head", "near", "far", "response")}
+ANSWER_MODES = ("label", "side", "index")
+ANSWER_NOTE = {"label": "answers name the chosen item by its label", "side": "answers are 'left'/'right'",
+               "index": "answers are 0/1 (0 = left item chosen, 1 = right item chosen)"}
+TRUE, FALSE = {"1", "+1", "true", "t", "yes"}, {"0", "-1", "false", "f", "no"}
+# ASCII only: Python's int() and float() also take '1_0' and full-width digits, which ids in a file are not.
+INT_RE = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
+NUM_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z|[+-]?(nan|inf|infinity)\Z", re.I | re.A)
+
+
+@dataclass(frozen=True)
+class TripletData:
+    """Triplets read from a file, with the labels of their items.
+
+    ``triplets`` (m, 3) holds list-order rows ``(head, closer, farther)`` of indices
+    ``0..n_items-1`` (int32; int64 beyond 2**31 - 2 items); ``labels[i]`` is the item
+    the file calls ``i`` (an object array of ``str`` for text labels, else ``int64``
+    ids, ``arange(n_items)`` when the ids were indices). ``source`` is the path or
+    buffer name, ``layout`` one of :data:`TRIPLET_LAYOUTS`, ``format`` the file
+    format, ``n_skipped`` the rows dropped by ``errors="skip"`` and ``notes`` says
+    how the file was read (relabelled ids, answer encoding, ignored columns...).
+    """
+
+    triplets: np.ndarray
+    labels: np.ndarray
+    n_items: int
+    source: str
+    layout: str
+    format: str
+    n_skipped: int = 0
+    notes: tuple = field(default=())
+
+    @property
+    def n_triplets(self) -> int:
+        """Number of triplets ``m``."""
+        return int(self.triplets.shape[0])
+
+    def __len__(self) -> int:
+        return self.n_triplets
+
+    def labelled(self) -> np.ndarray:
+        """The triplets with every index replaced by its label, shape (m, 3)."""
+        return self.labels[self.triplets]
+
+    def __repr__(self) -> str:
+        return (f"TripletData(source={self.source!r}, n_triplets={self.n_triplets}, n_items={self.n_items}, "
+                f"layout={self.layout!r}, format={self.format!r}, n_skipped={self.n_skipped}, "
+                f"notes={len(self.notes)})")
+
+
+class RowError(Exception):
+    """A problem with one row."""
+
+
+def err(source, msg, line=None) -> ValueError:
+    return ValueError(f"{source}: {'' if line is None else f'line {line}: '}{msg}")
+
+
+def is_number(tok: str) -> bool:
+    return NUM_RE.match(tok.strip()) is not None
+
+
+def text_labels(values) -> np.ndarray:
+    """Distinct stripped text labels as an object array (no fixed-width ``<U`` copy)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = [str(v).strip() for v in values]
+    if len(set(out.tolist())) != out.size:
+        raise ValueError("labels must be distinct")
+    return out
+
+
+def check_read_args(format, layout, n_items, labels, header, delimiter, columns, answer, item_type, relabel,
+                    encoding, errors) -> dict:
+    for name, value, allowed in (
+            ("format", format, ("auto",) + TRIPLET_FORMATS), ("layout", layout, ("auto",) + TRIPLET_LAYOUTS),
+            ("answer", answer, ("auto",) + ANSWER_MODES), ("header", header, ("auto", True, False)),
+            ("relabel", relabel, ("auto", True, False)), ("item_type", item_type, ("auto", "int", "str")),
+            ("errors", errors, ("raise", "skip"))):
+        if not any(value is v or (isinstance(v, str) and value == v) for v in allowed):
+            raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
+    if n_items is not None:
+        if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or not 3 <= n_items <= LIMIT:
+            raise ValueError(f"n_items must be an integer from 3 to {LIMIT}, got {n_items!r}")
+        n_items = int(n_items)
+    lab = None if labels is None else np.asarray([] if isinstance(labels, (str, bytes)) else labels)
+    if lab is not None:
+        if lab.ndim != 1 or lab.size < 3 or lab.dtype.kind not in "iuUSO":
+            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers, got {labels!r:.60}")
+        lab = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(lab.tolist())
+        if np.unique(lab).size != lab.size or n_items not in (None, lab.size):
+            raise ValueError("labels must be distinct" if n_items in (None, lab.size) else
+                             f"n_items={n_items} does not match len(labels)={lab.size}")
+        n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
+                                  or delimiter in "\r\n\"#" or delimiter.isalnum()):
+        raise ValueError(f"delimiter must be one character such as ',', '\\t', ';' or ' ', got {delimiter!r}")
+    if columns is not None:
+        columns = tuple(c.strip() or None for c in columns.split(",")) if isinstance(columns, str) else tuple(columns)
+        if any(c is not None and c not in ROLE_WORD for c in columns):
+            raise ValueError(f"columns entries must be one of {', '.join(ROLE_WORD)} or None; got {columns}")
+        layout_from_roles(columns, "columns")
+    if relabel is True and n_items is not None and lab is None:
+        raise ValueError("relabel=True cannot be combined with n_items (n_items fixes the ids as indices)")
+    try:
+        encoding = codecs.lookup(encoding).name
+    except (LookupError, TypeError):
+        raise ValueError(f"encoding must name a text encoding, got {encoding!r}") from None
+    return dict(format=format, layout=layout, n_items=n_items, labels=lab, header=header, delimiter=delimiter,
+                columns=columns, answer=answer, item_type=item_type, relabel=relabel, encoding=encoding, errors=errors)
+
+
+def layout_from_roles(roles, what) -> str:
+    present = [r for r in roles if r is not None]
+    dup = sorted({r for r in present if present.count(r) > 1})
+    if dup:
+        raise ValueError(f"{what} names the role {dup[0]!r} more than once")
+    s = set(present)
+    layout = "crowd" if {"left", "right", "answer"} & s else "list-boolean" if "response" in s else "list-order"
+    missing = [r for r in LAYOUT_ROLES[layout] if r not in s]
+    if missing:
+        raise ValueError(f"{what} has no {', '.join(ROLE_WORD[r] for r in missing)} column")
+    if s - set(LAYOUT_ROLES[layout]):
+        raise ValueError(f"{what} mixes the roles {sorted(s - set(LAYOUT_ROLES[layout]))} into a {layout} layout")
+    return layout
+
+
+def _name_role(name: str, crowd: bool):
+    s = "".join(ch for ch in name.lower() if ch.isalnum())
+    order = ("head", "left", "right", "answer", "response", "near", "far") if crowd else (
+        "head", "near", "far", "response", "left", "right", "answer")
+    for c in [s] + [s[:-len(x)] for x in ("index", "label", "name", "item", "idx", "id") if s.endswith(x) and s != x]:
+        for role in order:
+            if c in COLUMN_NAMES[role]:
+                return role
+    return None
+
+
+def roles_from_header(fields):
+    """Map header cells to roles; returns (roles, layout or None, n_known, problem)."""
+    crowd = any(_name_role(f, True) in ("left", "right") for f in fields)
+    roles = []
+    for f in fields:
+        r = _name_role(f, crowd)
+        if r == "answer" and not crowd:
+            r = "response" if _name_role(f, False) == "response" else None
+        roles.append(None if r in roles or (crowd and r in ("near", "far", "response")) else r)
+    n_known = sum(r is not None for r in roles)
+    try:
+        return tuple(roles), layout_from_roles(roles, "header"), n_known, None
+    except ValueError as exc:
+        return tuple(roles), None, n_known, str(exc)
+
+
+class Judge:
+    """Words the first problem of one row of raw fields (only rows the column checks flag get here)."""
+
+    def __init__(self, roles, kind, opts):
+        self.roles, self.kind, self.opts = roles, kind, opts
+        self.limit = opts["n_items"] if opts["labels"] is None else None
+        self.lookup = None if opts["labels"] is None else {v: i for i, v in enumerate(opts["labels"].tolist())}
+
+    def item(self, tok: str, role: str):
+        """The id of one item cell (the integer itself for integer ids), or a RowError."""
+        what, t = ITEM_WORD[role], tok.strip()
+        if not t:
+            raise RowError(f"empty {what} field")
+        if self.kind == "str":
+            if self.opts["item_type"] != "str" and is_number(t):
+                raise RowError(f"mixed types: {what} item {t!r} is a number, but the file's ids are text labels; "
+                               "pass item_type='str' to read numbers as labels too")
+            v = t
+        elif not NUM_RE.match(t):
+            raise RowError(f"mixed types: {what} item {t!r} is not an integer, but the file's ids are integers; "
+                           "pass item_type='str' to read every id as a text label")
+        else:
+            f = None if INT_RE.match(t) else float(t)
+            if f is not None and (not math.isfinite(f) or f != int(f)):
+                raise RowError(f"non-integer item index {t!r} in the {what} column")
+            v = int(t) if f is None else int(f)
+            if v < 0:
+                raise RowError(f"negative item index {t} in the {what} column")
+            if v >= 2**63 or (v >= LIMIT and self.limit is None and self.opts["relabel"] is False):
+                raise RowError(f"item index {t} in the {what} column is too large: indices must be below {LIMIT} "
+                               "(2**31 - 2) and ids below 2**63; pass item_type='str' to read them as labels")
+            if self.limit is not None and v >= self.limit:
+                raise RowError(f"item index {v} in the {what} column is out of range for n_items={self.limit}")
+        if self.lookup is not None and v not in self.lookup:
+            raise RowError(f"{what} item {v!r} is not one of the given labels")
+        return v
+
+    def problem(self, fields, mode=None) -> str | None:
+        """The row's first problem, or None; ``mode`` is the file's answer encoding (crowd)."""
+        try:
+            if len(fields) != len(self.roles):
+                names = ", ".join(r or "(ignored)" for r in self.roles)
+                raise RowError(f"expected {len(self.roles)} fields ({names}), got {len(fields)}")
+            cell = {r: fields[i].strip() for i, r in enumerate(self.roles) if r is not None}
+            items = [r for r in ITEM_WORD if r in cell]
+            if len({self.item(cell[r], r) for r in items}) < 3:
+                shown = tuple(cell[r] for r in items)
+                raise RowError(f"the row repeats an item {shown}; a triplet needs three distinct items")
+            if "response" in cell and cell["response"].lower() not in TRUE | FALSE:
+                raise RowError(f"the response {cell['response']!r} is not one of True/False/1/0/-1")
+        except RowError as exc:
+            return str(exc)
+        return self.answer_problem(cell, mode) if "answer" in cell else None
+
+    def answer_problem(self, cell, mode) -> str | None:
+        ans, h, a, b = (cell[r] for r in ("answer", "head", "left", "right"))
+        if not ans:
+            return "the answer field is empty"
+        same = ans in (a, b) or (self.kind == "int" and any(INT_RE.match(x) and int(x) == int(ans) for x in (a, b))
+                                 if INT_RE.match(ans) else False)
+        fits = {"label": same, "side": ans.lower() in ("left", "l", "right", "r"), "index": ans in ("0", "1")}
+        if mode is None or fits.get(mode, any(fits.values())):
+            return None
+        want = {"label": "the label of the left or right item", "side": "'left' or 'right'",
+                "index": "0 (left) or 1 (right)"}.get(mode, "the left or right item's label, 'left'/'right', or 0/1")
+        return (f"the answer {ans!r} names none of the row's items (head {h!r}, left {a!r}, right {b!r}); "
+                f"it must be {want}")
+
+
+def index_dtype(n_items: int) -> np.dtype:
+    return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
+
+
+def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletData:
+    """Text labels, indexed in sorted order (labels met only in skipped rows are dropped)."""
+    present = np.zeros(len(names), dtype=bool)
+    present[tri.ravel()] = True
+    order = sorted(np.flatnonzero(present).tolist(), key=names.__getitem__)
+    k = len(order)
+    if opts["n_items"] is not None and opts["n_items"] != k:
+        raise err(name, f"n_items={opts['n_items']} does not match the {k} distinct labels in the file; "
+                        "pass labels= to fix the item set")
+    rank = np.zeros(len(names), dtype=index_dtype(k))
+    rank[order] = np.arange(k)
+    labels = np.empty(k, dtype=object)
+    labels[:] = [names[i] for i in order]
+    return TripletData(rank[tri], labels, k, name, layout, fmt, skipped, tuple(notes))
+
+
+def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
+    """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order (in place, in blocks)."""
+    n, maxv, relabel, step, labels = opts["n_items"], int(tri.max()), opts["relabel"], 1 << 20, opts["labels"]
+    if labels is None and (n is not None or relabel is False):
+        n = maxv + 1 if n is None else n
+        if maxv >= n:
+            raise err(name, f"item index {maxv} is out of range for n_items={n}")
+        absent = n - np.count_nonzero(np.bincount(tri.ravel(), minlength=n))
+        notes += [f"{absent} of the {n} items never appear in a triplet"] if absent else []
+        labels = np.arange(n, dtype=np.int64)
+    elif labels is None:
+        present = np.zeros(maxv + 1 if maxv < max(tri.size, 1 << 16) else 0, dtype=bool)
+        present[tri.ravel() if present.size else []] = True
+        labels = np.flatnonzero(present) if present.size else np.unique(tri)
+        if labels.size <= maxv or relabel is True:
+            table = (np.cumsum(present) - 1).astype(tri.dtype) if present.size else None
+            for s in range(0, tri.shape[0], step):
+                tri[s:s + step] = table[tri[s:s + step]] if present.size else np.searchsorted(labels, tri[s:s + step])
+            notes.append(f"item ids were not the contiguous range 0..{labels.size - 1}: the {labels.size} distinct ids "
+                         f"({labels[0]}..{labels[-1]}) were mapped to 0..{labels.size - 1} in increasing order; "
+                         "labels maps each index back to its id")
+        labels = labels.astype(np.int64)
+    return TripletData(tri.astype(index_dtype(labels.size), copy=False), labels, int(labels.size), name, layout, fmt,
+                       skipped, tuple(notes))

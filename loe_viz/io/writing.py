@@ -1,0 +1,205 @@
+"""write_triplets, the atomic file writer and the spreadsheet-safe cell of CSV exports."""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import unicodedata
+import zipfile
+
+import numpy as np
+
+from .._validation import check_random_state, check_triplets
+from .layouts import TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, is_number
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell) -> str:
+    """A text cell for a CSV export that a spreadsheet will not run as a formula.
+
+    Cells starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    get a leading single quote (the OWASP rule against CSV injection).
+
+    >>> spreadsheet_safe("=1+1"), spreadsheet_safe("Paris")
+    ("'=1+1", 'Paris')
+    """
+    s = str(cell)
+    return "'" + s if s.startswith(_FORMULA_START) else s
+
+
+def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, format: str = "auto",
+                   header: bool = True, random_state=0) -> None:
+    """Write triplets in any layout :func:`read_triplets` reads.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file object
+        A path is written atomically (a temporary file beside it, then a rename).
+    triplets : array-like of shape (m, 3) or TripletData
+        List-order triplets of indices ``0..n_items-1``; a TripletData brings its labels.
+    labels : sequence of str or int, optional
+        Written in place of the indices (text) or stored as ``labels`` (``.npz``):
+        distinct, all integers (0 to 2**63 - 1) or all text that is not a number,
+        without line breaks or surrounding whitespace.
+    layout : {"list-order", "crowd", "list-boolean", "list-count"}, default "list-order"
+        ``"crowd"`` puts the chosen item on a random side; ``"list-boolean"`` and
+        ``"list-count"`` swap a random half of the rows and write ``y``.
+    format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
+        ``"auto"`` goes by the extension (comma-separated for unknown ones).
+    header : bool, default True
+        Write a header line naming the columns (text formats).
+    random_state : None, int or numpy.random.Generator, default 0
+        Seed of the sides and swaps; the default makes files reproducible.
+    """
+    n_items = None
+    if isinstance(triplets, TripletData):
+        labels = triplets.labels if labels is None else labels
+        n_items, triplets = triplets.n_items, triplets.triplets
+    if layout not in TRIPLET_LAYOUTS or format not in ("auto",) + TRIPLET_FORMATS:
+        raise ValueError(f"layout must be one of {', '.join(TRIPLET_LAYOUTS)} and format one of auto, "
+                         f"{', '.join(TRIPLET_FORMATS)}; got {layout!r}, {format!r}")
+    lab = None if labels is None else _check_write_labels(labels)
+    tri, n_items = check_triplets(triplets, n_items=n_items if lab is None else lab.size)
+    is_path = isinstance(path, (str, os.PathLike))
+    if not is_path and not hasattr(path, "write"):
+        raise ValueError(f"path must be a path or a writable file object, got {type(path).__name__}")
+    name = os.fspath(path) if is_path else getattr(path, "name", "")
+    ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
+    fmt = {".npy": "npy", ".npz": "npz", ".tsv": "tsv", ".tab": "tsv"}.get(ext, "csv") if format == "auto" else format
+    swap = check_random_state(random_state).random(tri.shape[0]) < 0.5 if layout != "list-order" else None
+    h, a, b = tri[:, 0], tri[:, 1], tri[:, 2]
+    if fmt in ("npy", "npz"):
+        if fmt == "npy" and lab is not None:
+            raise ValueError("labels cannot be stored in a .npy file; use .npz or a text format")
+        if layout == "crowd" or (fmt == "npy" and layout != "list-order"):
+            raise ValueError(f"layout={layout!r} cannot be stored in .{fmt}; use "
+                             + ("" if layout == "crowd" else ".npz or ") + "a text format (.csv/.tsv)")
+        arrays = {"triplets": tri} if layout == "list-order" else {
+            "X": np.column_stack([h, np.where(swap, b, a), np.where(swap, a, b)]),
+            "y": ~swap if layout == "list-boolean" else np.where(swap, -1, 1).astype(np.int8)}
+        if lab is not None:
+            arrays["labels"] = lab if lab.dtype.kind == "i" else lab.astype(str)
+        return _write_atomic(path, is_path, (lambda fh: np.save(fh, tri, allow_pickle=False)) if fmt == "npy"
+                             else (lambda fh: _savez(fh, arrays)))
+    delim = {"csv": ",", "tsv": "\t", "text": " "}[fmt]
+    text = lab is not None and lab.dtype.kind == "O"
+    if fmt == "text" and text and any(any(ch.isspace() for ch in v) for v in lab.tolist()):
+        raise ValueError("labels that contain whitespace cannot be written whitespace-separated; use format='csv'")
+    names, cols = {"list-order": (("head", "winner", "loser"), [h, a, b]),
+                   "crowd": (("head", "left", "right", "winner"), [h, np.where(swap, b, a), np.where(swap, a, b), a])
+                   }.get(layout, (("head", "j", "k", "y"), [h, np.where(swap, b, a), np.where(swap, a, b),
+                                                            np.where(swap, 0 if layout == "list-boolean" else -1, 1)]))
+    n_item = 4 if layout == "crowd" else 3
+    cells = np.array([_quote(v, delim) for v in lab.tolist()] + [None], dtype=object)[:-1] if text else lab
+
+    def write(fh):
+        fh.write((delim.join(names) + "\n").encode() if header else b"")
+        for s in range(0, tri.shape[0], 1 << 16 if text else 1 << 18):
+            block = np.column_stack([np.asarray(c[s:s + (1 << 16 if text else 1 << 18)], dtype=np.int64) for c in cols])
+            if text:
+                out = block.astype(object)
+                out[:, :n_item] = cells[block[:, :n_item]]
+                fh.write(("\n".join(delim.join(map(str, row)) for row in out.tolist()) + "\n").encode("utf-8"))
+            else:
+                if cells is not None:
+                    block[:, :n_item] = cells[block[:, :n_item]]
+                fh.write(_format_ints(block, delim))
+    _write_atomic(path, is_path, write)
+
+
+def _format_ints(block, delim: str) -> bytes:
+    """Rows of integers as delimited text lines, formatted by NumPy (no Python loop per value)."""
+    v = np.abs(block)
+    width = len(str(int(v.max()))) if v.size else 1
+    cell = np.empty(block.shape + (width + 2,), dtype=np.uint8)
+    cell[..., 0] = ord("-")
+    x, nd = v.copy(), np.ones(block.shape, dtype=np.int64)
+    for p in range(width, 0, -1):
+        cell[..., p] = x % 10 + 48
+        x //= 10
+    for p in range(1, width):
+        nd += v >= 10**p
+    cell[..., width + 1] = ord(delim)
+    cell[:, -1, width + 1] = ord("\n")
+    pos = np.arange(width + 2)
+    keep = (pos > width - nd[..., None]) | (pos == width + 1)
+    keep[..., 0] = block < 0
+    return cell[keep].tobytes()
+
+
+def _savez(fh, arrays):
+    """``np.savez_compressed`` with fixed timestamps, so equal data gives equal bytes."""
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+        for key, arr in arrays.items():
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+
+
+def _quote(s: str, delim: str) -> str:
+    if any(ch in s for ch in (delim, '"', "#")) or s != s.strip():
+        return '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def _check_write_labels(labels) -> np.ndarray:
+    vals = list(labels) if not isinstance(labels, (str, bytes, np.ndarray)) else np.asarray(labels).tolist()
+    if isinstance(labels, (str, bytes)) or np.ndim(labels) != 1:
+        raise ValueError("labels must be a 1-D sequence of item labels")
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+        if any(v < 0 or v >= 2**63 for v in vals):
+            raise ValueError("integer labels must be non-negative and below 2**63")
+        lab = np.array(vals, dtype=np.int64)
+    elif all(isinstance(v, str) for v in vals):
+        for i, v in enumerate(vals):
+            if not v or v != v.strip() or v.startswith("#") or any(unicodedata.category(c) == "Cc" for c in v):
+                raise ValueError(f"labels[{i}] = {v!r} is empty, has surrounding whitespace, a line break or another "
+                                 "control character, or starts with '#' (a comment line)")
+        numeric = [is_number(v) for v in vals]
+        if all(numeric):
+            raise ValueError("labels are numbers written as strings; pass them as integers")
+        if any(numeric):
+            raise ValueError(f"labels[{numeric.index(True)}] = {vals[numeric.index(True)]!r} looks like a number "
+                             "while other labels are text; the file could not be read back without item_type='str'")
+        lab = np.empty(len(vals), dtype=object)
+        lab[:] = vals
+    else:
+        raise ValueError("labels must hold only strings or only integers")
+    if len(set(vals)) != len(vals):
+        raise ValueError("labels must be distinct")
+    return lab
+
+
+def _write_atomic(path, is_path, write):
+    """Write through ``write(binary_file)``: a path via a temporary file beside it and a rename.
+
+    The temporary file is created with mode 0o666 less the umask (applied by the
+    kernel: the process umask is never changed, which would race other threads),
+    or gets the mode of the file it replaces.
+    """
+    if not is_path:
+        bio = io.BytesIO() if isinstance(path, io.TextIOBase) else path
+        write(bio)
+        if bio is not path:
+            path.write(bio.getvalue().decode("utf-8"))
+        return
+    d, base = os.path.split(os.path.abspath(path))
+    while True:
+        tmp = os.path.join(d, f".tmp-{secrets.token_hex(6)}-{base}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,95 @@
+"""The explorer served in this process, for tests and measurements that look inside the server.
+
+``InProcessServer`` runs ``apps/explorer.py`` with :func:`panel.serve` on a
+thread of the current process, so a test can count the explorer's live objects
+after a garbage collection, read the server's RSS and CPU time, and check that
+its worker threads stopped.  Sessions whose tab closed are discarded after
+``unused_ms`` (Bokeh's default is 15 s; shortened here).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+import socket
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "apps" / "explorer.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process now."""
+    with open(f"/proc/{os.getpid()}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process so far, over all its threads."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def live(*names: str) -> dict[str, int]:
+    """Objects alive after a full garbage collection, by class name."""
+    gc.collect()
+    gc.collect()
+    counts = dict.fromkeys(names, 0)
+    for obj in gc.get_objects():
+        name = type(obj).__name__
+        if name in counts:
+            counts[name] += 1
+    return counts
+
+
+def job_threads() -> list[str]:
+    """Names of the explorer's worker threads alive now."""
+    return [t.name for t in threading.enumerate() if t.name.startswith("loe-viz-") and t.name != "loe-viz-warm-up"]
+
+
+class InProcessServer:
+    """``apps/explorer.py`` served by :func:`panel.serve` on a thread of this process."""
+
+    def __init__(self, unused_ms: int = 1000, port: int | None = None, **kwargs):
+        import panel as pn
+
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}/explorer"
+        self.server = pn.serve(
+            {"explorer": str(APP)}, port=self.port, address="127.0.0.1", show=False, threaded=True,
+            websocket_origin=[f"127.0.0.1:{self.port}", f"localhost:{self.port}"],
+            unused_session_lifetime_milliseconds=unused_ms,
+            check_unused_sessions_milliseconds=max(100, unused_ms // 2), **kwargs)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise TimeoutError("the in-process server did not listen")
+
+    @property
+    def bokeh_server(self):
+        import panel as pn
+        return pn.state._servers[self.server.server_id][0]
+
+    def session_count(self) -> int:
+        """Sessions the server holds now (a closed tab's session is discarded after ``unused_ms``)."""
+        tornado = self.bokeh_server._tornado
+        return sum(len(ctx.sessions) for ctx in tornado._applications.values())
+
+    def stop(self) -> None:
+        try:
+            self.server.stop()
+        except Exception:
+            pass

@@ -1,0 +1,51 @@
+"""Every lesson opens from its URL, applies its preset, runs and shows its story and question."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+from test_browser import CHROMIUM, Page, browser, shots  # noqa: E402,F401  (fixtures and helpers)
+
+from loe_viz.app.lessons import LESSONS, lesson_config  # noqa: E402
+
+assert CHROMIUM
+
+
+def _first_words(text: str, k: int = 5) -> str:
+    plain = re.sub(r"<[^>]+>|[*`]", "", text)
+    return " ".join(plain.split()[:k])
+
+
+def test_every_lesson_opens_from_its_url(server, browser, shots):
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        for x in LESSONS:
+            p.page.goto(f"{server.url}?lesson={x.key}", timeout=180_000)
+            p.wait_text(".loe-lesson-narrative", re.escape(_first_words(x.narrative)), timeout=120)
+            p.wait_text(".loe-lesson-question", re.escape(_first_words(x.question)), timeout=30)
+            if x.sweep is not None:  # runs in the background, with its slope
+                p.wait_text(".loe-sweep-message", r"Done", timeout=300)
+                slopes = p.wait_text(".loe-sweep-slopes", r"fitted log-log slope", timeout=30)
+                if x.key == "budget":
+                    m = re.search(r"Procrustes error: fitted log-log slope\s*(-?[0-9.]+)", slopes)
+                    assert m and -1.5 < float(m.group(1)) < -0.6, slopes
+            elif x.sample is not None:  # opens "Your triplets" on the lesson's file
+                p.page.locator(".loe-lesson-open button").first.click()
+                p.wait_text(".loe-tr-sentence", r"Read 4,000 triplets over 44 items", timeout=60)
+            else:  # the walk-through runs the preset, and the step opens
+                cfg = lesson_config(x)
+                p.wait_text(".loe-status", rf"Procrustes error.*n = {cfg['n']:,}", timeout=120)
+                assert f"seed={cfg['seed']}" in p.page.url or cfg["seed"] == 0, p.page.url
+                p.page.locator(".loe-lesson-open button").first.click()
+                p.wait_text(".loe-step", re.escape(x.look_at), timeout=30)
+                p.wait_text(".loe-lesson-banner", re.escape(_first_words(x.question)), timeout=30)
+            time.sleep(0.5)
+            p.shot(shots / f"lesson_{x.key}.png")
+        assert not p.errors, p.errors
+    finally:
+        p.close()

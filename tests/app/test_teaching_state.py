@@ -1,0 +1,175 @@
+"""State-level behaviour the lessons rely on (no Panel): budget units and ranges, the
+paper-only switch, one triplet-error definition, Compare's protocol, lessons and sweeps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from loe_viz.app import scoring
+from loe_viz.app.compare_state import CompareState
+from loe_viz.app.lessons import BASE, LESSONS, lesson, lesson_config, lesson_keys
+from loe_viz.app.pipeline import convert_budget, per_landmark_of
+from loe_viz.app.state import STEPS, ExplorerState
+from loe_viz.app.sweep import SweepState, loglog_slope, run_point, summarize
+
+SMALL = dict(n=300, d=2, seed=3)
+
+
+# ------------------------------------------------------------------ budget
+def test_unit_switch_converts_the_number_and_keeps_the_run():
+    s = ExplorerState(**SMALL)
+    m0, v0 = s.metrics["n_triplets"], s.version
+    s.set_budget_unit("per_landmark")
+    expected = math.floor(100 * 300 * math.log(300)) // 5
+    assert s.budget == expected and s.budget_unit == "per_landmark" and s.error == ""
+    assert s.metrics["n_triplets"] == m0 == 5 * expected  # the same run (cached), not 100 per landmark
+    s.set_budget_unit("total_c")
+    assert s.budget == pytest.approx(100.0, rel=1e-3) and s.error == ""
+    assert s.metrics["n_triplets"] == m0
+    # a typed value in the new unit is used
+    s.set_budget_unit("per_landmark")
+    s.budget = 400.0
+    assert s.error == "" and s.metrics["n_triplets"] == 5 * 400 and s.version > v0
+
+
+def test_convert_budget_round_trip():
+    for n, l, c in ((1000, 5, 100.0), (2000, 12, 3.7), (50, 6, 40.0)):
+        per = convert_budget(n, l, c, "total_c", "per_landmark")
+        assert per == per_landmark_of(n, l, "total_c", c)
+        assert convert_budget(n, l, per, "per_landmark", "total_c") == pytest.approx(c, rel=2e-3)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1e9])
+def test_bad_budget_names_the_range_and_keeps_the_results(bad):
+    s = ExplorerState(**SMALL)
+    v, shown = s.version, dict(s.config_used)
+    s.budget = bad
+    assert s.error.startswith("budget") and "between" in s.error and f"got {bad:g}" in s.error
+    assert s.version == v and s.config_used == shown
+
+
+def test_half_a_comparison_per_landmark_is_refused():
+    s = ExplorerState(budget_unit="per_landmark", budget=400.0, **SMALL)
+    v = s.version
+    s.budget = 0.5
+    assert "between 150 and" in s.error and "comparisons per landmark" in s.error and s.version == v
+
+
+def test_identical_points_are_refused_in_words_and_the_configuration_stays():
+    s = ExplorerState(**SMALL)
+    v = s.version
+    ok = s.load_file("\n".join(["1.5,2.5"] * 100), "same.csv")
+    assert not ok and "same.csv" in s.error and "same point" in s.error
+    assert s.kind == "gaussian" and s.n == 300 and s.version == v
+
+
+def test_empty_upload_names_its_file():
+    s = ExplorerState(**SMALL)
+    assert not s.load_file(b"", "second.csv") and "second.csv" in s.error and "empty" in s.error
+
+
+# ------------------------------------------------------------------ paper only
+def test_paper_only_switch_turns_the_polish_off():
+    s = ExplorerState(temperature=0.0, **SMALL)
+    assert s.model.refine == "auto" and s.model.stages_.refine is not None  # noiseless: polished
+    polished = s.metrics["procrustes"]
+    s.paper_only = True
+    assert s.error == "" and s.model.refine is None and s.model.stages_.refine is None
+    assert s.config_used["paper_only"] is True
+    # the rank-like distortion of noiseless answers: the paper's algorithm alone is worse
+    assert s.metrics["procrustes"] > 2 * polished
+    assert "paper_only" in s.to_query()
+
+
+# ------------------------------------------------------------------ one triplet error
+def test_one_triplet_error_across_status_and_compare():
+    s = ExplorerState(**SMALL)
+    c = CompareState(s, methods=["LOE"])
+    c.start(background=False)
+    (rec,) = [r for r in c.records if r.final]
+    assert rec.triplet_error == s.metrics["triplet_error"]  # same embedding, same test sample
+    assert rec.procrustes == pytest.approx(s.metrics["procrustes"], abs=1e-12)
+    Z = np.asarray(s.model.embedding_)
+    assert scoring.triplet_error(s.points, Z, SMALL["seed"]) == s.metrics["triplet_error"]
+
+
+def test_compare_default_is_the_papers_protocol_and_ste_beats_loe():
+    s = ExplorerState(n=400, seed=1)
+    c = CompareState(s, methods=["LOE", "STE"], max_seconds=60)
+    assert c.protocol == "uniform"
+    c.start(background=False)
+    final = {r.method: r for r in c.records if r.final}
+    assert final["STE"].procrustes < final["LOE"].procrustes
+    # on LOE's own landmark triplets the baselines are poorly constrained
+    d = CompareState(s, methods=["STE"], protocol="landmark", max_seconds=60)
+    d.start(background=False)
+    (ste_lm,) = [r for r in d.records if r.final]
+    assert ste_lm.procrustes > final["STE"].procrustes
+
+
+# ------------------------------------------------------------------ lessons
+def test_lessons_are_complete_and_valid():
+    assert len(LESSONS) >= 6 and len(set(lesson_keys())) == len(LESSONS)
+    params = set(ExplorerState.param)
+    for x in LESSONS:
+        assert x.narrative and x.question.endswith(("?", ".")) and x.title
+        assert x.look_at in STEPS + ("Sweep", "Your triplets"), x.key
+        assert set(x.config) <= params, x.key
+        for _, change in x.contrast:
+            assert set(change) <= params, x.key
+        if x.look_at == "Sweep":
+            sw = SweepState(**x.sweep)
+            assert sw.check() == "", (x.key, sw.check())
+        if x.look_at == "Your triplets":
+            from loe_viz.app.triplets_state import SAMPLES
+            assert x.sample in SAMPLES
+    assert set(BASE) <= params
+    with pytest.raises(KeyError, match="budget"):
+        lesson("no-such-lesson")
+
+
+def test_bad_landmark_lesson_shows_what_it_says():
+    x = lesson("landmarks")
+    cfg = lesson_config(x)
+    s = ExplorerState(**{k: v for k, v in cfg.items()})
+    bad = s.metrics["procrustes"]
+    s.param.update(**dict(x.contrast[0][1]))
+    assert s.landmark_selection == "maxmin" and s.metrics["procrustes"] < bad / 3
+
+
+# ------------------------------------------------------------------ sweeps
+def test_loglog_slope_recovers_a_power_law():
+    x = np.array([1.0, 2, 4, 8, 16])
+    assert loglog_slope(x, 3 * x ** -0.5) == pytest.approx(-0.5)
+    assert math.isnan(loglog_slope([2, 2], [1, 3]))
+
+
+def test_budget_sweep_error_falls_like_one_over_c():
+    s = SweepState(variable="budget", values=[50, 100, 200, 400], seeds=2, n=300)
+    assert s.start(background=False)
+    assert len(s.points) == 8 and s.message.startswith("Done")
+    assert -1.5 < s.slope("procrustes") < -0.6
+    assert -0.8 < s.slope("triplet_error") < -0.25
+    rows = summarize(s.points)
+    assert [r["value"] for r in rows] == [50, 100, 200, 400] and all(r["count"] == 2 for r in rows)
+
+
+def test_sweep_refuses_a_budget_too_small_and_cancels():
+    s = SweepState(variable="budget", values=[0.1, 10], n=500)
+    assert not s.start(background=False) and "c ≥" in s.message
+    t = SweepState(variable="n", values=[200, 400, 800, 1600], seeds=3, budget=50.0)
+    assert t.start(background=True)
+    t.cancel()
+    t.wait(120)
+    assert not t.running and t.message.startswith("Cancelled") and len(t.points) < 12
+
+
+def test_run_point_matches_the_walk_through():
+    cfg = dict(kind="gaussian", n=300, d=2, temperature=1.0, budget=100.0, n_landmarks=None,
+               landmark_selection="random")
+    p = run_point(cfg, "budget", 100.0, 3)
+    s = ExplorerState(**SMALL)
+    assert p.procrustes == pytest.approx(s.metrics["procrustes"]) and p.n_triplets == s.metrics["n_triplets"]

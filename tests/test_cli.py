@@ -1,0 +1,266 @@
+"""The ``loe-viz`` command, run as ``python -m loe_viz.cli`` in a subprocess (this checkout's code),
+and the bundled samples found as package data."""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import importlib.resources
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loe_viz.cli import websocket_origins
+from loe_viz.data import SAMPLE_FILES, sample_dir, sample_path
+from loe_viz.io import read_triplets
+from loe_viz.metrics import procrustes_error
+from loe_viz.oracle import total_budget
+from loe_viz.points import load_points
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def run(*args, cwd, timeout=600):
+    return subprocess.run([sys.executable, "-m", "loe_viz.cli", *map(str, args)], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def one_line_error(proc, code: int, prefix: str) -> str:
+    assert proc.returncode == code, (proc.stdout, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(prefix), lines[0]
+    return lines[0]
+
+
+def read_embedding(path: Path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], [r[1] for r in rows[1:]], np.array([[float(v) for v in r[2:]] for r in rows[1:]])
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    """``loe-viz simulate`` once: 60 Gaussian points, nearly noiseless triplets."""
+    d = tmp_path_factory.mktemp("sim")
+    proc = run("simulate", "gaussian", "-n", 60, "--temperature", 0.02, "--budget", 30, "--seed", 4,
+               "-o", "t.csv", cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    # LOE's design: triplets headed by 8 landmarks (LOE needs more items, and some noise, to do well)
+    lm = run("simulate", "gaussian", "-n", 200, "--temperature", 0.2, "--budget", 30, "--seed", 4,
+             "--landmarks", 8, "-o", "l.csv", cwd=d)
+    assert lm.returncode == 0, lm.stderr
+    return d, proc
+
+
+# --------------------------------------------------------------------- help
+def test_help_texts(tmp_path):
+    top = run("--help", cwd=tmp_path)
+    assert top.returncode == 0 and top.stderr == ""
+    for cmd in ("explore", "embed", "simulate", "info"):
+        assert cmd in top.stdout
+    expected = {
+        "explore": ["--port", "--address", "--allow-websocket-origin", "--warm", "--show", "127.0.0.1"],
+        "embed": ["FILE", "--method", "loeste", "--landmarks N|auto", "--heldout", "--seed", "-o OUT.csv",
+                  "item,label,x1..xd"],
+        "simulate": ["KIND", "swiss_roll", "-n N", "--temperature", "--budget", "_points.csv"],
+        "info": ["FILE", "--layout"],
+    }
+    for cmd, words in expected.items():
+        proc = run(cmd, "--help", cwd=tmp_path)
+        assert proc.returncode == 0 and proc.stdout.startswith(f"usage: loe-viz {cmd}"), proc.stderr
+        for w in words:
+            assert w in proc.stdout, (cmd, w)
+    version = run("--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("loe-viz ")
+
+
+def test_usage_errors_exit_2_on_one_line(tmp_path):
+    assert one_line_error(run(cwd=tmp_path), 2, "loe-viz: error: name a command")
+    line = one_line_error(run("embed", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert "FILE" in line and line.endswith("(see loe-viz embed --help)")
+    line = one_line_error(run("embed", "x.csv", "--method", "umap", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert "invalid choice: 'umap'" in line
+    line = one_line_error(run("embed", "x.csv", "--heldout", "1.5", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert "expected a fraction in [0, 1), got '1.5'" in line
+    line = one_line_error(run("embed", "x.csv", "--landmarks", "many", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert "expected a positive integer or 'auto', got 'many'" in line
+    line = one_line_error(run("simulate", "gaussian", "-n", 2, cwd=tmp_path), 2, "loe-viz simulate: error: ")
+    assert "-n must be at least 3" in line
+    one_line_error(run("simulate", "hexagon", "-n", 20, cwd=tmp_path), 2, "loe-viz simulate: error: ")
+    one_line_error(run("explore", "--port", "http", cwd=tmp_path), 2, "loe-viz explore: error: ")
+
+
+# ------------------------------------------------------------------ simulate
+def test_simulate_writes_triplets_and_points(simulated):
+    d, proc = simulated
+    data = read_triplets(d / "t.csv")
+    X = load_points(d / "t_points.csv")
+    assert X.shape == (60, 2) and data.n_items == 60
+    assert data.n_triplets == total_budget(60, 30) and data.layout == "list-order"
+    assert "the true points satisfy" in proc.stdout
+    # nearly noiseless answers: the true points satisfy almost all of them
+    truth = float(proc.stdout.split("the true points satisfy ")[1].split()[0])
+    assert truth > 0.97
+
+
+def test_simulate_landmark_design_and_crowd_layout(tmp_path):
+    proc = run("simulate", "moons", "-n", 50, "--landmarks", 5, "--budget", 10, "--layout", "crowd",
+               "-o", "m.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = read_triplets(tmp_path / "m.csv")
+    assert data.layout == "crowd" and np.unique(data.triplets[:, 0]).size == 5
+    assert "headed by 5 landmarks" in proc.stdout
+
+
+# --------------------------------------------------------------------- embed
+@pytest.mark.parametrize("method,file,extra", [("ste", "t.csv", []), ("loe", "l.csv", ["--landmarks", "8"])])
+def test_embed_simulated_triplets(simulated, method, file, extra):
+    d, _ = simulated
+    out = d / f"emb_{method}.csv"
+    proc = run("embed", file, "--method", method, *extra, "-o", out.name, cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    acc = float(proc.stdout.split("held-out accuracy ")[1].split()[0])
+    assert acc > {"ste": 0.9, "loe": 0.8}[method], proc.stdout  # the truth: 0.98 and 0.87
+    assert "fit " in proc.stdout and f"to {out.name}" in proc.stdout
+    header, labels, Z = read_embedding(out)
+    X = load_points(d / file.replace(".csv", "_points.csv"))
+    assert header == ["item", "label", "x1", "x2"] and labels == [str(i) for i in range(len(X))]
+    assert procrustes_error(Z, X) < 0.1, procrustes_error(Z, X)
+
+
+def test_embed_bundled_sample_keeps_labels(tmp_path):
+    proc = run("embed", sample_path("european_capitals_crowd.csv"), "--method", "ste", "-d", 2, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    acc = float(proc.stdout.split("held-out accuracy ")[1].split()[0])
+    assert acc > 0.85
+    header, labels, Z = read_embedding(tmp_path / "european_capitals_crowd_ste.csv")  # the default name
+    names = [r.split(",")[0] for r in sample_path("european_capitals.csv").read_text("utf-8").splitlines()[1:]]
+    assert header[:2] == ["item", "label"] and labels == names
+    truth = load_points(sample_path("european_capitals_map_km.csv"))
+    assert procrustes_error(Z, truth) < 0.1
+
+
+def test_embed_heldout_zero_and_progress(simulated):
+    d, _ = simulated
+    proc = run("embed", "t.csv", "--method", "loe", "--landmarks", "auto", "--heldout", 0, "--progress",
+               "-o", "-", cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    # -o -: the CSV alone on standard output, the messages and the tqdm bars on standard error
+    assert proc.stdout.startswith("item,label,x1,x2\n0,0,") and len(proc.stdout.splitlines()) == 61
+    assert "training accuracy" in proc.stderr and "nothing held out" in proc.stderr
+    assert "ranking: 100%" in proc.stderr
+
+
+def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
+    (tmp_path / "bad.csv").write_text("head,winner,loser\n1,2,3\n4,5,x\n", encoding="utf-8")
+    line = one_line_error(run("embed", "bad.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
+    assert line.startswith("loe-viz embed: error: bad.csv: line 3: ") and "'x'" in line
+    assert line.endswith("pass --item-type str to read every id as a text label")  # advice in CLI terms
+    ok = run("info", "bad.csv", "--item-type", "str", cwd=tmp_path)
+    assert ok.returncode == 0 and "items      6: text labels" in ok.stdout
+    assert not list(tmp_path.glob("bad_*.csv"))  # nothing written
+    line = one_line_error(run("embed", "missing.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
+    assert line == "loe-viz embed: error: missing.csv: No such file or directory"
+    line = one_line_error(run("info", ".", cwd=tmp_path), 1, "loe-viz info: error: ")
+    assert line == "loe-viz info: error: . is a directory, not a triplet file"
+
+
+def test_embed_unusable_settings_exit_1(simulated):
+    d, _ = simulated
+    line = one_line_error(run("embed", "t.csv", "-d", 80, cwd=d), 1, "loe-viz embed: error: ")
+    assert line == "loe-viz embed: error: -d 80 needs more than 80 items; t.csv has 60"
+    line = one_line_error(run("embed", "t.csv", "--landmarks", 70, cwd=d), 1, "loe-viz embed: error: ")
+    assert "n_landmarks=70" in line
+    line = one_line_error(run("embed", "t.csv", "--method", "ste", "-o", "no/such/dir/e.csv", cwd=d), 1,
+                          "loe-viz embed: error: cannot write no/such/dir/e.csv")
+
+
+# ---------------------------------------------------------------------- info
+def test_info_describes_the_file(tmp_path):
+    proc = run("info", sample_path("european_capitals_crowd.csv"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "crowd layout, csv file" in out
+    assert "items      44: text labels (e.g. Amsterdam, Andorra la Vella, Athens)" in out
+    assert "triplets   4,000" in out and "44 item(s) head a triplet" in out
+
+
+def test_cli_imports_no_panel():
+    code = ("import sys, loe_viz.cli as c; c.main(['info', sys.argv[1]]); "
+            "print('panel' in sys.modules, 'bokeh' in sys.modules, 'holoviews' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, str(sample_path("gaussian_3d_triplets.npz"))], cwd=ROOT,
+                          env=ENV, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "False False False"
+
+
+# ------------------------------------------------------------------- explore
+def test_websocket_origins():
+    local = websocket_origins("127.0.0.1", 5006)
+    assert local == ["127.0.0.1:5006", "localhost:5006"]
+    wide = websocket_origins("0.0.0.0", 8000, ["lecture.example.org:8000"])
+    assert f"{socket.gethostname()}:8000" in wide and "localhost:8000" in wide
+    assert wide[-1] == "lecture.example.org:8000" and "0.0.0.0:8000" not in wide
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_explore_serves_the_page(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(port)], cwd=tmp_path,
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        status, page = None, ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60) as r:
+                    status, page = r.status, r.read().decode("utf-8", "replace")
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, proc.poll()
+        assert "<title>Landmark Ordinal Embedding</title>" in page and "bokeh" in page.lower()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the group of the one server process started here
+        out, _ = proc.communicate(timeout=30)
+    assert f"serving the LOE explorer on 127.0.0.1:{port}" in out
+
+
+# --------------------------------------------------------------- package data
+def test_samples_are_package_data_found_by_importlib_resources():
+    from loe_viz.app.triplets_state import SAMPLE_DIR, SAMPLES
+
+    folder = importlib.resources.files("loe_viz.data")
+    assert Path(str(folder)) == sample_dir() == SAMPLE_DIR
+    import loe_viz
+
+    assert sample_dir().parent == Path(loe_viz.__file__).parent  # inside the package, wherever it is installed
+    for name in SAMPLE_FILES:
+        assert (folder / name).is_file(), name
+    for name, sample in SAMPLES.items():
+        assert name in SAMPLE_FILES and (sample.truth is None or sample.truth in SAMPLE_FILES)
+    # the wheel's package-data patterns take every bundled file, and nothing else is there
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-data"]
+    patterns = patterns["loe_viz.data"]
+    data_files = {p.name for p in sample_dir().iterdir() if p.is_file() and p.suffix != ".py"}
+    assert data_files == set(SAMPLE_FILES)
+    assert all(any(fnmatch.fnmatch(n, p) for p in patterns) for n in SAMPLE_FILES)
+    with pytest.raises(ValueError, match=r"^no bundled sample named 'x.csv'; the samples are: european_capitals.csv"):
+        sample_path("x.csv")

@@ -1,0 +1,251 @@
+"""Hostile and tricky triplet files: memory bounds before allocating, and reader correctness.
+
+Every large-declaring file is generated at test time and stays small on disk; the
+peak of traced allocations (NumPy's included) while reading it is bounded.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tracemalloc
+import zipfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import loe_viz.io as lio
+from loe_viz.io import read_triplets, spreadsheet_safe, write_triplets
+
+MB = 2**20
+
+
+def peak_while(fn):
+    """(result or exception, peak traced bytes) of ``fn()``; pandas is imported first, not counted."""
+    import pandas  # noqa: F401
+
+    tracemalloc.start()
+    try:
+        out = fn()
+    except Exception as exc:  # noqa: BLE001 - the caller inspects it
+        out = exc
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return out, peak
+
+
+def npy_header(shape, dtype="<i4") -> bytes:
+    """A valid .npy version 1.0 header declaring ``shape`` (no data)."""
+    bio = io.BytesIO()
+    np.lib.format.write_array_header_1_0(bio, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return bio.getvalue()
+
+
+# ----------------------------------------------------------------------------- issue 10, section 2
+
+def test_one_huge_label_is_not_amplified(tmp_path):
+    """2,000 rows and one 262,144-character label (a 288 KiB file) were a 2 GiB fixed-width array."""
+    rows = [f"a{i % 50},a{(i + 1) % 50},a{(i + 2) % 50}" for i in range(2000)]
+    rows.append("a1,a2," + "x" * 262_144)
+    path = tmp_path / "huge_label.csv"
+    path.write_text("\n".join(rows) + "\n")
+    assert path.stat().st_size < 300 * 1024
+    data, peak = peak_while(lambda: read_triplets(path))
+    assert data.n_items == 51 and data.labels.dtype == object
+    assert max(map(len, data.labels.tolist())) == 262_144
+    assert peak < 30 * MB, peak  # the old reader's labels array alone took 2,001 MiB
+    with pytest.raises(ValueError, match=r"huge_label\.csv: the text labels exceed the limit of 100,000 characters"
+                                         r".*limits=\{'label_bytes'.*MAX_LABEL_BYTES"):
+        read_triplets(path, limits={"label_bytes": 100_000})
+
+
+def test_npy_header_claiming_1e11_rows_is_refused_before_allocating(tmp_path):
+    path = tmp_path / "claims.npy"
+    path.write_bytes(npy_header((10**11, 3), "<i8") + b"\0" * 48)
+    err, peak = peak_while(lambda: read_triplets(path))
+    assert isinstance(err, ValueError), err
+    msg = str(err)
+    assert "claims.npy: the array, declared with shape (100000000000, 3)" in msg
+    assert "2,400,000,000,000 bytes, above the limit of 1,073,741,824" in msg
+    assert "limits={'array_bytes': ...}" in msg and "loe_viz.io.MAX_ARRAY_BYTES" in msg
+    assert peak < 1 * MB
+    # Raising the limit does not make the reader trust the header: the data is not there.
+    with pytest.raises(ValueError, match=r"declares shape \(100000000000, 3\).*but only 48 follow"):
+        read_triplets(path, limits={"array_bytes": 10**13})
+
+
+def test_npz_member_declaring_2e8_rows_is_refused_before_allocating(tmp_path):
+    """A member whose .npy header claims (2e8, 3) int32 (2.4 GB): refused from the header alone."""
+    path = tmp_path / "claims.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("X.npy", npy_header((200_000_000, 3)) + b"\0" * 1024)
+        zf.writestr("y.npy", npy_header((200_000_000,), "|b1"))
+    err, peak = peak_while(lambda: read_triplets(path))
+    assert isinstance(err, ValueError), err
+    assert "claims.npz: X, declared with shape (200000000, 3) and dtype int32, is 2,400,000,000 bytes" in str(err)
+    assert peak < 1 * MB
+
+
+def test_npz_zip_bomb_is_refused_by_its_compression_ratio(tmp_path):
+    """A real (2e7, 3) int32 member of zeros: 240 MB that deflate into a quarter of a megabyte."""
+    path = tmp_path / "bomb.npz"
+    n = 20_000_000
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, zf.open("triplets.npy", "w", force_zip64=True) as f:
+        f.write(npy_header((n, 3)))
+        zeros = bytes(4 * MB)
+        for _ in range(n * 12 // len(zeros)):
+            f.write(zeros)
+    assert path.stat().st_size < 1 * MB
+    err, peak = peak_while(lambda: read_triplets(path))
+    assert isinstance(err, ValueError), err
+    assert "bomb.npz: the member 'triplets''s expansion" in str(err)
+    assert "times, above the limit of 32" in str(err) and "MAX_COMPRESSION_RATIO" in str(err)
+    assert peak < 1 * MB
+
+
+def test_fixed_width_labels_member_is_bounded(tmp_path):
+    """2,000 labels stored as <U262144 declare 2 GiB: refused by the array limit, not allocated."""
+    path = tmp_path / "labels.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("triplets.npy", npy_header((1, 3), "<i8") + np.array([[0, 1, 2]], "<i8").tobytes())
+        zf.writestr("labels.npy", npy_header((2000,), "<U262144"))
+    err, peak = peak_while(lambda: read_triplets(path))
+    assert isinstance(err, ValueError) and "labels, declared with shape (2000,)" in str(err), err
+    assert peak < 1 * MB
+
+
+def test_truncated_npy_gives_a_clear_error(tmp_path):
+    path = tmp_path / "short.npy"
+    path.write_bytes(npy_header((1000, 3), "<i8") + b"\0" * 100)
+    with pytest.raises(ValueError, match=r"short\.npy: the array is not a valid NumPy array .*24,000 bytes"):
+        read_triplets(path)
+
+
+def test_module_constant_raises_the_limit(tmp_path, monkeypatch):
+    path = tmp_path / "t.npy"
+    write_triplets(path, [[0, 1, 2], [1, 2, 0]])
+    monkeypatch.setattr(lio, "MAX_ARRAY_BYTES", 16)
+    with pytest.raises(ValueError, match=r"is 24 bytes, above the limit of 16"):
+        read_triplets(path)
+    assert read_triplets(path, limits={"array_bytes": 24}).triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    with pytest.raises(ValueError, match="^limits must map array_bytes"):
+        read_triplets(path, limits={"rows": 3})
+
+
+# ----------------------------------------------------------------------------- issue 10, section 9
+
+def test_labels_only_file_keeps_its_first_row_and_column_order():
+    text = "j,i,k\nk,j,l\nl,k,j\n"
+    data = read_triplets(io.StringIO(text))
+    assert data.labelled().tolist() == [["j", "i", "k"], ["k", "j", "l"], ["l", "k", "j"]]
+    assert any("first line 'j,i,k' was read as data" in n for n in data.notes)
+    forced = read_triplets(io.StringIO(text), header=True)  # asked for: the header's order, and said so
+    assert forced.labelled().tolist() == [["j", "k", "l"], ["k", "l", "j"]]
+    assert any("columns taken by their header names" in n for n in forced.notes)
+
+
+@pytest.mark.parametrize("token", ["1_0", "\uff11", "\u0661", "1e\uff13"])
+def test_only_ascii_digits_are_numbers(token):
+    with pytest.raises(ValueError, match=f"line 2: mixed types: head item '{token}' is not an integer"):
+        read_triplets(io.StringIO(f"0,1,2\n{token},2,3\n"))
+    data = read_triplets(io.StringIO(f"a,b,c\n{token},b,c\n"))  # among text labels it is a label
+    assert token.strip() in data.labels.tolist()
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.tsv", "t.npz"])
+def test_everything_written_reads_back(tmp_path, name):
+    T = np.array([[0, 1, 2], [2, 3, 1], [3, 0, 2]])
+    ids = [2**40, 2**63 - 1, 7, 3_000_000_000]
+    write_triplets(tmp_path / name, T, labels=ids)
+    data = read_triplets(tmp_path / name)
+    assert data.labelled().tolist() == np.array(ids)[T].tolist()
+    odd = ["=1+1", "@SUM(A1)", "+", "-x", "a\"b", "c,d", "Zürich"]
+    if name != "t.npz":
+        write_triplets(tmp_path / name, [[0, 1, 2], [3, 4, 5], [6, 0, 1]], labels=odd, layout="crowd")
+        assert sorted(read_triplets(tmp_path / name).labels.tolist()) == sorted(odd)
+
+
+def test_npz_member_that_is_not_an_array(tmp_path):
+    for member in ("triplets.npy", "triplets"):
+        path = tmp_path / "odd.npz"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr(member, b"0,1,2\n")
+        with pytest.raises(ValueError, match=r"odd\.npz: the member 'triplets' is not a NumPy array"):
+            read_triplets(path)
+
+
+def test_unterminated_quote_is_named():
+    with pytest.raises(ValueError, match='line 3: an unterminated quote: a field opened with " on this line'):
+        read_triplets(io.StringIO('a,b,c\nb,c,a\n"c,a,b\nc,b,a\n'))
+
+
+def test_too_many_fields_on_the_first_row_is_not_dropped():
+    with pytest.raises(ValueError, match=r"line 2: expected 3 fields .*got 4"):
+        read_triplets(io.StringIO("i,j,k\n0,1,2,3\n1,2,0\n"))
+    data = read_triplets(io.StringIO("i,j,k\n0,1,2,3\n1,2,0\n2,0,1\n"), errors="skip")
+    assert data.triplets.tolist() == [[1, 2, 0], [2, 0, 1]] and data.n_skipped == 1
+
+
+@pytest.mark.parametrize("cell,safe", [("=1+1", "'=1+1"), ("+", "'+"), ("-", "'-"), ("@x", "'@x"),
+                                       ("\tx", "'\tx"), ("Paris", "Paris"), ("a=b", "a=b"), (7, "7")])
+def test_spreadsheet_safe(cell, safe):
+    assert spreadsheet_safe(cell) == safe
+
+
+def test_embedding_export_neutralises_formulas():
+    from loe_viz.app.triplets_state import TripletsState
+
+    s = TripletsState()
+    assert s.load_upload(b"head,winner,loser\n=1+1,@b,+c\n@b,+c,=1+1\n+c,=1+1,@b\n-d,=1+1,@b\n", "f.csv"), s.error
+    csv_text = _fake_result(s)
+    cells = [line.split(",")[1] for line in csv_text.splitlines()[2:]]
+    assert sorted(cells) == ["'+c", "'-d", "'=1+1", "'@b"]
+
+
+def _fake_result(s):
+    from types import SimpleNamespace
+
+    Z = np.zeros((s.data.n_items, 2))
+    s.results = {"loe": SimpleNamespace(ok=True, embedding=Z, label="LOE", test_accuracy=1.0)}
+    return s.embedding_csv("loe")
+
+
+# ----------------------------------------------------------------------------- issue 10, section 10
+
+def test_write_atomic_honours_the_umask_without_changing_it(tmp_path, monkeypatch):
+    old = os.umask(0o027)
+    try:
+        def no_umask(mask):
+            raise AssertionError("os.umask called while writing")
+
+        monkeypatch.setattr(os, "umask", no_umask)
+        write_triplets(tmp_path / "new.csv", [[0, 1, 2]])
+        assert stat.S_IMODE((tmp_path / "new.csv").stat().st_mode) == 0o640
+        os.chmod(tmp_path / "new.csv", 0o604)
+        write_triplets(tmp_path / "new.csv", [[0, 2, 1]])  # a replaced file keeps its mode
+        assert stat.S_IMODE((tmp_path / "new.csv").stat().st_mode) == 0o604
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
+    assert sorted(os.listdir(tmp_path)) == ["new.csv"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=3, max_size=6, unique=True) |
+       st.lists(st.integers(0, 2**63 - 1), min_size=3, max_size=6, unique=True),
+       st.sampled_from(["list-order", "crowd", "list-boolean", "list-count"]), st.sampled_from(["csv", "tsv"]),
+       st.integers(0, 2**32 - 1))
+def test_fuzz_whatever_is_written_reads_back(labels, layout, fmt, seed):
+    rng = np.random.default_rng(seed)
+    T = np.array([rng.choice(len(labels), 3, replace=False) for _ in range(8)])
+    buf = io.BytesIO()
+    buf.name = f"t.{fmt}"
+    try:
+        write_triplets(buf, T, labels=labels, layout=layout)
+    except ValueError:
+        return  # labels the writer refuses (numbers as text, '#...', surrounding whitespace...)
+    data = read_triplets(io.BytesIO(buf.getvalue()))
+    assert data.labelled().tolist() == np.array(labels, dtype=object)[T].tolist()
