@@ -4,6 +4,7 @@
     python benchmarks/bench_uncertainty.py --sizes 1000 --seeds 4  # a quick subset
     python benchmarks/bench_uncertainty.py --sizes 1e5 --out benchmarks/results/uncertainty_1e5.json
     python benchmarks/bench_uncertainty.py --merge a.json b.json   # combine runs made separately
+    python benchmarks/bench_uncertainty.py --kernel-cost           # score-moments pass against one ranking
 
 Protocol: x ~ N(0, I/(2d)) with d = 2 (ground-truth seed ``1000 + s``), BTL answers at
 temperature 1 (oracle seed ``2000 + s``), the paper's total budget
@@ -91,6 +92,11 @@ def run_one(n, c, seed, n_jobs, d=2):
     size = np.sqrt(q) * np.linalg.det(C) ** (1.0 / (2 * d))
     st = model.stages_
     ablations = {}
+    # the covariance alone (without the squared first-order bias): its size should go like 1/sqrt(c)
+    C0 = item_covariance(st.W, st.D_landmarks, st.landmarks, st.lmds.embedding, st.uncertainty.score_variance,
+                         model.offset)
+    _, C0a = _aligned(X, Z, C0)
+    size0 = np.sqrt(q) * np.maximum(np.linalg.det(C0a), 0.0) ** (1.0 / (2 * d))
     for name, kw in (("items_only", dict(block=False)), ("no_gauge", dict(gauge=False))):
         Ck = item_covariance(st.W, st.D_landmarks, st.landmarks, st.lmds.embedding,
                              st.uncertainty.score_variance, model.offset, **kw)
@@ -105,6 +111,8 @@ def run_one(n, c, seed, n_jobs, d=2):
         "coverage_items_only": ablations["items_only"], "coverage_no_gauge": ablations["no_gauge"],
         "procrustes": float(loe_viz.procrustes_error(X, Z)),
         "ellipse_size_median": float(np.median(size)),
+        "ellipse_size_median_no_bias": float(np.median(size0)),
+        "aligned_error_median": float(np.median(np.linalg.norm(X - Za, axis=1))),
         "fit_seconds": t_fit, "uncertainty_seconds": t_unc,
         "load_average": list(os.getloadavg()),
     }
@@ -131,15 +139,18 @@ def summarise(runs):
             "in_band": bool(0.85 <= inside / total <= 0.95),
             "procrustes_median": float(np.median([r["procrustes"] for r in ok])),
             "ellipse_size_median": float(np.median([r["ellipse_size_median"] for r in ok])),
+            "ellipse_size_median_no_bias": float(np.median([r.get("ellipse_size_median_no_bias", np.nan) for r in ok])),
+            "aligned_error_median": float(np.median([r.get("aligned_error_median", np.nan) for r in ok])),
             "fit_seconds_median": float(np.median([r["fit_seconds"] for r in ok])),
             "uncertainty_seconds_median": float(np.median([r["uncertainty_seconds"] for r in ok])),
         })
     slopes = {}
-    for n in sorted({s["n"] for s in summary}):
-        pts = [(s["c"], s["ellipse_size_median"]) for s in summary if s["n"] == n and "ellipse_size_median" in s]
-        if len(pts) >= 2:
-            cs, sz = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
-            slopes[str(n)] = float(np.polyfit(cs, sz, 1)[0])
+    for key in ("ellipse_size_median", "ellipse_size_median_no_bias", "aligned_error_median"):
+        for n in sorted({s["n"] for s in summary}):
+            pts = [(s["c"], s[key]) for s in summary if s["n"] == n and np.isfinite(s.get(key, np.nan))]
+            if len(pts) >= 2:
+                cs, sz = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+                slopes.setdefault(key, {})[str(n)] = float(np.polyfit(cs, sz, 1)[0])
     return summary, slopes
 
 
@@ -148,7 +159,7 @@ def save(runs, path):
     out = {
         "code_version": _runinfo.code_version(),
         "protocol": "d=2, x ~ N(0, I/4), T=1, total_budget(n, c) split over LOE's default landmarks, 90% ellipses",
-        "summary": summary, "size_slope_vs_c": slopes, "runs": runs,
+        "summary": summary, "slope_vs_c": slopes, "runs": runs,
     }
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
@@ -166,8 +177,41 @@ def print_summary(summary, slopes):
         print(f"{s['n']:>7} {s['c']:>4g} {s['fits']:>4} {s['coverage']:>6.3f} {s['coverage_items_only']:>6.3f} "
               f"{s['coverage_no_gauge']:>7.3f} {s['procrustes_median']:>7.4f} {s['ellipse_size_median']:>7.4f} "
               f"{s['fit_seconds_median']:>7.2f} {s['uncertainty_seconds_median']:>6.3f}  {s['coverage_per_seed']}")
-    for n, sl in slopes.items():
-        print(f"n = {n}: slope of log(ellipse size) vs log(c) = {sl:.3f} (1/sqrt(c): -0.5)")
+    names = {"ellipse_size_median": "ellipse size", "ellipse_size_median_no_bias": "ellipse size without the bias term",
+             "aligned_error_median": "median aligned error"}
+    for key, per_n in slopes.items():
+        for n, sl in per_n.items():
+            print(f"n = {n}: slope of log({names[key]}) vs log(c) = {sl:.3f} (1/sqrt(c): -0.5)")
+
+
+def kernel_cost(sizes=(1000, 10_000), c=50, l=5, repeats=3):
+    """Seconds of the score-moments pass against those of one landmark's ranking (which includes it)."""
+    import loe_viz
+    from loe_viz.kernels import btl
+    from loe_viz.kernels import uncertainty as unc_kernels
+    from loe_viz.ranking import rank_column
+
+    for n in sizes:
+        X = loe_viz.make_points("gaussian", n, random_state=0)
+        oracle = loe_viz.TripletOracle(X, random_state=1)
+        per = loe_viz.total_budget(n, c) // l
+        near, far = oracle.comparisons(0, per, oracle.next_seeds(1)[0], tiled=True)
+        mask = np.ones(n, dtype=bool)
+        mask[0] = False
+        t_rank, t_mom = [], []
+        for _ in range(repeats + 1):  # the first compiles
+            t0 = time.perf_counter()
+            col = rank_column(near, far, 0, n, reorder=False)
+            t_rank.append(time.perf_counter() - t0)
+            g, hd, h = np.empty(n), np.empty(n), np.empty(per, dtype=np.float32)
+            btl.gradient(near, far, col.scores, 1e-3, mask, g, hd, h, True)
+            v, b = np.empty(n), np.empty(n)
+            t0 = time.perf_counter()
+            unc_kernels.score_moments(near, far, col.scores, h, hd, mask, v, b)
+            t_mom.append(time.perf_counter() - t0)
+        r, m = min(t_rank[1:]), min(t_mom[1:])
+        print(f"n = {n}, {per:,} comparisons: ranking {r:.3f} s (score moments included), score moments "
+              f"{m:.4f} s = {100 * m / r:.1f} % (load average {os.getloadavg()[0]:.1f})")
 
 
 def main(argv=None):
@@ -178,7 +222,11 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=JSON_PATH)
     ap.add_argument("--merge", nargs="+", default=None, help="combine the runs of saved JSON files into --out")
+    ap.add_argument("--kernel-cost", action="store_true", help="time the score-moments pass against a ranking")
     args = ap.parse_args(argv)
+    if args.kernel_cost:
+        kernel_cost()
+        return
     if args.merge:
         runs = []
         for p in args.merge:

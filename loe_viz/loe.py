@@ -274,13 +274,18 @@ class LOE(ParamsMixin):
     stages_ : LOEStages
         Every intermediate result (rankings, shifts, EDM projection, LMDS, timings).
     uncertainty_ : ndarray (n, d, d) or None
-        Covariance of every item's position in the coordinates of ``embedding_``,
-        propagated from the Fisher information of the BTL rankings through the
-        shifts and the landmark triangulation (:mod:`loe_viz.uncertainty`); the
-        error left after the best similarity alignment, the gauge in which an
-        embedding from comparisons is defined. Computed on first access. None when
-        the ordinal polish produced ``embedding_`` (noiseless answers, where BTL
-        variances mean nothing); ``stages_.uncertainty.reason`` says so.
+        Mean squared error matrix of every item's position in the coordinates of
+        ``embedding_``: the covariance propagated from the Fisher information of
+        the BTL rankings through the shifts and the landmark triangulation, plus
+        the square of the propagated first-order bias of the scores
+        (:mod:`loe_viz.uncertainty`), for the error left after the best similarity
+        alignment (the gauge in which an embedding from comparisons is defined).
+        The ellipsoids ``{y : (y - z)^T C^-1 (y - z) <= chi2_d(0.9)}`` cover ~90%
+        of the true positions at temperature 1 (``benchmarks/bench_uncertainty.py``).
+        Computed on first access. None when the ordinal polish produced
+        ``embedding_`` (noiseless answers, where BTL variances mean nothing) or the
+        landmark block supports fewer than d dimensions; ``stages_.uncertainty.reason``
+        says why.
     resource_estimate_ : ResourceEstimate
         The memory and time estimate the run was checked against.
     auto_search_ : dict or None

@@ -27,6 +27,18 @@ The model (first-order error propagation, i.e. the delta method):
   (:func:`loe_viz.shifts.estimate_shifts`, :func:`loe_viz.edm.project_edm`, the
   eigen-decomposition of landmark MDS), so the offset rule and the EDM
   projection are linearised as they are.
+* **The bias.** Maximum-likelihood BTL scores are biased away from their mean
+  (an item that wins most of its comparisons is overestimated), by about
+  ``1 / (comparisons per item)`` relative to their spread: at ``c = 20`` this
+  shifted outer items by a sizeable fraction of their standard error in the same
+  (outward) direction in every column, and the covariance alone covered 75-87 %
+  instead of 90 % on the items with well-placed landmarks. Each ranking also
+  returns the first-order (Cox & Snell) bias of its scores
+  (:func:`loe_viz.kernels.uncertainty.score_moments`); it is carried through the
+  same linear maps (items' rows and block) and enters as ``b b^T``, so the
+  matrices are mean squared errors rather than covariances. The bias is not
+  subtracted from the embedding: its estimate is unstable for nearly separated
+  items, where adding it to the error budget is harmless but subtracting it is not.
 * **The gauge.** An embedding from comparisons is only defined up to a
   similarity transform (translation, rotation/reflection, scale): it is compared
   with anything after the best such alignment. The part of a block error that
@@ -35,6 +47,12 @@ The model (first-order error propagation, i.e. the delta method):
   that alignment, so it is projected out. The covariances are those of the
   error left after alignment, in the frame of ``embedding_``; after aligning the
   embedding to a reference by ``z -> s z R + t``, use ``s^2 R^T Sigma R``.
+
+Calibration, measured by ``benchmarks/bench_uncertainty.py`` (d = 2, T = 1, the default
+landmark choice): the nominal 90 % ellipses, after Procrustes alignment, contain 91-94 %
+of the true positions at n = 1000 and 10^4 for c = 20, 50 and 200. With the paper's random
+landmarks, fits whose few landmarks fall close together (Procrustes error above ~0.25) are
+far outside the linear regime and cover much less (0.5-0.8); the others stay in band.
 
 Cost: ``O(n l d^2)`` for the item terms, ``O(n d^4)`` for the block term (a
 fixed quadratic form per item) and ``2 l (l - 1)`` runs of the ``O(l^3)``
@@ -51,7 +69,8 @@ from .edm import project_edm
 from .shifts import estimate_shifts
 
 __all__ = [
-    "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes", "coverage",
+    "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes",
+    "coverage",
 ]
 
 

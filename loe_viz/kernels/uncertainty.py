@@ -49,27 +49,35 @@ def score_moments(near, far, w, h, hdiag, mask, out, bias):
     """
     n = hdiag.shape[0]
     k = 0
+    inv = np.empty(n)
     for a in range(n):
         out[a] = 0.0
         bias[a] = 0.0
+        inv[a] = 1.0 / hdiag[a] if hdiag[a] > 0 else 0.0
         if mask[a]:
             k += 1
     for t in range(near.shape[0]):
         a = near[t]
         b = far[t]
         c = np.float64(h[t])
-        c2 = c * c
-        out[a] += c2 / (hdiag[a] * hdiag[a] * hdiag[b])
-        out[b] += c2 / (hdiag[b] * hdiag[b] * hdiag[a])
-        # p - 1/2 for "far wins" is tanh((w_far - w_near) / 2) / 2
-        xi = c * 0.5 * np.tanh(0.5 * (w[b] - w[a])) * (1.0 / hdiag[a] + 1.0 / hdiag[b])
-        bias[b] += xi / hdiag[b]
-        bias[a] -= xi / hdiag[a]
+        ia = inv[a]
+        ib = inv[b]
+        c2 = c * c * ia * ib
+        out[a] += c2 * ia
+        out[b] += c2 * ib
+        # p - 1/2 for "far wins": |1 - 2q| = sqrt(1 - 4 q (1 - q)), its sign that of w_far - w_near
+        r = 1.0 - 4.0 * c
+        half = 0.5 * np.sqrt(r) if r > 0.0 else 0.0
+        if w[b] < w[a]:
+            half = -half
+        xi = c * half * (ia + ib)
+        bias[b] += xi * ib
+        bias[a] -= xi * ia
     corr = 1.0 - 2.0 / k if k > 0 else 1.0
     mean_bias = 0.0
     for a in range(n):
         if mask[a]:
-            out[a] += corr / hdiag[a]
+            out[a] += corr * inv[a]
             mean_bias += bias[a]
         else:
             out[a] = 0.0
