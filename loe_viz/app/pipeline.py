@@ -69,9 +69,9 @@ class RecordingOracle:
         self.blocks.append(out)
         return out
 
-    def comparisons(self, head, per_landmark, seed, tiled=False):
+    def comparisons(self, head, per_landmark, seed, tiled=False, out=None):
         """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
-        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled)
+        near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled, out=out)
         block = np.empty((near.size, 3), dtype=near.dtype)
         block[:, 0] = head
         block[:, 1] = near
