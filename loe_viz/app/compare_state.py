@@ -190,7 +190,7 @@ class CompareState(param.Parameterized):
         if name == "LOESTE" and cfg.get("protocol", "uniform") == "uniform" and cfg.get("loe_embedding") is not None:
             # LOE-STE: STE on the uniform triplets, started from the walk-through's LOE embedding
             # (which LOE fitted on its own landmark triplets)
-            model = STE(**common)
+            model = METHODS["STE"].estimator(**common)
             model.fit(triplets, n_items=n, init=np.array(cfg["loe_embedding"], dtype=np.float64))
             token.check()
             sec = time.perf_counter() - t0
