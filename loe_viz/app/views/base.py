@@ -12,12 +12,47 @@ from panel.viewable import Viewer
 
 from ..state import ExplorerState
 
-__all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane"]
+__all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane", "use_local_katex_fonts"]
 
 
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
     """A HoloViews pane sized by its plot (responsive plots stretch, square ones keep their size)."""
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
+
+
+def _katex_font_faces() -> str:
+    """``@font-face`` rules for KaTeX's fonts as data URIs (page level: rules inside a shadow root are ignored)."""
+    from ._katex_fonts import FONTS
+
+    return "\n".join(
+        f'@font-face{{font-family:{fam};font-style:{style};font-weight:{weight};'
+        f'src:url(data:font/woff2;base64,{b64}) format("woff2")}}'
+        for fam, style, weight, b64 in FONTS)
+
+
+def _katex_stylesheet() -> str:
+    """KaTeX's stylesheet (bundled with Panel) without its font rules, for the formulas' shadow roots."""
+    global _KATEX_CSS
+    if _KATEX_CSS is None:
+        import re
+        from pathlib import Path
+
+        css = ""
+        for path in sorted((Path(pn.__file__).parent / "dist" / "bundled" / "katex").glob("katex@*/dist/katex.min.css")):
+            css = path.read_text(encoding="utf-8")
+        # the fonts come from _katex_font_faces(); the relative font URLs would only 404
+        _KATEX_CSS = re.sub(r"@font-face\{[^}]*\}", "", css)
+    return _KATEX_CSS
+
+
+_KATEX_CSS: str | None = None
+
+
+def use_local_katex_fonts() -> None:
+    """Declare KaTeX's fonts on the page (once), from the package itself: formulas look right offline."""
+    css = _katex_font_faces()
+    if css not in pn.config.raw_css:
+        pn.config.raw_css = [*pn.config.raw_css, css]
 
 
 def explanation(blocks) -> pn.Column:
@@ -31,7 +66,7 @@ def explanation(blocks) -> pn.Column:
         b = b.strip("\n")
         if b.startswith("$$"):
             objs.append(pn.pane.LaTeX(b, renderer="katex", styles={"font-size": "1.15em"},
-                                      margin=(0, 10)))
+                                      margin=(0, 10), stylesheets=[_katex_stylesheet()]))
         else:
             objs.append(pn.pane.Markdown(b, margin=(0, 10), styles={"font-size": "1.05em"},
                                          disable_math=True))
