@@ -142,7 +142,12 @@ class StepView(Viewer):
         except Exception as exc:  # a plot must never take the page down
             objs = [pn.pane.Alert(f"This step could not be drawn: {type(exc).__name__}: {exc}",
                                   alert_type="danger")]
-        self._body.objects = list(self.controls()) + list(objs)
+        new = list(self.controls()) + list(objs)
+        old = self._body.objects
+        # the same long-lived panes (whose data were patched): reassigning them would make
+        # Panel rebuild the layout and re-run every link of the document (seconds at n = 2000)
+        if len(new) != len(old) or any(a is not b for a, b in zip(new, old)):
+            self._body.objects = new
 
     def _render(self) -> list:  # pragma: no cover - abstract
         raise NotImplementedError
