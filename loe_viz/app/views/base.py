@@ -25,7 +25,7 @@ def _katex_font_faces() -> str:
     from ._katex_fonts import FONTS
 
     return "\n".join(
-        f'@font-face{{font-family:{fam};font-style:{style};font-weight:{weight};'
+        f'@font-face{{font-family:{_FONT_PREFIX}{fam};font-style:{style};font-weight:{weight};'
         f'src:url(data:font/woff2;base64,{b64}) format("woff2")}}'
         for fam, style, weight, b64 in FONTS)
 
@@ -40,12 +40,14 @@ def _katex_stylesheet() -> str:
         css = ""
         for path in sorted((Path(pn.__file__).parent / "dist" / "bundled" / "katex").glob("katex@*/dist/katex.min.css")):
             css = path.read_text(encoding="utf-8")
-        # the fonts come from _katex_font_faces(); the relative font URLs would only 404
-        _KATEX_CSS = re.sub(r"@font-face\{[^}]*\}", "", css)
+        # the fonts come from _katex_font_faces(), under names of their own: Panel's page-level
+        # copy of this stylesheet declares KaTeX_* fonts at URLs that Panel does not ship
+        _KATEX_CSS = re.sub(r"@font-face\{[^}]*\}", "", css).replace("KaTeX_", _FONT_PREFIX + "KaTeX_")
     return _KATEX_CSS
 
 
 _KATEX_CSS: str | None = None
+_FONT_PREFIX = "LoeViz"
 
 
 def use_local_katex_fonts() -> None:
@@ -61,6 +63,8 @@ def explanation(blocks) -> pn.Column:
     Formulas are typeset with KaTeX (bundled with Panel, so the page needs no
     network); the rest is Markdown.
     """
+    # per session: Panel keeps a served session's config apart from the process's
+    use_local_katex_fonts()
     objs = []
     for b in blocks:
         b = b.strip("\n")
