@@ -310,9 +310,10 @@ class Explorer(Viewer):
     def _on_upload(self, *events):
         # value and filename arrive together: read both after the update (the name of this file,
         # not the previous one)
-        if not any(e.name == "value" for e in events) or self.w_upload.value is None:
+        # (an empty file arrives as a new file name with no value)
+        if not self.w_upload.filename and self.w_upload.value is None:
             return
-        self.state.load_file(self.w_upload.value, self.w_upload.filename or "upload.csv")
+        self.state.load_file(self.w_upload.value or b"", self.w_upload.filename or "upload.csv")
 
     # ------------------------------------------------------------------ lessons
     def open_lesson(self, key: str) -> None:
