@@ -137,8 +137,15 @@ class Explorer(Viewer):
         s.param.watch(lambda e: setattr(self.w_unit, "value", e.new), "budget_unit")
         self.w_paper = W.Switch(value=s.paper_only, css_classes=["loe-paper-only"], align="center")
         self.w_paper.link(s, value="paper_only", bidirectional=True)
-        self.w_budget = W.FloatInput.from_param(s.param.budget, label="Budget (c, or per landmark)",
-                                                sizing_mode="stretch_width", css_classes=["loe-budget"])
+        # no bounds on the box: a value out of range must reach the state, which says the range
+        # (a bounded widget refused it silently and the old results stayed)
+        self.w_budget = W.FloatInput(value=s.budget, label="Budget (c, or per landmark)",
+                                     description="The allowed range depends on n and l; a value outside it is "
+                                                 "refused with the range.",
+                                     sizing_mode="stretch_width", css_classes=["loe-budget"])
+        self.w_budget.param.watch(lambda e: e.new is not None and setattr(self.state, "budget", float(e.new)),
+                                  "value")
+        s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
         self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l",
                                          placeholder="auto: d + 3", sizing_mode="stretch_width",
                                          css_classes=["loe-landmarks"])
@@ -370,9 +377,10 @@ class Explorer(Viewer):
     def _on_upload(self, *events):
         # value and filename arrive together: read both after the update (the name of this file,
         # not the previous one)
-        if not any(e.name == "value" for e in events) or self.w_upload.value is None:
+        # (an empty file arrives as a new file name with no value)
+        if not self.w_upload.filename and self.w_upload.value is None:
             return
-        self.state.load_file(self.w_upload.value, self.w_upload.filename or "upload.csv")
+        self.state.load_file(self.w_upload.value or b"", self.w_upload.filename or "upload.csv")
 
     # ------------------------------------------------------------------ lessons
     def open_lesson(self, key: str) -> None:

@@ -14,3 +14,9 @@ __all__ = ["StepView", "ConfigureView", "SampleView", "RankingView", "ShiftsView
 
 #: The views in the order of :data:`loe_viz.app.state.STEPS`.
 VIEW_CLASSES = (ConfigureView, SampleView, RankingView, ShiftsView, EDMView, EmbeddingView, CompareView)
+
+# KaTeX's fonts from the package itself (Panel bundles KaTeX without them): formulas render
+# in KaTeX's fonts with or without internet.
+from .base import use_local_katex_fonts  # noqa: E402
+
+use_local_katex_fonts()

@@ -13,12 +13,49 @@ from panel.viewable import Viewer
 from ..state import ExplorerState
 from ..text import md
 
-__all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane"]
+__all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane", "use_local_katex_fonts"]
 
 
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
     """A HoloViews pane sized by its plot (responsive plots stretch, square ones keep their size)."""
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
+
+
+def _katex_font_faces() -> str:
+    """``@font-face`` rules for KaTeX's fonts as data URIs (page level: rules inside a shadow root are ignored)."""
+    from ._katex_fonts import FONTS
+
+    return "\n".join(
+        f'@font-face{{font-family:{_FONT_PREFIX}{fam};font-style:{style};font-weight:{weight};'
+        f'src:url(data:font/woff2;base64,{b64}) format("woff2")}}'
+        for fam, style, weight, b64 in FONTS)
+
+
+def _katex_stylesheet() -> str:
+    """KaTeX's stylesheet (bundled with Panel) without its font rules, for the formulas' shadow roots."""
+    global _KATEX_CSS
+    if _KATEX_CSS is None:
+        import re
+        from pathlib import Path
+
+        css = ""
+        for path in sorted((Path(pn.__file__).parent / "dist" / "bundled" / "katex").glob("katex@*/dist/katex.min.css")):
+            css = path.read_text(encoding="utf-8")
+        # the fonts come from _katex_font_faces(), under names of their own: Panel's page-level
+        # copy of this stylesheet declares KaTeX_* fonts at URLs that Panel does not ship
+        _KATEX_CSS = re.sub(r"@font-face\{[^}]*\}", "", css).replace("KaTeX_", _FONT_PREFIX + "KaTeX_")
+    return _KATEX_CSS
+
+
+_KATEX_CSS: str | None = None
+_FONT_PREFIX = "LoeViz"
+
+
+def use_local_katex_fonts() -> None:
+    """Declare KaTeX's fonts on the page (once), from the package itself: formulas look right offline."""
+    css = _katex_font_faces()
+    if css not in pn.config.raw_css:
+        pn.config.raw_css = [*pn.config.raw_css, css]
 
 
 def explanation(blocks) -> pn.Column:
@@ -27,12 +64,14 @@ def explanation(blocks) -> pn.Column:
     Formulas are typeset with KaTeX (bundled with Panel, so the page needs no
     network); the rest is Markdown.
     """
+    # per session: Panel keeps a served session's config apart from the process's
+    use_local_katex_fonts()
     objs = []
     for b in blocks:
         b = b.strip("\n")
         if b.startswith("$$"):
             objs.append(pn.pane.LaTeX(b, renderer="katex", styles={"font-size": "1.15em"},
-                                      margin=(0, 10)))
+                                      margin=(0, 10), stylesheets=[_katex_stylesheet()]))
         else:
             objs.append(pn.pane.Markdown(b, margin=(0, 10), styles={"font-size": "1.05em"},
                                          disable_math=True))
@@ -108,7 +147,12 @@ class StepView(Viewer):
         except Exception as exc:  # a plot must never take the page down
             objs = [pn.pane.Alert(f"This step could not be drawn: {type(exc).__name__}: {md(exc)}",
                                   alert_type="danger")]
-        self._body.objects = list(self.controls()) + list(objs)
+        new = list(self.controls()) + list(objs)
+        old = self._body.objects
+        # the same long-lived panes (whose data were patched): reassigning them would make
+        # Panel rebuild the layout and re-run every link of the document (seconds at n = 2000)
+        if len(new) != len(old) or any(a is not b for a, b in zip(new, old)):
+            self._body.objects = new
 
     def _render(self) -> list:  # pragma: no cover - abstract
         raise NotImplementedError

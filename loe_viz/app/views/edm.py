@@ -9,7 +9,7 @@ import panel as pn
 
 from .. import plots
 from .base import StepView, fmt, hvpane
-from ..truth import centre as _centre, landmark_truth
+from ..truth import landmark_truth
 
 
 class EDMView(StepView):
@@ -57,7 +57,7 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
             responsive=False, width=430, height=400, logy=True, title="Dykstra convergence (log scale)")
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
-        ev = np.linalg.eigvalsh(-0.5 * _centre(E))[::-1]
+        ev = np.asarray(model.stages_.lmds.eigenvalues, dtype=float)  # of −½VEV, descending (LOE's own)
         info = pn.pane.Markdown(
             f"Dykstra {'converged' if edm.converged else '**did not converge**'} after {edm.n_iter} iterations.  "
             f"Relative error of the landmark distances: {fmt(rel_in)} before → **{fmt(rel)}** after projection.  "

@@ -21,8 +21,9 @@ class SampleView(StepView):
     title = "Sample"
     text = (
         """
-LOE only asks questions **about landmarks**: *l* items (at least *d* + 3) chosen at random or
-far apart (MaxMin).  For landmark *i* it draws pairs {*j*, *k*} of other items uniformly at random
+LOE only asks questions **about landmarks**: *l* items (at least *d* + 3) drawn at random, or
+spread out by MaxMin (each next landmark an item far from the landmarks already chosen, judged
+only from the answers collected so far).  For landmark *i* it draws pairs {*j*, *k*} of other items uniformly at random
 and asks which is closer.  The answers are noisy, with the logistic (Bradley–Terry) model
 """,
         r"$$P(\text{“}j\text{ is closer to }i\text{ than }k\text{”}) = \sigma\!\left(\frac{D_{ik} - D_{ij}}{T}\right),\qquad \sigma(t) = \frac{1}{1+e^{-t}},$$",
@@ -74,7 +75,7 @@ either a count per landmark or the paper's total
         est = s.estimate
         est_txt = (f"about **{_fmt_seconds(est.seconds)}** and **{_fmt_bytes(est.bytes)}**"
                    if est is not None else "—")
-        sel = "chosen far apart (MaxMin)" if cfg["landmark_selection"] == "maxmin" else "drawn at random"
+        sel = "spread out by MaxMin" if cfg["landmark_selection"] == "maxmin" else "drawn at random"
         counts = pn.pane.Markdown(
             f"""
 | | |
