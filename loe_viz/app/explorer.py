@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import weakref
 
 import numpy as np
 import panel as pn
@@ -94,7 +95,7 @@ class Explorer(Viewer):
         self._served = in_server_session()
         self._closed = False
         self._first_late = ""
-        self._watchdog = None
+        self._doc_callbacks = []
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
@@ -288,12 +289,14 @@ class Explorer(Viewer):
         if self._closed:
             return
         self._closed = True
-        if self._watchdog is not None:
-            try:
-                self._watchdog.stop()
-            except Exception:
-                log.warning("could not stop the connection watchdog", exc_info=True)
-            self._watchdog = None
+        for doc, cb in self._doc_callbacks:
+            d = doc()
+            if d is not None:
+                try:
+                    d.remove_timeout_callback(cb) if hasattr(cb, "timeout") else d.remove_periodic_callback(cb)
+                except Exception:  # already fired, or removed with the document being destroyed
+                    pass
+        self._doc_callbacks = []
         for part in (self._compare, self._triplets, self._lessons, self.state):
             try:
                 part.close()
@@ -314,14 +317,32 @@ class Explorer(Viewer):
             return
         self.state.run()
         doc = pn.state.curdoc
-        if doc is not None:
-            doc.add_timeout_callback(self._check_first_result, int(FIRST_RESULT_TIMEOUT * 1000))
+        if doc is None:
+            return
+        # the document's callbacks hold this explorer only weakly: they never keep a
+        # closed page alive, and close() removes them
+        me = weakref.ref(self)
+        ref_doc = weakref.ref(doc)
+
+        def check_first():
+            e = me()
+            if e is not None:
+                e._check_first_result()
+
+        def watch():
+            e = me()
+            if e is not None:
+                e._watch_connection(ref_doc())
+
+        self._doc_callbacks = [
+            (ref_doc, doc.add_timeout_callback(check_first, int(FIRST_RESULT_TIMEOUT * 1000))),
             # a closed tab (no connection left) cancels the runs at once; the session itself
             # is freed later, when the server discards it
-            self._watchdog = pn.state.add_periodic_callback(self._watch_connection, period=500)
+            (ref_doc, doc.add_periodic_callback(watch, 500)),
+        ]
 
-    def _watch_connection(self):
-        if self._closed or connection_count() != 0:
+    def _watch_connection(self, doc=None):
+        if self._closed or connection_count(doc) != 0:
             return
         if self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy:
             log.info("LOE explorer page closed during a run: cancelling it")

@@ -62,10 +62,14 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
     return run
 
 
-def connection_count() -> int | None:
-    """Browser connections of the current session (0 once its tab was closed); None outside a server."""
-    import panel as pn
-    doc = pn.state.curdoc
+def connection_count(doc=None) -> int | None:
+    """Browser connections of a session's document (0 once its tab was closed); None outside a server.
+
+    ``doc`` defaults to the current document.
+    """
+    if doc is None:
+        import panel as pn
+        doc = pn.state.curdoc
     ctx = getattr(doc, "session_context", None)
     session = getattr(ctx, "_session", None)
     if session is None:

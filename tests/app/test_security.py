@@ -1,0 +1,147 @@
+"""The served explorer against a hostile visitor: script injection, websockets without Origin.
+
+A real ``panel serve apps/explorer.py`` subprocess (see ``conftest.py``) driven by
+headless Chromium.  Each injection payload would set ``window.__pwned``; the tests
+check that it stays undefined and that the payload is shown as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import socket
+import time
+import urllib.parse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+CHROMIUM = next((c for c in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
+                 if c and os.path.exists(c)), None)
+if CHROMIUM is None:
+    pytest.skip("no Chromium found (set LOE_VIZ_CHROMIUM or install Debian's chromium package)",
+                allow_module_level=True)
+
+PAYLOAD = '<img src=x onerror="window.__pwned=1">'
+NAME_PAYLOAD = "<img src=x onerror=window.__pwned=1>.csv"
+
+# text of every Panel component, inside its shadow root
+_ALL_TEXT_JS = """() => { const out = [];
+  const walk = (root) => { for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) walk(el.shadowRoot); }
+    for (const el of root.querySelectorAll('p, div, span, li, td')) {
+      if (el.childElementCount === 0 && el.textContent) out.push(el.textContent); } };
+  walk(document); return out.join('\\n'); }"""
+
+# elements created from the payload (an <img src=x> anywhere, shadow roots included)
+_INJECTED_JS = """() => { let n = 0;
+  const walk = (root) => { for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (el.tagName === 'IMG' && (el.getAttribute('src') || '') === 'x') n += 1; } };
+  walk(document); return n; }"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                    "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+def _open(browser, url):
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = ctx.new_page()
+    page.goto(url, timeout=180_000)
+    page.locator(".loe-modes").first.wait_for(timeout=180_000)
+    return ctx, page
+
+
+def _wait_text(page, pattern: str, timeout: float = 120) -> str:
+    deadline = time.perf_counter() + timeout
+    text = ""
+    while time.perf_counter() < deadline:
+        text = page.evaluate(_ALL_TEXT_JS)
+        if re.search(pattern, text):
+            return text
+        time.sleep(0.25)
+    raise AssertionError(f"the page never showed {pattern!r}; last text:\n{text[-3000:]}")
+
+
+def _assert_not_run(page):
+    time.sleep(1.0)  # an <img src=x> fails to load at once; give its onerror time to run
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate(_INJECTED_JS) == 0
+
+
+def test_url_values_are_shown_as_text(server, browser):
+    q = urllib.parse.urlencode({"n": PAYLOAD, "kind": PAYLOAD})
+    ctx, page = _open(browser, f"{server.url}?{q}")
+    try:
+        text = _wait_text(page, re.escape("onerror="))
+        assert "<img src=x" in text  # the payload is visible, as text
+        _assert_not_run(page)
+    finally:
+        ctx.close()
+
+
+def test_points_upload_name_and_cells_are_shown_as_text(server, browser):
+    ctx, page = _open(browser, server.url)
+    try:
+        page.locator(".loe-upload input[type=file]").set_input_files(
+            {"name": NAME_PAYLOAD, "mimeType": "text/csv", "buffer": f"x,y\n1,{PAYLOAD}\n2,3\n".encode()})
+        text = _wait_text(page, "Upload rejected")
+        assert "<img src=x onerror=window.__pwned=1>.csv" in text
+        _assert_not_run(page)
+    finally:
+        ctx.close()
+
+
+def test_triplets_upload_name_and_cells_are_shown_as_text(server, browser):
+    ctx, page = _open(browser, server.url)
+    try:
+        page.get_by_text("Your triplets", exact=True).first.click()
+        page.locator(".loe-tr-upload input[type=file]").first.wait_for(state="attached", timeout=60_000)
+        page.locator(".loe-tr-upload input[type=file]").set_input_files(
+            {"name": NAME_PAYLOAD, "mimeType": "text/csv",
+             "buffer": f"0,1,2\n1,{PAYLOAD},3\n".encode()})
+        text = _wait_text(page, "Upload rejected")
+        assert "<img src=x onerror=window.__pwned=1>.csv" in text
+        _assert_not_run(page)
+    finally:
+        ctx.close()
+
+
+def _raw_websocket(port: int, path: str, origin: str | None) -> bytes:
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
+             f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return s.recv(4096)
+
+
+def test_websocket_without_origin_is_refused(server):
+    status, page = server.get()
+    assert status == 200
+    # the page carries the token of its session; a websocket to it must come from a browser
+    token = re.search(r'"token":\s*"([^"]+)"', page) or re.search(r"token=([\w.\-]+)", page)
+    assert token, page[:2000]
+    path = "/explorer/ws?bokeh-protocol-version=1.0&bokeh-session-id=x"
+    reply = _raw_websocket(server.port, path, origin=None).decode("latin-1")
+    assert reply.startswith("HTTP/1.1 403"), reply
+    reply = _raw_websocket(server.port, path, origin="http://evil.example").decode("latin-1")
+    assert reply.startswith("HTTP/1.1 403"), reply
+    # a browser's request from the page's own origin is upgraded
+    ws_headers = f"Sec-WebSocket-Protocol: bokeh, {token.group(1)}"
+    del ws_headers
+    assert "Refusing a websocket connection without an Origin header" in server.log()

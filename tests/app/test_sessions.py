@@ -1,0 +1,91 @@
+"""Sessions of the served explorer are freed when their page closes; runs stop when cancelled.
+
+The explorer is served in this process (``serverlab.InProcessServer``) so the test
+can count the explorer's objects that are still alive after a garbage collection.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+
+import pytest
+
+from loe_viz.app.state import ExplorerState
+
+from serverlab import InProcessServer, cpu_seconds, job_threads, live
+
+CHROMIUM = next((c for c in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
+                 if c and os.path.exists(c)), None)
+
+STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState")
+
+
+def _wait(cond, timeout: float, step: float = 0.2) -> bool:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_closed_sessions_leave_nothing_alive():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    srv = InProcessServer(unused_ms=3000)
+    try:
+        with sync_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            for seed in range(3):
+                ctx = b.new_context()
+                page = ctx.new_page()
+                page.goto(f"{srv.url}?n=300&seed={seed}", timeout=180_000)
+                page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
+                assert live("Explorer")["Explorer"] >= 1
+                ctx.close()
+            b.close()
+        assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
+        counts = live(*STATE_CLASSES)
+        assert counts == dict.fromkeys(STATE_CLASSES, 0), counts
+        assert job_threads() == []
+    finally:
+        srv.stop()
+
+
+def test_cancel_stops_the_worker_promptly():
+    s = ExplorerState(background=True, auto_update=False, n_jobs=2, n=20_000, d=2, n_landmarks=50,
+                      budget_unit="per_landmark", budget=400_000.0)
+    s.run(force=True)
+    assert _wait(lambda: s.jobs.thread is not None, 5)
+    time.sleep(2.0)  # well inside the rankings (tens of seconds in all)
+    assert s.busy and s.version == 0
+    t0 = time.perf_counter()
+    s.cancel()
+    assert s.wait(10), "the run did not stop"
+    stopped = time.perf_counter() - t0
+    assert s.jobs.thread is None and not s.busy and s.version == 0
+    assert s.status.startswith("Cancelled"), s.status
+    assert stopped < 5.0, stopped  # LOE stops at its next heartbeat (~0.25 s) or Newton iteration
+    # no thread of the fit keeps computing: the process is idle again
+    c0 = cpu_seconds()
+    time.sleep(1.0)
+    assert cpu_seconds() - c0 < 0.5
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
+    s.close()
+
+
+def test_a_new_configuration_cancels_the_running_one():
+    s = ExplorerState(background=True, auto_update=False, n_jobs=2, n=20_000, d=2, n_landmarks=50,
+                      budget_unit="per_landmark", budget=400_000.0)
+    s.run(force=True)
+    time.sleep(1.5)
+    s.auto_update = True
+    s.param.update(n=300, n_landmarks=None, budget=2000.0)  # small: runs at once
+    assert s.wait(30)
+    assert s.version == 1 and s.config_used["n"] == 300 and not s.busy
+    s.close()
