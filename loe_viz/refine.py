@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import isotonic_regression, minimize
 
 from ._blas import blas_single_thread
 from .edm import project_edm
@@ -117,6 +116,8 @@ def ordinal_refine(
 
 def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1e-4, start="lmds") -> RefineResult:
     """:func:`ordinal_refine` on orders already sorted by :func:`_orders`."""
+    from scipy.optimize import isotonic_regression, minimize  # on first use: it costs ~0.5 s of import
+
     Y = np.array(Y0, dtype=np.float64, order="C")
     n, d = Y.shape
     l = landmarks.size
