@@ -292,7 +292,7 @@ def test_invalid_arguments_name_the_argument(kwargs, message):
 @pytest.mark.parametrize("triplets, n_items, message", [
     (np.zeros((0, 3), int), None, r"triplets is empty"),
     (np.zeros((4, 2), int), None, r"triplets must have shape \(m, 3\), got \(4, 2\)"),
-    (np.array([[0, 1, 2], [3, 1, 1]]), None, r"triplets row 1 repeats an item: \(3, 1, 1\)"),
+    (np.array([[0, 1, 2], [3, 1, 1]]), None, r"triplets row 1 repeats an item \(1\): \(3, 1, 1\)"),
     (np.array([[0, 1, 2], [0, -1, 2]]), None, r"triplets contains a negative index \(-1\) at row 1"),
     (np.array([[0, 1, 2], [0, 1, 9]]), 5, r"triplets index 9 is out of range for n_items=5 \(first at row 1\)"),
     (np.array([[0, 1.5, 2]]), None, r"triplets must hold integer item indices, got non-integer values"),

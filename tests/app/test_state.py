@@ -279,9 +279,8 @@ def test_compare_loe_and_cancel(fitted):
     methods = ["STE", "TSTE", "SOE", "GNMDS", "CKL"]
     c2 = CompareState(fitted, methods=methods, max_seconds=60)
     c2.start(background=True)
-    time.sleep(0.3)
-    c2.cancel()
-    c2.wait(60)
+    c2.cancel()  # at once: with compiled kernels the five fits on a small set take well under a second
+    assert c2.wait(120)
     assert not c2.running and c2.message == "Cancelled."
     assert len([r for r in c2.records if r.final]) < len(methods)
 
