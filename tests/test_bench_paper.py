@@ -23,6 +23,15 @@ def quick(tmp_path_factory):
     """Run ``all --quick`` once into a temporary directory; returns (directory, module, results)."""
     out = tmp_path_factory.mktemp("paper")
     module = _load_script()
+    # Bokeh keeps a process-wide stack of patched documents. The explorer sessions served in
+    # this process by earlier tests (tests/app/test_sessions.py) leave entries for documents
+    # that are gone or torn down (and one as the default document), and bokeh's file_html, which writes the benchmark pages, then
+    # fails on them. This test runs in no served document: start from a fresh one.
+    from bokeh.document import Document
+    from bokeh.io import doc as bokeh_doc
+
+    getattr(bokeh_doc, "_PATCHED_CURDOCS", []).clear()
+    bokeh_doc.set_curdoc(Document())
     results = module.main(["all", "--quick", "--output-dir", str(out)])
     return out, module, results
 

@@ -370,8 +370,8 @@ class Explorer(Viewer):
                  getattr(session_context, "id", "?"))
 
     def _on_url_error(self, values):
-        self.state.error = "Some settings in the link could not be applied: " + ", ".join(
-            f"{k}={v!r}" for k, v in values.items())
+        self.state.report_link_problem("Some settings in the link could not be applied: " + ", ".join(
+            f"{k}={v!r}" for k, v in values.items()))
 
     def _on_mode(self, event):
         """Show the walk-through's sidebar only in its mode; open "Your triplets" on a sample."""

@@ -154,6 +154,7 @@ class ExplorerState(param.Parameterized):
         self._cache = Cache()
         self._uploaded = None
         self._upload_token = 0
+        self._link_problem = ""  # a refused setting of the link, shown with the first result
         self._closed = False
         super().__init__(**params)
         self.param.watch(self._on_config, list(CONFIG_PARAMS))
@@ -294,10 +295,19 @@ class ExplorerState(param.Parameterized):
             try:
                 self.param.update(**updates)
             except Exception as exc:
-                self.error = f"The link's settings could not be applied: {exc}"
+                self.report_link_problem(f"The link's settings could not be applied: {exc}")
                 return
         if bad:
-            self.error = "Ignored settings in the link that do not parse: " + ", ".join(bad)
+            self.report_link_problem("Ignored settings in the link that do not parse: " + ", ".join(bad))
+
+    def report_link_problem(self, message: str) -> None:
+        """Say that some of the link's settings were refused; the message outlives the first run.
+
+        The first result would otherwise clear it at once, leaving the defaults on screen and
+        nothing saying why. It is shown beside that result and dropped by the next run.
+        """
+        self._link_problem = message
+        self.error = message
 
     def close(self) -> None:
         """Stop background work and drop the results (frees the session's memory)."""
@@ -353,6 +363,9 @@ class ExplorerState(param.Parameterized):
             self._publish(token, error=f"Could not run this configuration ({type(exc).__name__}: {exc})",
                           notice="")
             return
+        link_problem, self._link_problem = self._link_problem, ""
+        if link_problem and not updates.get("error"):
+            updates["error"] = link_problem
         self._publish(token, **updates)
 
 

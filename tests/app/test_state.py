@@ -389,3 +389,15 @@ def test_truth_helpers():
     T = np.array([[0, 1, 2], [0, 2, 1]])
     f = flipped_answers(X, T)
     assert f.tolist() == [D[0, 1] > D[0, 2], D[0, 2] > D[0, 1]]
+
+
+def test_a_refused_link_setting_is_still_said_after_the_first_result():
+    s = ExplorerState(auto_update=False, **SMALL)
+    s.from_query({"n": "<img src=x onerror=alert(1)>", "seed": "3"})
+    s.run()
+    assert s.wait(120)
+    assert s.seed == 3 and s.metrics  # the valid setting applied, the run done
+    assert s.error.startswith("Ignored settings in the link that do not parse: n='<img src=x")
+    s.run(force=True)  # the next run drops the note
+    assert s.wait(120)
+    assert s.error == ""
