@@ -18,7 +18,7 @@ import param
 
 from .._format import format_seconds
 from ..methods import METHODS
-from .jobs import Cancelled, JobRunner
+from .jobs import Cancelled, JobRunner, RunsJobs
 
 __all__ = ["BASELINE_METHODS", "COMPARE_PROTOCOLS", "CompareRecord", "CompareState"]
 
@@ -45,7 +45,7 @@ class CompareRecord:
     final: bool = False
 
 
-class CompareState(param.Parameterized):
+class CompareState(RunsJobs, param.Parameterized):
     """LOE against the baselines on the same triplets, run in the background.
 
     Parameters
@@ -74,11 +74,6 @@ class CompareState(param.Parameterized):
         super().__init__(**params)
         self.source = source
         self._jobs = JobRunner("loe-viz-compare")
-
-    @property
-    def jobs(self) -> JobRunner:
-        """The runner of the comparisons (its thread exists only while one runs)."""
-        return self._jobs
 
     def start(self, background: bool = True) -> None:
         """Start a comparison on the source's current triplets."""

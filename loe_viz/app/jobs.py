@@ -31,7 +31,7 @@ from typing import Callable
 
 from ..loe import LOEWarning
 
-__all__ = ["Cancelled", "Token", "JobRunner", "direct_dispatch"]
+__all__ = ["Cancelled", "Token", "JobRunner", "RunsJobs", "direct_dispatch"]
 
 log = logging.getLogger(__name__)
 
@@ -234,3 +234,23 @@ class JobRunner:
             self._call(*item)
             with self._lock:
                 self._running = None
+
+
+class RunsJobs:
+    """For states whose work runs on a :class:`JobRunner` kept in ``self._jobs``."""
+
+    _jobs: JobRunner
+
+    @property
+    def dispatch(self) -> Callable[[Callable[[], None]], None]:
+        """Runs a callable where results may be published (the UI thread)."""
+        return self._jobs.dispatch
+
+    @dispatch.setter
+    def dispatch(self, fn: Callable[[Callable[[], None]], None]) -> None:
+        self._jobs.dispatch = fn
+
+    @property
+    def jobs(self) -> JobRunner:
+        """The runner of this state's work (its thread exists only while a run is in progress)."""
+        return self._jobs

@@ -30,7 +30,7 @@ from typing import Callable
 import param
 
 from ..points import POINT_KINDS
-from .jobs import Cancelled, JobRunner, Token
+from .jobs import Cancelled, JobRunner, RunsJobs, Token
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
 __all__ = [
@@ -69,7 +69,7 @@ URL_PARAMS = (
 CONFIG_PARAMS = tuple(p for p in URL_PARAMS if p != "step")
 
 
-class ExplorerState(param.Parameterized):
+class ExplorerState(RunsJobs, param.Parameterized):
     """Configuration and results of one explorer session.
 
     Parameters
@@ -162,20 +162,6 @@ class ExplorerState(param.Parameterized):
             self.run()
 
     # ------------------------------------------------------------------ public API
-    @property
-    def dispatch(self) -> Callable[[Callable[[], None]], None]:
-        """Runs a callable where results may be published (the UI thread)."""
-        return self._jobs.dispatch
-
-    @dispatch.setter
-    def dispatch(self, fn: Callable[[Callable[[], None]], None]) -> None:
-        self._jobs.dispatch = fn
-
-    @property
-    def jobs(self) -> JobRunner:
-        """The runner of the pipeline (its thread exists only while a run is in progress)."""
-        return self._jobs
-
     @property
     def n_landmarks_effective(self) -> int | None:
         """The landmarks the configuration asks for (``d + 3`` when unset)."""

@@ -38,7 +38,7 @@ from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
 from ..io import spreadsheet_safe
-from .jobs import Cancelled, JobRunner
+from .jobs import Cancelled, JobRunner, RunsJobs
 
 __all__ = [
     "SAMPLE_DIR",
@@ -444,7 +444,7 @@ def _detail(name, model, m_train) -> str:
 
 
 # ====================================================================== state
-class TripletsState(param.Parameterized):
+class TripletsState(RunsJobs, param.Parameterized):
     """One triplet data set, the run settings and the results of the "Your triplets" mode.
 
     Parameters
@@ -501,20 +501,6 @@ class TripletsState(param.Parameterized):
         super().__init__(**params)
         self._jobs = JobRunner("loe-viz-triplets")
         self._closed = False
-
-    @property
-    def dispatch(self) -> Callable[[Callable[[], None]], None]:
-        """Runs a callable where results may be published (the UI thread)."""
-        return self._jobs.dispatch
-
-    @dispatch.setter
-    def dispatch(self, fn: Callable[[Callable[[], None]], None]) -> None:
-        self._jobs.dispatch = fn
-
-    @property
-    def jobs(self) -> JobRunner:
-        """The runner of the fits (its thread exists only while a run is in progress)."""
-        return self._jobs
 
     # ------------------------------------------------------------------ loading
     @staticmethod
