@@ -107,12 +107,7 @@ class TripletOracle:
         order drawn. ``out``: two contiguous index arrays of length
         ``per_landmark`` to write into (e.g. slices of a landmark's whole budget).
         """
-        if out is None:
-            dt = index_dtype(self.n_items)
-            near = np.empty(per_landmark, dtype=dt)
-            far = np.empty(per_landmark, dtype=dt)
-        else:
-            near, far = out
+        near, far = self._outputs(out, per_landmark)
         if per_landmark == 0:
             return near, far
         shift = tile_shift(self.n_items) if tiled else None
@@ -124,6 +119,13 @@ class TripletOracle:
             sampling.landmark_comparisons_tiled(self.X, int(head), int(per_landmark), self.temperature,
                                                 np.uint64(seed), shift, near, far, coins)
         return near, far
+
+    def _outputs(self, out, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The caller's ``(near, far)`` arrays, or two new index arrays of length ``count``."""
+        if out is not None:
+            return out
+        dt = index_dtype(self.n_items)
+        return np.empty(count, dtype=dt), np.empty(count, dtype=dt)
 
     def block_comparisons(self, head: int, others, count: int, seed,
                           out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -137,12 +139,7 @@ class TripletOracle:
         estimated, then rests on many comparisons instead of a few hundred.
         """
         others = np.asarray(others, dtype=np.int64)
-        if out is None:
-            dt = index_dtype(self.n_items)
-            near = np.empty(count, dtype=dt)
-            far = np.empty(count, dtype=dt)
-        else:
-            near, far = out
+        near, far = self._outputs(out, count)
         if count == 0:
             return near, far
         if others.size < 2 or np.any(others == head):
