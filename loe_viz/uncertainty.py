@@ -61,7 +61,7 @@ block steps for the derivatives.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -403,6 +403,7 @@ def coverage(X, Z, cov, level: float = 0.9) -> float:
     return float(np.mean(m2 <= chi2.ppf(level, Z.shape[1])))
 
 
+@dataclass(eq=False)
 class ItemUncertainty:
     """Per-item covariance of an LOE embedding, computed on first use and kept.
 
@@ -434,17 +435,15 @@ class ItemUncertainty:
     reason : str or None
     """
 
-    def __init__(self, W, D_landmarks, landmarks, embedding, score_variance, score_bias=None, offset="lambda2",
-                 reason=None):
-        self.W = W
-        self.D_landmarks = D_landmarks
-        self.landmarks = landmarks
-        self.embedding = embedding
-        self.score_variance = score_variance
-        self.score_bias = score_bias
-        self.offset = offset
-        self.reason = reason
-        self._covariance = None
+    W: np.ndarray
+    D_landmarks: np.ndarray
+    landmarks: np.ndarray
+    embedding: np.ndarray
+    score_variance: np.ndarray
+    score_bias: np.ndarray | None = None
+    offset: str = "lambda2"
+    reason: str | None = None
+    _covariance: np.ndarray | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_stages(cls, ranking, shifts, D_landmarks, lmds, offset="lambda2", reason=None) -> "ItemUncertainty":
