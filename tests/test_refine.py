@@ -64,6 +64,7 @@ def test_unranked_items_do_not_count_for_their_landmark():
     assert procrustes_error(X, res.embedding) < 1e-3
 
 
+@pytest.mark.slow
 def test_rank_start_and_polish_keep_the_better_of_two_starts():
     from loe_viz.refine import order_agreement, polish, rank_start
 
