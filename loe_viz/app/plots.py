@@ -46,6 +46,12 @@ HALF_WIDTH = 410
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
 LANDMARK_COLOR = "#111111"
 
+#: Plot option drawing with the 2-D canvas rather than HoloViews' default WebGL: a few thousand
+#: marks draw in milliseconds either way, but WebGL without a GPU (software rendering, as in
+#: many lecture-hall machines and headless browsers) copies every frame back to the page
+#: (about 0.5 s per redraw of the embedding at n = 2000).
+CANVAS = {"plot.output_backend": "canvas"}
+
 _TOOLS = ["hover", "box_zoom", "wheel_zoom", "pan", "reset", "save"]
 
 _DS = None
@@ -428,7 +434,8 @@ class LiveEmbedding:
         link = _SharedSource()
         common = dict(color="cidx", size="msize", line_color=None, alpha=0.9, nonselection_alpha=0.08,
                       selection_line_color="black", tools=["hover", "box_select", "lasso_select", "tap", "save"],
-                      active_tools=["box_select"], hooks=[link, self._keep("points")], framewise=True)
+                      active_tools=["box_select"], hooks=[link, self._keep("points")], framewise=True,
+                      backend_opts=CANVAS)
         geo = dict(responsive=False, width=size + 75, height=size + 95)
         vd = ["cidx", "item", "error", "msize"]
         self.left = hv.DynamicMap(
@@ -443,7 +450,7 @@ class LiveEmbedding:
             streams=[self.pipe]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
         self.overlay = hv.DynamicMap(self._overlay, streams=[self.pipe]).opts(
             **base_opts(title="Truth (grey) → estimate (coloured), landmarks ★", show_legend=False,
-                        responsive=False, width=675, height=695, framewise=True))
+                        responsive=False, width=675, height=695, framewise=True, backend_opts=CANVAS))
 
     def _keep(self, role: str):
         """Plot hook remembering the plot that draws ``role`` (called at every render)."""

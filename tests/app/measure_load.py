@@ -9,7 +9,8 @@ Starts a fresh server on a free port, opens two sessions one after the other in
 headless Chromium and prints, for each, the seconds from navigation to: the HTML,
 the controls, and the first LOE result in the status line.  Then, at n = 2000 on
 the Embedding step, the seconds from pressing Enter in the seed box to the new
-metrics being drawn (median of 5).  Chromium: $LOE_VIZ_CHROMIUM, ``chromium`` on
+metrics being drawn (median of 5), with the part until the embedding's new data
+reach the page and the part the page takes to draw them.  Chromium: $LOE_VIZ_CHROMIUM, ``chromium`` on
 the PATH, or /usr/bin/chromium.
 """
 
@@ -30,6 +31,24 @@ ROOT = Path(__file__).resolve().parents[2]
 TEXT_JS = """e => { const r = e.shadowRoot; if (!r) return e.innerText || '';
     return [...r.children].filter(c => !['STYLE', 'LINK', 'SCRIPT'].includes(c.tagName))
         .map(c => c.innerText || '').join(' '); }"""
+
+# Marks (performance.now) in window.__loe_marks: "start" now, "data" at the first animation
+# frame where the embedding's data source holds new columns, "drawn" two frames later.
+WATCH_JS = """() => {
+    const doc = Bokeh.documents[Bokeh.documents.length - 1];
+    const src = [...doc.all_models].filter(m => (m.type || m.constructor.name) === 'GlyphRenderer')
+        .map(r => r.data_source).find(s => s && s.data && 'ex' in s.data);
+    const marks = window.__loe_marks = {start: performance.now(), data: null, drawn: null};
+    if (!src) return;
+    const before = src.data.ex;
+    const tick = () => {
+        if (src.data.ex !== before) {
+            marks.data = performance.now();
+            requestAnimationFrame(() => requestAnimationFrame(() => { marks.drawn = performance.now(); }));
+        } else requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+}"""
 
 
 def main(extra):
@@ -72,11 +91,12 @@ def main(extra):
             while "n = 2,000," not in status.evaluate(TEXT_JS):
                 time.sleep(0.05)
             time.sleep(2)
-            lat, fits = [], []
+            lat, fits, arrive, draw = [], [], [], []
             for seed in range(1, 6):
                 old = status.evaluate(TEXT_JS)
                 box = page.locator(".loe-seed input").first
                 box.fill(str(seed))
+                page.evaluate(WATCH_JS)  # notes in the page when the embedding's data arrive and are drawn
                 t1 = time.perf_counter()
                 box.press("Enter")
                 while True:
@@ -86,6 +106,14 @@ def main(extra):
                     time.sleep(0.01)
                 page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 lat.append(time.perf_counter() - t1)
+                while True:
+                    marks = page.evaluate("() => window.__loe_marks")
+                    if marks.get("drawn") is not None or time.perf_counter() - t1 > 60:
+                        break
+                    time.sleep(0.01)
+                if marks.get("drawn") is not None:
+                    arrive.append((marks["data"] - marks["start"]) / 1000)
+                    draw.append((marks["drawn"] - marks["data"]) / 1000)
                 m = re.search(r"LOE fitted [0-9,]+ comparisons in ([0-9.]+) (ms|s|min)", txt)
                 if m:
                     fits.append(float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "min": 60.0}[m.group(2)])
@@ -97,10 +125,18 @@ def main(extra):
                 rest = sorted(a - f for a, f in zip(lat, fits))[len(fits) // 2]
                 print(f"  of which LOE's sampling and fit (fit_oracle): median {fmed:.2f} s; everything else "
                       f"(points, scores, publishing, building, sending and drawing the plots): median {rest:.2f} s")
+            if arrive:
+                print(f"  in the page: the embedding's new data arrive {sorted(arrive)[len(arrive) // 2]:.2f} s after "
+                      f"Enter (median) and are drawn {sorted(draw)[len(draw) // 2]:.3f} s later (two animation "
+                      "frames)")
             b.close()
     finally:
         proc.terminate()
-        proc.wait(15)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
     print(f"load average: {os.getloadavg()}")
 
 
