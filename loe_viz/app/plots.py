@@ -41,6 +41,8 @@ FONTSCALE = 1.35
 SQUARE = 480
 #: Side of the frames of the side-by-side embedding plots (two fit beside the sidebar at 1280 px).
 SQUARE_PAIR = 335
+#: Pixels a one-row legend below a plot takes (plots with one add them to their height).
+LEGEND_BELOW = 45
 #: Width of a plot shown two to a row (fits beside the sidebar at 1280 px).
 HALF_WIDTH = 410
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
