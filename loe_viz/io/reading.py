@@ -212,6 +212,7 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
+    spec.skipinit = spec.kind == "str"
     spec.first_extra = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop the extra fields
     off = bom
     for _ in range(spec.header_line):
@@ -240,7 +241,7 @@ def _records(src, spec, opts):
                         if ln.split() and not ln.lstrip().startswith("#"))
             return
         csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # labels of any length, as pandas reads them
-        reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=True), 0
+        reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=spec.skipinit), 0
         while True:
             try:
                 rec = next(reader)
@@ -365,13 +366,12 @@ def _factorize(s):
 
 
 def _empty(s):
-    """Mask of the empty fields of a text column (None when there are none)."""
-    import pandas as pd
-
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return (s.cat.codes == s.cat.categories.get_loc("")).to_numpy() if "" in s.cat.categories else None
-    e = (s.to_numpy(dtype=object) == "") if s.dtype.kind not in "iufb" else None
-    return e if e is not None and e.any() else None
+    """Mask of the blank fields of a text column (None when there are none)."""
+    if s.dtype.kind in "iufb":
+        return None
+    codes, uniq = _factorize(s)
+    e = np.array([not str(u).strip() for u in uniq] + [False])[codes]
+    return e if e.any() else None
 
 
 def _read_text(src, opts, fmt, lim) -> TripletData:
@@ -389,25 +389,22 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
     if spec.ignored:
         notes.append(f"ignored column(s): {', '.join(spec.ignored)}")
     skip, crowd, ncols = opts["errors"] == "skip", spec.layout == "crowd", len(spec.roles)
-    stream, n_nl, n_cr = src.rewind(spec.data_start), 0, 0
-    while chunk := stream.read(1 << 20):  # at most one row per line: the output is allocated once
-        n_nl, n_cr = n_nl + chunk.count(b"\n"), n_cr + chunk.count(b"\r")
-    cap = max(n_nl, n_cr) + 1
     cols = _Columns(spec, opts, lim, name)
+    # pandas' integer parser skips the spaces around a number itself; skipinitialspace doubles its time
     kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=list(range(ncols)),
-              index_col=False, na_filter=False, comment="#", skipinitialspace=True, encoding=opts["encoding"],
-              engine="c", chunksize=_CHUNK,
+              index_col=False, na_filter=False, comment="#", skipinitialspace=spec.skipinit, low_memory=False,
+              encoding=opts["encoding"], engine="c", chunksize=_CHUNK,
               dtype=None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
                                                      in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"})
-    st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
-              codes=np.empty((cap, 3), np.int8) if crowd else None, recs=np.empty(cap if crowd and skip else 0, np.int64))
+    st = dict(parts=[], codes=[], recs=[], rec=0, skipped=[], n_skipped=0)
 
     def take(df, rec_of=None):
-        blank = _empty(df[0])  # rows whose fields are all empty (an indented comment line) are no records
+        blank = _empty(df[0])  # rows whose fields are all blank (an indented comment line) are no records
         for j in df.columns[1:] if blank is not None else ():
-            blank &= _empty(df[j]) if _empty(df[j]) is not None else False
+            e = _empty(df[j])
+            blank &= e if e is not None else False
         df = df if blank is None or not blank.any() else df[~blank]
-        k, r0, m = len(df), st["rec"], st["m"]
+        k, r0 = len(df), st["rec"]
         st["rec"] += k
         if not k:
             return
@@ -419,15 +416,12 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
             st["n_skipped"] += int(bad.sum())
             st["skipped"] += recs[bad][:MAX_NOTES].tolist()
             h, a, b, recs, codes = h[~bad], a[~bad], b[~bad], recs[~bad], None if codes is None else codes[~bad]
-        if max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1 and st["out"].dtype != np.int64:
-            st["out"] = st["out"].astype(np.int64)
-        for j, c in enumerate((h, a, b)):
-            st["out"][m:m + len(h), j] = c
-        if crowd:
-            st["codes"][m:m + len(h)] = codes
-        if crowd and skip:
-            st["recs"][m:m + len(h)] = recs
-        st["m"] = m + len(h)
+        big = max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1
+        out = np.empty((len(h), 3), dtype=np.int64 if big else np.int32)
+        out[:, 0], out[:, 1], out[:, 2] = h, a, b
+        st["parts"].append(out)
+        st["codes"].append(codes)
+        st["recs"].append(recs)
 
     try:
         if spec.first_extra:
@@ -440,7 +434,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         records = _bad_records(src, spec, opts, cols.judge, str(exc), skip)
         good = [r for r, (_, f) in enumerate(records) if len(f) == ncols]
         wrong = [r for r, (_, f) in enumerate(records) if len(f) != ncols]
-        st.update(m=0, rec=0, n_skipped=len(wrong), skipped=wrong[:MAX_NOTES])
+        st.update(parts=[], codes=[], recs=[], rec=0, n_skipped=len(wrong), skipped=wrong[:MAX_NOTES])
         take(pd.DataFrame([records[r][1] for r in good], columns=range(ncols), dtype=object),
              np.asarray(good, dtype=np.int64))
     except UnicodeDecodeError:
@@ -448,7 +442,9 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         start = len(raw.decode(opts["encoding"], "replace").split("\ufffd", 1)[0].encode(opts["encoding"]))
         raise err(name, f"is not valid {opts['encoding']} text (byte 0x{raw[start]:02x}); pass encoding= with the "
                         "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
-    tri = _resolve_answers(src, spec, opts, cols.judge, st, notes) if crowd and st["m"] else st["out"][:st["m"]]
+    tri = np.concatenate(st["parts"]) if st["parts"] else np.empty((0, 3), np.int32)
+    if crowd and len(tri):
+        tri = _resolve_answers(src, spec, opts, cols.judge, st, tri, notes)
     notes.extend(sorted(cols.notes))
     if st["n_skipped"]:
         shown = "; ".join(f"line {ln}: {cols.judge.problem(f, st.get('mode')) or 'cannot be read'}"
@@ -486,10 +482,10 @@ def _bad_records(src, spec, opts, judge, message, skip):
     return records
 
 
-def _resolve_answers(src, spec, opts, judge, st, notes):
+def _resolve_answers(src, spec, opts, judge, st, tri, notes):
     """Pick the file's answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
-    m, C = st["m"], st["codes"]
-    fails = {md: int((C[:m, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
+    C = np.concatenate(st["codes"])
+    fails = {md: int((C[:, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
     mode = shown = opts["answer"]
     if mode == "auto":
         fit = [md for md in ANSWER_MODES if fails[md] == 0]
@@ -497,13 +493,13 @@ def _resolve_answers(src, spec, opts, judge, st, notes):
         shown = mode if fit else "auto"
     st["mode"] = mode
     notes.append(ANSWER_NOTE[mode])
-    code, tri = C[:m, ANSWER_MODES.index(mode)], st["out"][:m]
+    code = C[:, ANSWER_MODES.index(mode)]
     if fails[mode]:
         bad = code < 0
         if opts["errors"] != "skip":  # no row was dropped: rows are records
             _raise_row(src, spec, opts, judge, int(np.argmax(bad)), shown)
         st["n_skipped"] += int(bad.sum())
-        st["skipped"] += st["recs"][:m][bad][:MAX_NOTES].tolist()
+        st["skipped"] += np.concatenate(st["recs"])[bad][:MAX_NOTES].tolist()
         tri, code = tri[~bad], code[~bad]
     tri[code == 1, 1:] = tri[code == 1, 2:0:-1]
     return tri
