@@ -17,7 +17,7 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       Judge, RowError, TripletData, check_read_args, err, finish_int, finish_str, is_number,
                       layout_from_roles, roles_from_header)
 
-_CHUNK = 1 << 16  # rows per pandas chunk (its parser buffers stay a few MB)
+_CHUNK = 1 << 15  # rows per pandas chunk: its parser buffers take ~3 MB (2**16 rows: 6 MB, for no speed)
 _SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
@@ -137,6 +137,10 @@ def _split(line: str, delim):
         return line.split() if delim is None else next(csv.reader([line], delimiter=delim, skipinitialspace=True))
     except (csv.Error, StopIteration):
         return line.split(delim)
+
+
+class _Typed(Exception):
+    """pandas could not read a column as int64."""
 
 
 class _Spec:
@@ -374,6 +378,16 @@ def _empty(s):
     return e if e.any() else None
 
 
+def _scan(src, spec):
+    """An upper bound on the data rows (one per line: the output is allocated once) and whether a cell could be a
+    float such as '3.0' (int64 columns would take it silently)."""
+    stream, n_nl, n_cr, floats = src.rewind(spec.data_start), 0, 0, False
+    while block := stream.read(1 << 20):
+        n_nl, n_cr = n_nl + block.count(b"\n"), n_cr + block.count(b"\r")
+        floats = floats or b"." in block or b"e" in block or b"E" in block
+    return max(n_nl, n_cr) + 1, floats
+
+
 def _read_text(src, opts, fmt, lim) -> TripletData:
     import pandas as pd
 
@@ -393,10 +407,12 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
     # pandas' integer parser skips the spaces around a number itself; skipinitialspace doubles its time
     kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=list(range(ncols)),
               index_col=False, na_filter=False, comment="#", skipinitialspace=spec.skipinit, low_memory=False,
-              encoding=opts["encoding"], engine="c", chunksize=_CHUNK,
-              dtype=None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
-                                                     in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"})
-    st = dict(parts=[], codes=[], recs=[], rec=0, skipped=[], n_skipped=0)
+              encoding=opts["encoding"], engine="c", chunksize=_CHUNK)
+    kw_dtype = None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
+                                                in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"}
+    cap, floats = _scan(src, spec)
+    st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
+              codes=np.empty((cap, 3), np.int8) if crowd else None, recs=np.empty(cap if crowd and skip else 0, np.int64))
 
     def take(df, rec_of=None):
         blank = _empty(df[0])  # rows whose fields are all blank (an indented comment line) are no records
@@ -404,7 +420,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
             e = _empty(df[j])
             blank &= e if e is not None else False
         df = df if blank is None or not blank.any() else df[~blank]
-        k, r0 = len(df), st["rec"]
+        k, r0, m = len(df), st["rec"], st["m"]
         st["rec"] += k
         if not k:
             return
@@ -416,25 +432,45 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
             st["n_skipped"] += int(bad.sum())
             st["skipped"] += recs[bad][:MAX_NOTES].tolist()
             h, a, b, recs, codes = h[~bad], a[~bad], b[~bad], recs[~bad], None if codes is None else codes[~bad]
-        big = max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1
-        out = np.empty((len(h), 3), dtype=np.int64 if big else np.int32)
-        out[:, 0], out[:, 1], out[:, 2] = h, a, b
-        st["parts"].append(out)
-        st["codes"].append(codes)
-        st["recs"].append(recs)
+        if max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1 and st["out"].dtype != np.int64:
+            st["out"] = st["out"].astype(np.int64)
+        st["out"][m:m + len(h), 0], st["out"][m:m + len(h), 1], st["out"][m:m + len(h), 2] = h, a, b
+        if crowd:
+            st["codes"][m:m + len(h)] = codes
+        if crowd and skip:
+            st["recs"][m:m + len(h)] = recs
+        st["m"] = m + len(h)
+
+    def frames(dtype):
+        with warnings.catch_warnings(), pd.read_csv(src.rewind(spec.data_start), dtype=dtype, **kw) as reader:
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            while True:
+                try:
+                    df = next(reader)
+                except StopIteration:
+                    return
+                except (ValueError, OverflowError) as exc:  # a cell the int64 columns refuse: read again, typed
+                    if dtype is kw_dtype or isinstance(exc, (pd.errors.ParserError, UnicodeDecodeError)):
+                        raise
+                    raise _Typed from None
+                yield df
 
     try:
         if spec.first_extra:
             raise pd.errors.ParserError("the first row has too many fields")
-        with warnings.catch_warnings(), pd.read_csv(src.rewind(spec.data_start), **kw) as reader:
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            for df in reader:
+        try:  # integer ids: int64 columns first (pandas then skips inferring each column's type)
+            for df in frames({j: np.int64 for j, r in enumerate(spec.roles) if r in ITEM_WORD}
+                             if spec.kind == "int" and not floats else kw_dtype):
+                take(df)
+        except _Typed:
+            st.update(m=0, rec=0, skipped=[], n_skipped=0)
+            for df in frames(kw_dtype):
                 take(df)
     except pd.errors.ParserError as exc:  # a line pandas cannot split: word it, or read the records in Python
         records = _bad_records(src, spec, opts, cols.judge, str(exc), skip)
         good = [r for r, (_, f) in enumerate(records) if len(f) == ncols]
         wrong = [r for r, (_, f) in enumerate(records) if len(f) != ncols]
-        st.update(parts=[], codes=[], recs=[], rec=0, n_skipped=len(wrong), skipped=wrong[:MAX_NOTES])
+        st.update(m=0, rec=0, n_skipped=len(wrong), skipped=wrong[:MAX_NOTES])
         take(pd.DataFrame([records[r][1] for r in good], columns=range(ncols), dtype=object),
              np.asarray(good, dtype=np.int64))
     except UnicodeDecodeError:
@@ -442,7 +478,7 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         start = len(raw.decode(opts["encoding"], "replace").split("\ufffd", 1)[0].encode(opts["encoding"]))
         raise err(name, f"is not valid {opts['encoding']} text (byte 0x{raw[start]:02x}); pass encoding= with the "
                         "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
-    tri = np.concatenate(st["parts"]) if st["parts"] else np.empty((0, 3), np.int32)
+    tri = st["out"][:st["m"]]
     if crowd and len(tri):
         tri = _resolve_answers(src, spec, opts, cols.judge, st, tri, notes)
     notes.extend(sorted(cols.notes))
@@ -484,7 +520,7 @@ def _bad_records(src, spec, opts, judge, message, skip):
 
 def _resolve_answers(src, spec, opts, judge, st, tri, notes):
     """Pick the file's answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
-    C = np.concatenate(st["codes"])
+    C = st["codes"][:st["m"]]
     fails = {md: int((C[:, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
     mode = shown = opts["answer"]
     if mode == "auto":
@@ -499,7 +535,10 @@ def _resolve_answers(src, spec, opts, judge, st, tri, notes):
         if opts["errors"] != "skip":  # no row was dropped: rows are records
             _raise_row(src, spec, opts, judge, int(np.argmax(bad)), shown)
         st["n_skipped"] += int(bad.sum())
-        st["skipped"] += np.concatenate(st["recs"])[bad][:MAX_NOTES].tolist()
+        st["skipped"] += st["recs"][:st["m"]][bad][:MAX_NOTES].tolist()
         tri, code = tri[~bad], code[~bad]
-    tri[code == 1, 1:] = tri[code == 1, 2:0:-1]
+    swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
+    near = np.where(swap, tri[:, 2], tri[:, 1])
+    tri[:, 2] = np.where(swap, tri[:, 1], tri[:, 2])
+    tri[:, 1] = near
     return tri
