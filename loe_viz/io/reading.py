@@ -17,8 +17,8 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       Judge, RowError, TripletData, check_read_args, err, finish_int, finish_str, is_number,
                       layout_from_roles, roles_from_header)
 
-_CHUNK = 1 << 15  # rows per pandas chunk of integers: its parser buffers take ~3 MB (2**16 rows: 6 MB, for no speed);
-# text labels are read in chunks 8 times longer (their distinct labels are judged once per chunk)
+_CHUNK = 1 << 15  # rows per pandas chunk of integers (its parser buffers take ~3 MB); 8 times more for text labels
+# (their distinct labels are judged once per chunk) and for large files
 _SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
@@ -406,12 +406,14 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
     skip, crowd, ncols = opts["errors"] == "skip", spec.layout == "crowd", len(spec.roles)
     cols = _Columns(spec, opts, lim, name)
     # pandas' integer parser skips the spaces around a number itself; skipinitialspace doubles its time
+    cap, floats = _scan(src, spec)
+    # chunks of 2**15 rows up to 2**18 for large files (pandas builds a DataFrame per chunk); text labels: 2**18
+    rows = max(_CHUNK, min(cap // 16, _CHUNK * 8)) if spec.kind == "int" else _CHUNK * 8
     kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=list(range(ncols)),
               index_col=False, na_filter=False, comment="#", skipinitialspace=spec.skipinit, low_memory=False,
-              encoding=opts["encoding"], engine="c", chunksize=_CHUNK if spec.kind == "int" else _CHUNK * 8)
+              encoding=opts["encoding"], engine="c", chunksize=rows)
     kw_dtype = None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
                                                 in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"}
-    cap, floats = _scan(src, spec)
     st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
               codes=np.empty((cap, 3), np.int8) if crowd else None,
               recs=np.empty(cap if crowd and skip else 0, np.int64))
