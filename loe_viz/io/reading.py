@@ -219,10 +219,9 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
     spec.skipinit = spec.kind == "str"
     spec.first_extra = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop the extra fields
-    off = bom
-    for _ in range(spec.header_line):
-        off = raw.find(b"\n", off) + 1 or len(raw)
-    spec.data_start, spec.first_line = off, spec.header_line + 1
+    ends = [m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
+    off = bom if not spec.header_line else bom + ends[-1] if len(ends) == spec.header_line else len(raw)
+    spec.data_start, spec.first_line = off, spec.header_line + 1  # lines may end in CR LF, LF or a lone CR
     return spec
 
 
@@ -384,7 +383,8 @@ def _scan(src, spec):
     float such as '3.0' (int64 columns would take it silently)."""
     stream, n_nl, n_cr, floats = src.rewind(spec.data_start), 0, 0, False
     while block := stream.read(1 << 20):
-        n_nl, n_cr = n_nl + block.count(b"\n"), n_cr + block.count(b"\r")
+        n_nl += block.count(b"\n")
+        n_cr += 0 if n_nl else block.count(b"\r")  # lines end in a lone CR only in a file without LF
         floats = floats or b"." in block or b"e" in block or b"E" in block
     return max(n_nl, n_cr) + 1, floats
 
