@@ -19,6 +19,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from .serving import take_upload, upload_box
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
@@ -153,9 +154,11 @@ class Explorer(Viewer):
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
                                                    options={"random": "random", "MaxMin": "maxmin"},
                                                    sizing_mode="stretch_width")
-        self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
-                                    label="Upload points (CSV)", css_classes=["loe-upload"])
-        self.w_upload.param.watch(self._on_upload, ["value", "filename"])
+        # refuses a file over the size limit in the browser, before sending it
+        self.w_upload = upload_box("Upload points (CSV)", accept=".csv,.tsv,.txt,.npy",
+                                   sizing_mode="stretch_width", css_classes=["loe-upload"])
+        self.w_upload.param.watch(self._on_upload, ["value", "filename"] if "filename" in self.w_upload.param
+                                  else ["value"])
         self.b_run = W.Button(label="Run", color="primary",
                               description="Run the pipeline now, even when the estimate is large")
         self.b_run.on_click(lambda e: self.state.run(force=True))
@@ -396,12 +399,10 @@ class Explorer(Viewer):
             s.kind = event.new
 
     def _on_upload(self, *events):
-        # value and filename arrive together: read both after the update (the name of this file,
-        # not the previous one)
-        # (an empty file arrives as a new file name with no value)
-        if not self.w_upload.filename and self.w_upload.value is None:
-            return
-        self.state.load_file(self.w_upload.value or b"", self.w_upload.filename or "upload.csv")
+        got = take_upload(self.w_upload)
+        if got is not None:
+            name, content = got
+            self.state.load_file(content, name or "upload.csv")
 
     # ------------------------------------------------------------------ lessons
     def open_lesson(self, key: str) -> None:
