@@ -44,6 +44,20 @@ _ACCENT = "#2b6cb0"
 FIRST_RESULT_TIMEOUT = 60.0
 
 
+def _step_by_name_in_url(location) -> None:
+    """Turn ``?step=Embedding`` (a step's name, any case) into its index, which the state syncs.
+
+    The link syncing applies the query in one update: a name, which the integer
+    ``step`` refuses, would also drop every other setting of the link.
+    """
+    raw = (location.query_params or {}).get("step")
+    if not isinstance(raw, str):
+        return
+    index = {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
+    if index is not None:
+        location.update_query(step=index)
+
+
 class Explorer(Viewer):
     """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
 
@@ -101,6 +115,7 @@ class Explorer(Viewer):
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
+                _step_by_name_in_url(pn.state.location)
                 pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
             self._open_lesson_from_url()
         if own:
@@ -347,7 +362,8 @@ class Explorer(Viewer):
     def _watch_connection(self, doc=None):
         if self._closed or connection_count(doc) != 0:
             return
-        if self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy:
+        if (self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy
+                or self._lessons.sweep.running):
             log.info("LOE explorer page closed during a run: cancelling it")
             self.cancel()
 

@@ -158,6 +158,18 @@ def test_upload_over_the_limit_is_refused_in_the_page_and_the_session_lives(serv
         ctx.close()
 
 
+def test_a_step_named_in_the_link_opens_on_first_load(server, browser):
+    ctx, page = _open(browser, f"{server.url}?n=240&step=Embedding")
+    try:
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 240,")
+        step = page.locator(".loe-step").first.evaluate(_STATUS_JS)
+        assert "Step 6 of 7: Embedding" in step, step
+        assert re.search(r"[?&]step=5", page.url), page.url
+        assert "could not be applied" not in page.evaluate(_ALL_TEXT_JS)
+    finally:
+        ctx.close()
+
+
 def _raw_websocket(port: int, path: str, origin: str | None) -> bytes:
     key = base64.b64encode(os.urandom(16)).decode()
     lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
