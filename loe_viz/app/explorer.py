@@ -309,7 +309,10 @@ class Explorer(Viewer):
         self._closed = True
         for doc, cb in self._doc_callbacks:
             d = doc()
-            if d is not None:
+            # a destroyed document (a discarded session: session_context None) has dropped its
+            # callbacks already; removing one would raise inside bokeh's patch_curdoc, which then
+            # keeps its entry in bokeh.io.doc._PATCHED_CURDOCS for good
+            if d is not None and d.session_context is not None:
                 try:
                     d.remove_timeout_callback(cb) if hasattr(cb, "timeout") else d.remove_periodic_callback(cb)
                 except Exception:  # already fired, or removed with the document being destroyed

@@ -36,7 +36,10 @@ def _wait(cond, timeout: float, step: float = 0.2) -> bool:
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
 def test_closed_sessions_leave_nothing_alive():
     sync_api = pytest.importorskip("playwright.sync_api")
+    from bokeh.io.doc import _PATCHED_CURDOCS
+
     before = live(*STATE_CLASSES)  # objects other tests of this process may still hold
+    patched = len(_PATCHED_CURDOCS)
     srv = InProcessServer(unused_ms=3000)
     try:
         with sync_api.sync_playwright() as p:
@@ -53,7 +56,53 @@ def test_closed_sessions_leave_nothing_alive():
         assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
         counts = live(*STATE_CLASSES)
         assert counts == before, (counts, before)
+        # closing a discarded session touches no destroyed document (bokeh's curdoc stack stays flat)
+        assert len(_PATCHED_CURDOCS) == patched, len(_PATCHED_CURDOCS)
         assert job_threads() == []
+    finally:
+        srv.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_eight_concurrent_sessions_each_show_their_own_result():
+    import re
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from loe_viz.app.explorer import Explorer
+
+    import gc
+
+    def explorers():
+        return [e for e in gc.get_objects() if isinstance(e, Explorer) and not e._closed]
+
+    earlier = {id(e) for e in explorers()}
+    srv = InProcessServer(unused_ms=3000)
+    configs = [(200 + 40 * k, k) for k in range(8)]
+    try:
+        with sync_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            pages = []
+            for n, seed in configs:  # every page requested before any result is awaited
+                ctx = b.new_context()
+                page = ctx.new_page()
+                page.goto(f"{srv.url}?n={n}&seed={seed}", wait_until="commit", timeout=180_000)
+                pages.append((ctx, page))
+            shown = []
+            for (ctx, page), (n, seed) in zip(pages, configs):
+                page.get_by_text(re.compile(rf"n = {n:,}, d = 2")).first.wait_for(timeout=300_000)
+                url = page.url
+                shown.append((int(re.search(r"[?&]n=(\d+)", url).group(1)),
+                              int(re.search(r"[?&]seed=(\d+)", url).group(1))))
+            used = sorted((e.state.config_used["n"], e.state.config_used["seed"])
+                          for e in explorers() if id(e) not in earlier)
+            for ctx, _ in pages:
+                ctx.close()
+            b.close()
+        assert shown == configs
+        assert used == configs  # each session computed its own configuration, once
+        assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
     finally:
         srv.stop()
 
