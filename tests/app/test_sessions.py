@@ -107,6 +107,44 @@ def test_eight_concurrent_sessions_each_show_their_own_result():
         srv.stop()
 
 
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import gc
+
+    from loe_viz.app.explorer import Explorer
+
+    srv = InProcessServer(unused_ms=120_000)  # the session outlives the test: only the closed tab stops the sweep
+    try:
+        with sync_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            earlier = {id(o) for o in gc.get_objects() if isinstance(o, Explorer)}
+            ctx = b.new_context()
+            page = ctx.new_page()
+            page.goto(f"{srv.url}?n=200", timeout=180_000)
+            page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
+            (e,) = [o for o in gc.get_objects() if isinstance(o, Explorer) and id(o) not in earlier]
+            sweep = e._lessons.sweep
+            started = threading.Event()
+
+            def start():
+                sweep.param.update(variable="n", values=[10_000, 20_000], seeds=3, budget=20.0, n_landmarks=20)
+                e._lessons._sweep_view._run.clicks += 1
+                started.set()
+            e.state.dispatch(start)
+            assert started.wait(30) and _wait(lambda: sweep.running, 10)
+            time.sleep(1.0)
+            assert sweep.running
+            ctx.close()
+            assert _wait(lambda: sweep._thread is None or not sweep._thread.is_alive(), 10), "the sweep went on"
+            assert srv.session_count() == 1 and not e._closed  # stopped by the closed tab, not by the discard
+            b.close()
+    finally:
+        srv.stop()
+
+
 def test_cancel_stops_the_worker_promptly():
     s = ExplorerState(background=True, auto_update=False, n_jobs=2, n=20_000, d=2, n_landmarks=50,
                       budget_unit="per_landmark", budget=400_000.0)
