@@ -197,3 +197,33 @@ def test_a_step_named_in_the_link_is_applied_with_the_other_settings():
     loc = Location(search="?step=Nowhere")
     _step_by_name_in_url(loc)
     assert loc.query_params["step"] == "Nowhere"
+
+
+def test_a_cancel_reaches_the_ordinal_polish_of_loe():
+    """The polish ran without a heartbeat: a "Your triplets" fit went on for seconds after Cancel."""
+    import numpy as np
+
+    from loe_viz import LOE
+
+    rng = np.random.default_rng(3)
+    n = 1500
+    X = rng.normal(size=(n, 2))
+    T = rng.integers(0, n, size=(200_000, 3))
+    T = T[(T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])]
+    far = ((X[T[:, 0]] - X[T[:, 1]]) ** 2).sum(1) > ((X[T[:, 0]] - X[T[:, 2]]) ** 2).sum(1)
+    T[far] = T[far][:, [0, 2, 1]]
+
+    class Stop(Exception):
+        pass
+
+    stages = []
+
+    def progress(stage, done, total):
+        stages.append((stage, done, total))
+        if stage == "refine":
+            raise Stop
+
+    with pytest.raises(Stop):
+        LOE(n_components=2, n_landmarks=40, refine="ordinal", random_state=0).fit(T, n_items=n, progress=progress)
+    assert stages[-1] == ("refine", 0, 1)  # stopped by a heartbeat inside the polish, not after it
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
