@@ -317,6 +317,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import logging
     logging.basicConfig(level=logging.WARNING)
+    # Tornado reports a write to a tab that has just closed as "Task exception was never retrieved"
+    # (WebSocketClosedError); expected here, where tabs close while their session pushes updates
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     from playwright.sync_api import sync_playwright
 
     from _runinfo import code_version
