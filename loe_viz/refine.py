@@ -50,6 +50,8 @@ class RefineResult:
     order_agreement : float
         Mean Spearman correlation, over the landmarks, between the embedding's
         distances to the landmark and its scores (1: every order reproduced).
+        The polish returns the iterate where this was highest, and stops once it
+        has not risen for ``patience`` outer iterations.
     start : str
         Where the polish started: ``"lmds"`` (LOE's embedding) or ``"ranks"``
         (:func:`rank_start`).
@@ -85,6 +87,7 @@ def ordinal_refine(
     max_iter: int = 200,
     inner_iter: int = 50,
     tol: float = 1e-4,
+    patience: int = 5,
 ) -> RefineResult:
     """Fit the embedding to the order of each landmark's scores (non-metric landmark MDS).
 
@@ -104,6 +107,11 @@ def ordinal_refine(
     inner_iter : int, default 50
     tol : float, default 1e-4
         Stop when an outer iteration lowers the stress by less than this fraction.
+    patience : int, default 5
+        Stop when the order agreement has not improved for this many outer
+        iterations. On sparse or rank-like scores the stress can keep falling
+        while the fit drifts toward a degenerate configuration that reproduces
+        the orders worse; the best iterate is returned.
 
     Returns
     -------
@@ -111,11 +119,12 @@ def ordinal_refine(
     """
     landmarks = np.asarray(landmarks, dtype=np.int64)
     orders, weight = _orders(np.asarray(R), landmarks, unranked)
-    return _refine(Y0, landmarks, orders, weight, max_iter=max_iter, inner_iter=inner_iter, tol=tol)
+    return _refine(Y0, landmarks, orders, weight, max_iter=max_iter, inner_iter=inner_iter, tol=tol,
+                   patience=patience)
 
 
-def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1e-4, start="lmds",
-            progress=None) -> RefineResult:
+def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1e-4, patience=5,
+            start="lmds", progress=None) -> RefineResult:
     """:func:`ordinal_refine` on orders already sorted by :func:`_orders`.
 
     ``progress``, when given, gets ``progress("refine", 0, 1)`` (a heartbeat) at most
@@ -144,6 +153,8 @@ def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1
     history = []
     converged = False
     it = 0
+    best_Y, best_agreement, best_it = Y.copy(), _agreement(Y, landmarks, orders), 0
+    scored = not np.isnan(best_agreement)  # False when no order is long enough to score: stress alone stops
 
     def fun(y):
         f = linalg.landmark_stress(y.reshape(n, d), landmarks, target, weight, grad)
@@ -164,9 +175,16 @@ def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1
                            callback=None if progress is None else beat)
             Y = np.ascontiguousarray(res.x.reshape(n, d))
             history.append(float(np.sqrt(res.fun / np.sum(target[counted] ** 2))))
+            agreement = _agreement(Y, landmarks, orders)
+            if agreement > best_agreement:
+                best_Y, best_agreement, best_it = Y.copy(), agreement, it
             if len(history) > 1 and history[-2] - history[-1] <= tol * history[-2]:
                 converged = True
                 break
+            if scored and it - best_it >= patience:
+                break
+    if scored:
+        Y = best_Y
     Y -= Y.mean(0)
     size = np.sqrt(np.mean(np.sum(Y ** 2, axis=1)))
     if size > 0 and size0 > 0:

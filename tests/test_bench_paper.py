@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the paper benchmarks at a reduced size
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_paper.py"
 BASELINES = ("STE", "TSTE", "SOE", "GNMDS", "CKL")
 

@@ -26,6 +26,8 @@ from loe_viz.metrics import procrustes_error
 from loe_viz.oracle import total_budget
 from loe_viz.points import load_points
 
+pytestmark = pytest.mark.slow  # every test starts the command in a new Python process
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 

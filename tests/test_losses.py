@@ -175,6 +175,7 @@ def test_parallel_equals_serial(kind, n_threads):
     np.testing.assert_allclose(g2, g1, rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.slow  # compiles the int64 and general-d specialisations
 @pytest.mark.parametrize("kind", KINDS)
 def test_int64_triplets_and_general_dimension(kind):
     rng = np.random.default_rng(8)

@@ -64,6 +64,7 @@ def test_unranked_items_do_not_count_for_their_landmark():
     assert procrustes_error(X, res.embedding) < 1e-3
 
 
+@pytest.mark.slow
 def test_rank_start_and_polish_keep_the_better_of_two_starts():
     from loe_viz.refine import order_agreement, polish, rank_start
 
@@ -85,3 +86,25 @@ def test_rank_start_and_polish_keep_the_better_of_two_starts():
     assert res is not None and res.order_agreement > order_agreement(near, R, landmarks)
     assert procrustes_error(X, res.embedding) < 2e-3
     assert polish(X, R, landmarks, 2) is None  # nothing beats the truth: LMDS is kept
+
+
+
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_polish_stops_once_the_order_agreement_stops_rising():
+    """Sparse noiseless scores: the stress keeps falling long after the orders stop being fitted better."""
+    import loe_viz as lv
+    from loe_viz.refine import _agreement, _orders, _refine
+
+    X = make_points("gaussian", 600, random_state=3)
+    T = lv.TripletOracle(X, temperature=0.0, random_state=4).landmark_triplets(np.array([10, 200, 350, 420, 590]),
+                                                                              1500)
+    model = lv.LOE(n_components=2, refine=None, random_state=5).fit(T)
+    ranking = model.stages_.ranking
+    orders, weight = _orders(np.asarray(ranking.R), model.landmarks_, ranking.unranked)
+    res = _refine(model.embedding_, model.landmarks_, orders, weight, max_iter=60, patience=5)
+    assert not res.converged and res.n_iter < 60  # the stress alone would have run all 60
+    assert res.order_agreement == pytest.approx(_agreement(res.embedding, model.landmarks_, orders))
+    assert res.order_agreement > _agreement(model.embedding_, model.landmarks_, orders) + 0.1
+    # the returned iterate is the best: no more outer iterations from the same start fit the orders better
+    longer = _refine(model.embedding_, model.landmarks_, orders, weight, max_iter=res.n_iter + 10, patience=10**6)
+    assert longer.order_agreement == pytest.approx(res.order_agreement)

@@ -106,6 +106,7 @@ def test_stored_triplets_handle_only_for_whole_file_maps(stored):
     assert StoredTriplets.from_array(mm, np.ascontiguousarray(mm, dtype=np.int64)) is None  # converted: a copy
 
 
+@pytest.mark.slow  # starts a local dask cluster
 def test_dask_local_cluster_equals_serial(X, triplets, stored, serial):
     distributed = pytest.importorskip("distributed")
     with warnings.catch_warnings():

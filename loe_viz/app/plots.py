@@ -41,10 +41,18 @@ FONTSCALE = 1.35
 SQUARE = 480
 #: Side of the frames of the side-by-side embedding plots (two fit beside the sidebar at 1280 px).
 SQUARE_PAIR = 335
+#: Pixels a one-row legend below a plot takes (plots with one add them to their height).
+LEGEND_BELOW = 45
 #: Width of a plot shown two to a row (fits beside the sidebar at 1280 px).
 HALF_WIDTH = 410
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
 LANDMARK_COLOR = "#111111"
+
+#: Plot option drawing with the 2-D canvas rather than HoloViews' default WebGL: a few thousand
+#: marks draw in milliseconds either way, but WebGL without a GPU (software rendering, as in
+#: many lecture-hall machines and headless browsers) copies every frame back to the page
+#: (about 0.5 s per redraw of the embedding at n = 2000).
+CANVAS = {"plot.output_backend": "canvas"}
 
 _TOOLS = ["hover", "box_zoom", "wheel_zoom", "pan", "reset", "save"]
 
@@ -270,20 +278,33 @@ class _SharedSource:
     """Plot hook: the first plot rendered keeps its data source, later ones (same document) use it.
 
     Both elements carry every column (``x, y, ex, ey, ...``), so one
-    ``ColumnDataSource`` serves both glyphs and its selection is shared.
+    ``ColumnDataSource`` serves both glyphs and its selection is shared.  The
+    document is Panel's current one while the plots are built (their own is not
+    set yet), so the same elements shown in another page (or exported) get a
+    source of their own.
     """
 
     def __init__(self):
-        self._sources = {}
+        self._sources = {}  # id(document) -> (weak reference to the document, source)
 
     def __call__(self, plot, element):
+        import weakref
+
         renderer = plot.handles.get("glyph_renderer")
         if renderer is None:
             return
-        key = id(plot.document) if plot.document is not None else None
-        src = self._sources.get(key)
+        doc = plot.document
+        if doc is None:
+            from panel.io.state import state  # the plots are built by Panel panes
+
+            doc = state.curdoc
+        for k in [k for k, (ref, _) in self._sources.items() if ref is not None and ref() is None]:
+            del self._sources[k]  # documents that are gone
+        key = id(doc) if doc is not None else None
+        hit = self._sources.get(key)
+        src = None if hit is None or (hit[0] is not None and hit[0]() is not doc) else hit[1]
         if src is None:
-            self._sources[key] = renderer.data_source
+            self._sources[key] = (weakref.ref(doc) if doc is not None else None, renderer.data_source)
         elif src is not renderer.data_source and set(renderer.data_source.data) <= set(src.data):
             renderer.data_source = src
 
@@ -348,13 +369,46 @@ def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_
     return left, right, overlay
 
 
-class LiveEmbedding:
-    """The embedding plots as DynamicMaps fed by one ``Pipe``: new results only patch data.
+def _feed():
+    """A ``Pipe`` whose data can also be replaced without redrawing (its plots were patched in place).
 
-    Rebuilding the plots costs about a second of bokeh model creation at n = 2000;
-    sending new data through the pipe updates the existing plots' data sources
-    instead, which keeps a control change well under a second.  Used below
-    :data:`RASTER_ABOVE` points (above, the rasterised plots are rebuilt).
+    Its memoization key is a version bumped by every change, so a plot rendered
+    later (a new page, an HTML export) evaluates the DynamicMaps on the newest data.
+    """
+    from holoviews.streams import Pipe
+
+    class Feed(Pipe):
+        def __init__(self, data=None, **params):
+            super().__init__(data=data, **params)
+            self.version = 0
+
+        @property
+        def hashkey(self):
+            return {"_memoize_key": self.version}
+
+        def send(self, data):
+            self.version += 1
+            super().send(data)
+
+        def put(self, data):
+            """Replace the data without redrawing the plots that show it."""
+            self.version += 1
+            self.update(data=data)
+
+    return Feed()
+
+
+class LiveEmbedding:
+    """The embedding plots, drawn once and then updated in place.
+
+    The first results build HoloViews DynamicMaps fed by one ``Pipe``.  Later
+    results replace the data of the bokeh ``ColumnDataSource``s and the axis
+    ranges of every rendered plot directly (compact float32/uint8 columns, one
+    batch of events per page): neither HoloViews nor bokeh builds a model, so the
+    browser only redraws the glyphs.  Re-running the DynamicMaps instead costs
+    about a second at n = 2000, most of it bokeh re-indexing every model of the
+    page.  When a rendered plot does not have the expected columns (another
+    HoloViews version), the update goes through the pipe as before.
 
     Parameters
     ----------
@@ -362,15 +416,28 @@ class LiveEmbedding:
         Side of the square side-by-side plots.
     """
 
-    def __init__(self, size: int = SQUARE_PAIR):
-        from holoviews.streams import Pipe
+    #: The glyph data sources of the plots, by role: role -> columns HoloViews gives it.
+    ROLES = {
+        "points": ("x", "y", "ex", "ey", "cidx", "item", "error", "msize", "color"),
+        "segments": ("x", "y", "x1", "y1", "color"),
+        "truth": ("x", "y"),
+        "estimate": ("x1", "y1", "color"),
+        "stars": ("x1", "y1", "landmark", "item"),
+        "labels": ("x1", "y1", "landmark"),
+    }
 
-        self.pipe = Pipe(data=None)
+    def __init__(self, size: int = SQUARE_PAIR):
+        import weakref
+
+        self.pipe = _feed()
         self._palette = None
+        #: role -> the HoloViews plots drawing it (one per page that shows the panes)
+        self._plots = {role: weakref.WeakSet() for role in self.ROLES}
         link = _SharedSource()
         common = dict(color="cidx", size="msize", line_color=None, alpha=0.9, nonselection_alpha=0.08,
                       selection_line_color="black", tools=["hover", "box_select", "lasso_select", "tap", "save"],
-                      active_tools=["box_select"], hooks=[link], framewise=True)
+                      active_tools=["box_select"], hooks=[link, self._keep("points")], framewise=True,
+                      backend_opts=CANVAS)
         geo = dict(responsive=False, width=size + 75, height=size + 95)
         vd = ["cidx", "item", "error", "msize"]
         self.left = hv.DynamicMap(
@@ -385,27 +452,48 @@ class LiveEmbedding:
             streams=[self.pipe]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
         self.overlay = hv.DynamicMap(self._overlay, streams=[self.pipe]).opts(
             **base_opts(title="Truth (grey) → estimate (coloured), landmarks ★", show_legend=False,
-                        responsive=False, width=675, height=695, framewise=True))
+                        responsive=False, width=675, height=695, framewise=True, backend_opts=CANVAS))
 
-    @staticmethod
-    def _overlay(data):
+    def _keep(self, role: str):
+        """Plot hook remembering the plot that draws ``role`` (called at every render)."""
+        def hook(plot, element):
+            if "glyph_renderer" in plot.handles:
+                self._plots[role].add(plot)
+        hook.__name__ = f"keep_{role}"
+        return hook
+
+    def _overlay(self, data):
         seg, lm = data["seg"], data["lm"]
         xr = hv.Dimension("x", label="x₁", range=data["xlim"])
         yr = hv.Dimension("y", label="x₂", range=data["ylim"])
         cm = dict(cmap=data["palette"], clim=(-0.5, len(data["palette"]) - 0.5), colorbar=False)
-        segs = hv.Segments(seg, [xr, yr, "x1", "y1"], ["cidx"]).opts(color="cidx", alpha=0.55, line_width=1.5, **cm)
-        faint = hv.Points(seg, [xr, yr]).opts(color="#bbbbbb", size=5, line_color="#777777", alpha=0.6)
+        segs = hv.Segments(seg, [xr, yr, "x1", "y1"], ["cidx"]).opts(
+            color="cidx", alpha=0.55, line_width=1.5, hooks=[self._keep("segments")], **cm)
+        faint = hv.Points(seg, [xr, yr]).opts(color="#bbbbbb", size=5, line_color="#777777", alpha=0.6,
+                                              hooks=[self._keep("truth")])
         est = hv.Points(seg, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
-                        ["cidx"]).opts(color="cidx", size=6, line_color=None, **cm)
+                        ["cidx"]).opts(color="cidx", size=6, line_color=None, hooks=[self._keep("estimate")], **cm)
         stars = hv.Points(lm, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
                           ["landmark", "item"]).opts(marker="star", size=18, color="white",
-                                                     line_color=LANDMARK_COLOR, line_width=2.5, tools=["hover"])
+                                                     line_color=LANDMARK_COLOR, line_width=2.5, tools=["hover"],
+                                                     hooks=[self._keep("stars")])
         text = hv.Labels(lm, ["x1", "y1"], "landmark").opts(text_font_size="13pt", text_color=LANDMARK_COLOR,
-                                                             text_align="left", text_baseline="bottom")
+                                                             text_align="left", text_baseline="bottom",
+                                                             hooks=[self._keep("labels")])
         return segs * faint * est * stars * text
 
     def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0) -> None:
-        """Send new results to the plots."""
+        """Show new results: patch the rendered plots in place, or send them through the pipe."""
+        data = self._data(truth_xy, est_xy, hue_lightness, point_error, landmarks, seed)
+        if self._patch(data):
+            # for plots rendered later (another page, an HTML export): the ones on screen are up to date
+            self.pipe.put(data)
+            for dmap in (self.left, self.right, self.overlay):
+                dmap.reset()  # drop the frame cached from the old data
+        else:
+            self.pipe.send(data)
+
+    def _data(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed):
         n_all = truth_xy.shape[0]
         show = np.union1d(subsample(n_all, DECIMATE_ABOVE, seed), np.asarray(landmarks))
         truth_xy, est_xy = truth_xy[show], est_xy[show]
@@ -430,5 +518,58 @@ class LiveEmbedding:
         pos = np.searchsorted(show, lm)  # landmarks are always among the shown items
         lmdf = pd.DataFrame({"x1": est_xy[pos, 0], "y1": est_xy[pos, 1],
                              "landmark": [f"L{c}" for c in range(lm.size)], "item": lm})
-        self.pipe.send({"df": df, "seg": seg, "lm": lmdf, "xlim": sq["xlim"], "ylim": sq["ylim"],
-                        "palette": palette})
+        return {"df": df, "seg": seg, "lm": lmdf, "xlim": sq["xlim"], "ylim": sq["ylim"], "palette": palette}
+
+    @staticmethod
+    def _columns(data) -> dict:
+        """The new columns of every role's data source, compact (what is sent to the browser)."""
+        f32 = lambda v: np.asarray(v, dtype=np.float32)  # noqa: E731
+        df, seg, lm = data["df"], data["seg"], data["lm"]
+        cidx = np.asarray(df["cidx"], dtype=np.uint8 if len(data["palette"]) <= 256 else np.int32)
+        scid = np.asarray(seg["cidx"], dtype=cidx.dtype)
+        labels = np.asarray(lm["landmark"], dtype=object)
+        return {
+            "points": {"x": f32(df["x"]), "y": f32(df["y"]), "ex": f32(df["ex"]), "ey": f32(df["ey"]),
+                       "cidx": cidx, "color": cidx, "item": np.asarray(df["item"], dtype=np.int32),
+                       "error": f32(df["error"]), "msize": f32(df["msize"])},
+            "segments": {"x": f32(seg["x"]), "y": f32(seg["y"]), "x1": f32(seg["x1"]), "y1": f32(seg["y1"]),
+                         "color": scid},
+            "truth": {"x": f32(seg["x"]), "y": f32(seg["y"])},
+            "estimate": {"x1": f32(seg["x1"]), "y1": f32(seg["y1"]), "color": scid},
+            "stars": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
+                      "item": np.asarray(lm["item"], dtype=np.int32)},
+            "labels": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels},
+        }
+
+    def _patch(self, data) -> bool:
+        """Put ``data`` into the rendered plots' data sources and ranges; False if there is no
+        rendered plot to patch or one does not have the expected columns."""
+        plots = {role: [p for p in list(ps) if p.document is not None] for role, ps in self._plots.items()}
+        if not plots["points"] or not plots["segments"]:
+            return False
+        sources, ranges = {}, {}
+        for role, ps in plots.items():
+            for p in ps:
+                src = p.handles["glyph_renderer"].data_source  # (left and right share one)
+                if set(src.data) != set(self.ROLES[role]):
+                    return False
+                sources[id(src)] = (role, src, p.document)
+                for axis in ("x_range", "y_range"):
+                    r = p.handles.get(axis)
+                    if r is not None:
+                        ranges[id(r)] = (axis, r, p.document)
+        from panel.io import hold
+
+        cols = self._columns(data)
+        docs = {id(doc): doc for _, _, doc in list(sources.values()) + list(ranges.values())}
+        lims = {"x_range": data["xlim"], "y_range": data["ylim"]}
+        for doc in docs.values():
+            with hold(doc):  # one message per page
+                for role, src, d in sources.values():
+                    if d is doc:
+                        src.data = dict(cols[role])
+                for axis, r, d in ranges.values():
+                    if d is doc:
+                        lo, hi = lims[axis]
+                        r.update(start=lo, end=hi, reset_start=lo, reset_end=hi)
+        return True

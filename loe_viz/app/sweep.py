@@ -1,7 +1,8 @@
 """Sweeps: LOE's error against one setting (budget c, noise T, landmarks l or items n), several seeds.
 
-:class:`SweepState` runs one LOE fit per (value, seed) on a background thread, with
-progress and cancellation, and keeps every result; :func:`summarize` gives the mean
+:class:`SweepState` runs one LOE fit per (value, seed) in the background, through the
+explorer's one job mechanism (:class:`~loe_viz.app.jobs.JobRunner`), with progress and
+cancellation, and keeps every result; :func:`summarize` gives the mean
 and spread per value and :func:`loglog_slope` the fitted slope of error against the
 setting on log-log axes (theory for the budget: -1 for the Procrustes error, -1/2 for
 the triplet error).  No Panel: the Lessons mode draws it, and scripts can use it::
@@ -15,15 +16,15 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable
+from functools import partial
 
 import numpy as np
 import param
 
 from ..points import POINT_KINDS
+from .jobs import Cancelled, JobRunner, RunsJobs, Token
 from .scoring import scores
 
 __all__ = ["SWEEP_VARIABLES", "METRICS", "THEORY_SLOPES", "SweepPoint", "SweepState", "run_point",
@@ -68,11 +69,7 @@ class SweepPoint:
     n_triplets: int
 
 
-class _Cancelled(Exception):
-    """Raised from LOE's progress callback to stop a fit."""
-
-
-def run_point(config: dict, variable: str, value, seed: int, stop: Callable[[], bool] | None = None) -> SweepPoint:
+def run_point(config: dict, variable: str, value, seed: int, token: Token | None = None) -> SweepPoint:
     """Fit LOE once at ``config`` with ``config[variable] = value`` and the given seed.
 
     Parameters
@@ -85,8 +82,9 @@ def run_point(config: dict, variable: str, value, seed: int, stop: Callable[[], 
     value : float
     seed : int
         Seed of the points, the answers and LOE (as in the walk-through).
-    stop : callable, optional
-        Polled during the fit; when it returns True the fit stops (raises ``_Cancelled``).
+    token : loe_viz.app.jobs.Token, optional
+        Cancels the fit: LOE stops at its next progress call and
+        :class:`~loe_viz.app.jobs.Cancelled` is raised.
 
     Returns
     -------
@@ -106,12 +104,8 @@ def run_point(config: dict, variable: str, value, seed: int, stop: Callable[[], 
     model = LOE(n_components=d, n_landmarks=l, landmark_selection=cfg.get("landmark_selection", "random"),
                 refine=cfg.get("refine", "auto"), random_state=seed)
 
-    def progress(stage, done, total):
-        if stop is not None and stop():
-            raise _Cancelled()
-
     t0 = time.perf_counter()
-    model.fit_oracle(oracle, per_landmark, progress=progress)
+    model.fit_oracle(oracle, per_landmark, progress=token)
     seconds = time.perf_counter() - t0
     p, t = scores(X, model.embedding_, seed)
     return SweepPoint(float(value), int(seed), p, t, seconds, int(l * per_landmark))
@@ -157,13 +151,13 @@ def _budget_problem(cfg: dict) -> str:
     return ""
 
 
-class SweepState(param.Parameterized):
+class SweepState(RunsJobs, param.Parameterized):
     """Error against one setting over several seeds, computed in the background.
 
     Parameters
     ----------
     **params
-        Values of the parameters below.  ``dispatch`` (an attribute) runs a callable
+        Values of the parameters below.  ``dispatch`` (a property) runs a callable
         where results may be published; the Panel view sets it to the session's.
     """
 
@@ -187,12 +181,8 @@ class SweepState(param.Parameterized):
     version = param.Integer(default=0, precedence=-1, doc="Incremented when `points` change.")
 
     def __init__(self, **params):
+        self._jobs = JobRunner("loe-viz-sweep")
         super().__init__(**params)
-        #: Runs a callable where results may be published (the UI thread).
-        self.dispatch: Callable[[Callable[[], None]], None] = lambda fn: fn()
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._closed = False
 
     @property
     def config(self) -> dict:
@@ -225,78 +215,68 @@ class SweepState(param.Parameterized):
 
     def start(self, background: bool = True) -> bool:
         """Start the sweep (False, with :attr:`message` saying why, when it cannot run)."""
-        if self.running or self._closed:
+        if self._jobs.busy or self._jobs.closed:
             return False
         why = self.check()
         if why:
             self.message = why
             return False
-        self._cancel.clear()
         values = sorted(float(v) for v in self.values)
         if self.variable in ("n", "n_landmarks"):
             values = [int(v) for v in values]
         self.param.update(running=True, progress=0, points=[], message="Starting…", version=self.version + 1)
-        job = lambda: self._run(self.config, self.variable, values, int(self.seeds))  # noqa: E731
-        if background:
-            self._thread = threading.Thread(target=job, name="loe-viz-sweep", daemon=True)
-            self._thread.start()
-        else:
-            job()
+        self._jobs.submit(partial(self._run, self.config, self.variable, values, int(self.seeds)),
+                          background=background)
         return True
 
     def cancel(self) -> None:
-        """Stop after the fit in progress (which stops at its next landmark)."""
-        self._cancel.set()
-        if self.running:
+        """Stop the sweep: the fit in progress stops at its next landmark, no other starts."""
+        if self._jobs.busy:
+            self._jobs.cancel()
             self.message = "Cancelling…"
 
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait for a background sweep to end."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background sweep to end; False on time-out."""
+        return self._jobs.wait(timeout)
 
     def close(self) -> None:
         """Cancel and drop the results without touching the UI (its session may be gone)."""
-        self._closed = True
-        self._cancel.set()
+        self._jobs.close()
 
     def slope(self, metric: str = "procrustes") -> float:
         """Fitted log-log slope of ``metric`` against the swept setting (all seeds)."""
         return loglog_slope([p.value for p in self.points], [getattr(p, metric) for p in self.points])
 
     # ------------------------------------------------------------------ internals
-    def _publish(self, **updates) -> None:
+    def _publish(self, token: Token, **updates) -> None:
+        """Apply ``updates`` on the UI thread, unless a newer sweep has started since."""
         def apply():
-            if not self._closed:
-                if "points" in updates:  # counted here, on the UI thread, so no update is lost
-                    updates["version"] = self.version + 1
-                self.param.update(**updates)
-        try:
-            self.dispatch(apply)
-        except Exception as exc:  # the session went away
-            log.debug("could not publish sweep results: %s", exc)
+            if token.superseded:
+                return
+            if "points" in updates:  # counted here, on the UI thread, so no update is lost
+                updates["version"] = self.version + 1
+            self.param.update(**updates)
+        self._jobs.publish(apply)
 
-    def _run(self, config, variable, values, seeds) -> None:
+    def _run(self, config, variable, values, seeds, token: Token) -> None:
         total = len(values) * seeds
         done: list[SweepPoint] = []
-        stop = self._cancel.is_set
         try:
             for value in values:
                 for seed in range(seeds):
-                    if stop():
-                        raise _Cancelled()
-                    self._publish(message=f"{SWEEP_VARIABLES[variable]} = {value:g}, seed {seed} "
-                                          f"({len(done) + 1} of {total})…")
-                    done.append(run_point(config, variable, value, seed, stop=stop))
-                    self._publish(points=list(done), progress=int(round(100 * len(done) / total)))
-        except _Cancelled:
-            self._publish(running=False, message=f"Cancelled after {len(done)} of {total} fits.")
+                    token.check()
+                    self._publish(token, message=f"{SWEEP_VARIABLES[variable]} = {value:g}, seed {seed} "
+                                                 f"({len(done) + 1} of {total})…")
+                    done.append(run_point(config, variable, value, seed, token=token))
+                    self._publish(token, points=list(done), progress=int(round(100 * len(done) / total)))
+        except Cancelled:
+            self._publish(token, running=False, message=f"Cancelled after {len(done)} of {total} fits.")
             return
         except Exception as exc:
-            log.debug("sweep failed", exc_info=True)
-            self._publish(running=False, message=f"The sweep stopped: {exc}")
+            log.warning("sweep failed", exc_info=True)
+            self._publish(token, running=False, message=f"The sweep stopped: {exc}")
             return
-        self._publish(running=False, progress=100, message=f"Done: {total} fits.")
+        self._publish(token, running=False, progress=100, message=f"Done: {total} fits.")
 
     def records(self) -> list[dict]:
         """The points as dicts (for a table or a CSV)."""

@@ -96,3 +96,59 @@ def test_noiseless_answers_say_the_embedding_was_polished():
         assert "ordinal polish" in view._note.object
     finally:
         e.close()
+
+
+def _live_sources(doc):
+    """The data sources drawn by the glyphs in ``doc``, by their columns."""
+    from bokeh.models import GlyphRenderer
+
+    return {tuple(sorted(m.data_source.data)): m.data_source for m in doc.models if isinstance(m, GlyphRenderer)}
+
+
+def test_live_embedding_patches_the_rendered_plots_in_place():
+    """New results replace the data and ranges of the plots on the page without building a bokeh
+    model; a page rendered afterwards shows the newest results too (HoloViews' memo is not stale)."""
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from loe_viz.app import plots
+
+    rng = np.random.default_rng(0)
+    n = 300
+    hl = np.column_stack([rng.random(n), np.full(n, 0.5)])
+    X1, X2 = rng.normal(size=(n, 2)), 3.0 * rng.normal(size=(n, 2)) + 10.0
+    Z2 = X2 - 0.2
+    err2 = rng.random(n)
+    live = plots.LiveEmbedding()
+    live.update(X1, X1 + 0.1, hl, rng.random(n), [1, 5, 7, 9, 11])
+
+    pages = []  # the layouts stay alive, as the explorer's views keep theirs
+
+    def render():
+        doc = Document()
+        with set_curdoc(doc):
+            pages.append(pn.Column(*(pn.pane.HoloViews(o) for o in (live.left, live.right, live.overlay))))
+            doc.add_root(pages[-1].get_root(doc))
+        return doc
+
+    def check(doc):
+        src = _live_sources(doc)
+        pts = src[tuple(sorted(plots.LiveEmbedding.ROLES["points"]))]
+        order = np.argsort(np.asarray(pts.data["item"]))
+        np.testing.assert_allclose(np.asarray(pts.data["ex"])[order], Z2[:, 0], rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(pts.data["y"])[order], X2[:, 1], rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(pts.data["error"])[order], err2, rtol=1e-6)
+        stars = src[tuple(sorted(plots.LiveEmbedding.ROLES["stars"]))]
+        assert sorted(stars.data["item"]) == [0, 2, 4, 6, 8, 10]
+        lim = plots.square(X2, Z2)
+        ranges = {(r.start, r.end) for r in doc.models if type(r).__name__ == "Range1d"}
+        assert tuple(lim["xlim"]) in {tuple(np.round(x, 9)) for x in ranges} or any(
+            np.allclose(x, lim["xlim"]) for x in ranges), (ranges, lim["xlim"])
+
+    doc = render()
+    ids = {m.id for m in doc.models}
+    with set_curdoc(doc):
+        live.update(X2, Z2, hl, err2, [0, 2, 4, 6, 8, 10], seed=1)
+    assert {m.id for m in doc.models} == ids  # patched, not rebuilt
+    check(doc)
+    check(render())  # a page opened later

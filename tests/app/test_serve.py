@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts panel serve
+
 
 def test_panel_serve_explorer_page(server_factory, app_title):
     TITLE = app_title

@@ -401,3 +401,26 @@ def test_a_refused_link_setting_is_still_said_after_the_first_result():
     s.run(force=True)  # the next run drops the note
     assert s.wait(120)
     assert s.error == ""
+
+
+def test_sweep_runs_on_the_job_runner_and_a_restart_wins_over_the_cancelled_sweep():
+    """The sweep uses the app's JobRunner (a worker thread only while it runs), and the late
+    messages of a cancelled sweep do not overwrite the sweep started after it (as on a
+    session's event loop, where published updates wait for their turn)."""
+    from loe_viz.app.sweep import SweepState
+
+    queued = []
+    s = SweepState(variable="budget", values=[20.0, 40.0], seeds=2, n=200)
+    s.dispatch = queued.append  # updates wait, as they do for a served session
+    assert isinstance(s.jobs, JobRunner) and s.jobs.thread is None
+    assert s.start(background=True)
+    assert s.jobs.thread is not None and s.jobs.thread.name == "loe-viz-sweep"
+    s.cancel()
+    assert s.wait(120) and s.jobs.thread is None
+    s.param.update(values=[30.0], seeds=1)
+    assert s.start(background=True) and s.wait(120)
+    for fn in queued:
+        fn()
+    assert not s.running and s.message == "Done: 1 fits." and [p.value for p in s.points] == [30.0]
+    s.close()
+    assert not s.start(background=False)  # closed: nothing starts

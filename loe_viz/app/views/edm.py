@@ -50,11 +50,13 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         pts_e = hv.Scatter(df, "true", "projected E", label="E (projected)").opts(color="#2b6cb0", size=11)
         sc = (pts_in * pts_e * plots.identity_line(lo, hi)).opts(
             **plots.base_opts(title="Landmark pairs: estimate vs truth", xlabel=f"true D{suffix}",
-                              ylabel="estimate", legend_position="top_left", responsive=False, width=420, height=400))
+                              ylabel="estimate", legend_position="bottom", responsive=False, width=420,
+                              height=400 + plots.LEGEND_BELOW))
         res = np.asarray(edm.residuals, dtype=float)
         conv = plots.convergence({"Dykstra": res}, "Dykstra convergence", "‖Y − X‖∞ / ‖Y‖∞")
         conv = (conv * hv.HLine(1e-10).opts(color="#d62728", line_dash="dashed")).opts(
-            responsive=False, width=430, height=400, logy=True, title="Dykstra convergence (log scale)")
+            responsive=False, width=430, height=400 + plots.LEGEND_BELOW, logy=True,
+            title="Dykstra convergence (log scale)")
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
         ev = np.asarray(model.stages_.lmds.eigenvalues, dtype=float)  # of −½VEV, descending (LOE's own)

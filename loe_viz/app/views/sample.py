@@ -101,8 +101,10 @@ either a count per landmark or the paper's total
         labels = hv.Labels(pd.DataFrame({"x": P[ends, 0], "y": P[ends, 1], "t": [str(v) for v in ends]}),
                            ["x", "y"], "t").opts(text_font_size="14pt", text_color="#111111",
                                                  text_baseline="bottom", yoffset=0.0)
+        # the legend below the picture, not over its points; the plot grows by the legend's
+        # height so that the frame stays square (distances undistorted)
         picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks) * labels).opts(
-            legend_position="top_left")
+            legend_position="bottom", height=plots.SQUARE + 95 + plots.LEGEND_BELOW)
         return [
             pn.Row(pn.pane.Markdown("### Some of the answers", margin=(0, 10)), self._draw),
             words, counts,
