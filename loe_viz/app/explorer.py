@@ -50,12 +50,16 @@ def _step_by_name_in_url(location) -> None:
     The link syncing applies the query in one update: a name, which the integer
     ``step`` refuses, would also drop every other setting of the link.
     """
-    raw = (location.query_params or {}).get("step")
-    if not isinstance(raw, str):
-        return
-    index = {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
+    index = _step_index((location.query_params or {}).get("step"))
     if index is not None:
         location.update_query(step=index)
+
+
+def _step_index(raw) -> int | None:
+    """The index of a step given by its name (any case), else None."""
+    if not isinstance(raw, str):
+        return None
+    return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
 
 
 class Explorer(Viewer):
@@ -392,6 +396,20 @@ class Explorer(Viewer):
                  getattr(session_context, "id", "?"))
 
     def _on_url_error(self, values):
+        # the link's settings arrive in one update, refused as a whole: apply a step given by
+        # name (the page sends its address again when it connects), then the rest on its own
+        values = dict(values)
+        index = _step_index(values.get("step"))
+        if index is not None:
+            del values["step"]
+            self.state.step = index
+            if not values:
+                return
+            try:
+                self.state.param.update(**values)
+                return
+            except Exception:
+                pass
         self.state.report_link_problem("Some settings in the link could not be applied: " + ", ".join(
             f"{k}={v!r}" for k, v in values.items()))
 
