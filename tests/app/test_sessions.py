@@ -138,7 +138,7 @@ def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
             time.sleep(1.0)
             assert sweep.running
             ctx.close()
-            assert _wait(lambda: sweep._thread is None or not sweep._thread.is_alive(), 10), "the sweep went on"
+            assert _wait(lambda: not sweep.jobs.busy, 10), "the sweep went on"
             assert srv.session_count() == 1 and not e._closed  # stopped by the closed tab, not by the discard
             b.close()
     finally:
