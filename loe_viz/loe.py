@@ -852,7 +852,8 @@ class LOE(ParamsMixin):
             progress("lmds", 1, 1)
         refined = None
         if polish:
-            refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked)
+            refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
+                                     progress=progress)  # its heartbeats let a cancel stop the polish
             if refined is None and noiseless:
                 warnings.warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "
