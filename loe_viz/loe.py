@@ -220,7 +220,10 @@ class LOE(ParamsMixin):
         eigenvalues that equal the offset without noise (less variance when
         ``l > d + 3``).
     tol : float, default 1e-5
-        Newton tolerance of each ranking (largest score change).
+        Newton tolerance of each ranking: it stops when no score moves by more
+        than ``tol``, or when a full Newton step expected to gain less than
+        ``10 tol`` of log-likelihood per item (:func:`loe_viz.ranking.rank_column`;
+        far below the scores' statistical error, about 1/2 per item).
     max_iter : int, default 50
         Newton iterations per ranking.
     n_jobs : int, default 1
