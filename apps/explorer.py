@@ -17,6 +17,6 @@ from loe_viz.app.serving import harden
 # refuse websocket clients without an Origin header; warn when listening on every interface
 harden()
 
-pn.extension("katex", throttled=True, notifications=False)
+pn.extension("katex", "filedropper", throttled=True, notifications=False)
 
 Explorer().servable()

@@ -23,7 +23,8 @@ items. Two noise models:
 Real-style data: ``sample_data/european_capitals_crowd.csv`` (44 capitals, 4,000 crowd
 answers at T = 0.1, uniform heads); truth: the capitals on the Earth's sphere.
 
-Methods: LOE with the paper's l = d + 3 landmarks and with 50 (always the busiest
+Methods: LOE with its defaults (``n_landmarks="auto"``: the number of heads and the link chosen
+on a held-out share), with the paper's l = d + 3 landmarks and with 50 (always the busiest
 heads: ``LOE.fit`` on given triplets), STE from a random start, LOE-STE (STE started
 from LOE, fitted on all training triplets) with either LOE. Every method is fitted on
 the training folds of a k-fold split (the same folds for all methods) and scored by
@@ -113,7 +114,8 @@ def capitals():
 def methods(d, n_heads):
     many = min(MANY_LANDMARKS, n_heads)
     return {
-        f"LOE (l = {d + 3})": lambda seed: lv.LOE(n_components=d, random_state=seed),
+        "LOE (defaults)": lambda seed: lv.LOE(n_components=d, random_state=seed),
+        f"LOE (l = {d + 3})": lambda seed: lv.LOE(n_components=d, n_landmarks=d + 3, random_state=seed),
         f"LOE (l = {many})": lambda seed: lv.LOE(n_components=d, n_landmarks=many, random_state=seed),
         "STE (random start)": lambda seed: STE(n_components=d, random_state=seed),
         f"LOE-STE (l = {d + 3})": lambda seed: LOESTE(n_components=d, random_state=seed),
@@ -173,6 +175,12 @@ def evaluate(T, n, X, d, folds, seed, label):
         summary[name] = s
     ste = np.array(out["STE (random start)"]["test_accuracy"])
     checks = {}
+    loe = np.array(out["LOE (defaults)"]["test_accuracy"])
+    checks["LOE (defaults)"] = {  # issue target: within 0.03 of STE's held-out accuracy
+        "minus_ste_per_fold": (loe - ste).tolist(), "minus_ste_mean": float((loe - ste).mean()),
+        "minus_ste_std": float((loe - ste).std(ddof=1)) if loe.size > 1 else 0.0,
+        "folds_at_least_ste": int((loe >= ste).sum()), "within_0.03": bool((loe - ste).mean() >= -0.03),
+    }
     for name in table:
         if name.startswith("LOE-STE"):
             diff = np.array(out[name]["test_accuracy"]) - ste

@@ -166,25 +166,37 @@ def robust_table(n=100_000, c=50, seeds=10, d=2, variants=None, partial=None):
         for name, kw in variants:
             oracle = lv.TripletOracle(X, random_state=1000 + seed)
             t0 = time.perf_counter()
+            c0 = time.process_time()
             est = lv.LOE(n_components=d, random_state=3000 + seed, n_jobs=2, **kw).fit_oracle(oracle, per)
             wall = time.perf_counter() - t0
+            cpu = time.process_time() - c0
             proc = lv.procrustes_error(X[rows_idx], est.embedding_[rows_idx])
-            out.append(dict(variant=name, seed=seed, n=n, c=c, seconds=wall, procrustes=proc,
-                            load_average=os.getloadavg()[0], newton=est.stages_.ranking.n_iter.tolist()))
-            print(f"  seed {seed} {name:13s} {wall:6.2f} s  Procrustes {proc:.4f}  (load {os.getloadavg()[0]:.1f})",
-                  flush=True)
+            cols = est.stages_.ranking.columns
+            out.append(dict(variant=name, seed=seed, n=n, c=c, seconds=wall, cpu_seconds=cpu, procrustes=proc,
+                            load_average=os.getloadavg()[0], newton=est.stages_.ranking.n_iter.tolist(),
+                            cg=[col.cg_iters for col in cols], stages_s=est.stages_.timings))
+            print(f"  seed {seed} {name:13s} {wall:6.2f} s ({cpu:6.2f} s CPU)  Procrustes {proc:.4f}  "
+                  f"Newton {[col.n_iter for col in cols]} CG {[col.cg_iters for col in cols]}  "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
         if partial is not None:  # keep what is measured if the run is stopped
             with open(partial, "w") as fh:
                 json.dump(dict(rows=out), fh, indent=1, default=float)
-    print("  summary: variant, median / worst Procrustes, median seconds, time ratio to random")
-    base = np.median([r["seconds"] for r in out if r["variant"] == variants[0][0]])
+    print("  summary: variant, median / worst Procrustes, median seconds, time ratio to the first variant "
+          "(median of the per-seed ratios: interleaved runs share the load), CPU seconds")
+    first = variants[0][0]
+    base = np.median([r["seconds"] for r in out if r["variant"] == first])
+    by_seed = {r["seed"]: r for r in out if r["variant"] == first}
     summary = []
     for name, _ in variants:
         e = np.array([r["procrustes"] for r in out if r["variant"] == name])
         t = np.array([r["seconds"] for r in out if r["variant"] == name])
+        cpu = np.array([r["cpu_seconds"] for r in out if r["variant"] == name])
+        paired = np.median([r["seconds"] / by_seed[r["seed"]]["seconds"] for r in out if r["variant"] == name])
         summary.append(dict(variant=name, median=float(np.median(e)), worst=float(e.max()),
-                            median_s=float(np.median(t)), ratio=float(np.median(t) / base)))
-        print(f"  {name:13s} {np.median(e):.4f} / {e.max():.4f}  {np.median(t):6.2f} s  {np.median(t) / base:.2f}x")
+                            median_s=float(np.median(t)), ratio=float(np.median(t) / base),
+                            paired_ratio=float(paired), median_cpu_s=float(np.median(cpu))))
+        print(f"  {name:13s} {np.median(e):.4f} / {e.max():.4f}  {np.median(t):6.2f} s  {np.median(t) / base:.2f}x "
+              f"(paired {paired:.2f}x)  {np.median(cpu):6.2f} s CPU")
     return dict(rows=out, summary=summary)
 
 

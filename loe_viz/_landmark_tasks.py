@@ -24,7 +24,7 @@ import numpy as np
 from ._validation import index_dtype
 from .oracle import TripletOracle
 from .kernels import btl, shares
-from .ranking import cache_order, rank_column
+from .ranking import MEANFIELD_ITER, cache_order, rank_column
 
 __all__ = [
     "RankSettings", "StoredTriplets", "landmark_share", "rank_share", "rank_oracle", "pilot_share", "pilot_oracle",
@@ -182,8 +182,57 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
         if q:
             near[p + rest:], far[p + rest:] = oracle.block_comparisons(head, block, q, block_seed)
     t1 = time.perf_counter()
-    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, **settings.kwargs())
+    w0 = block_start(near, far, int(head), n, block, p + rest) if q else None
+    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0, **settings.kwargs())
     return col, t1 - t0, time.perf_counter() - t1
+
+
+def block_start(near, far, head: int, n_items: int, block, uniform: int) -> np.ndarray:
+    """Starting scores of a ranking whose last comparisons are among the other landmarks ``block``.
+
+    The mean-field start (:func:`loe_viz.kernels.btl.meanfield_start`) assumes
+    uniformly random opponents; the landmark share gives the landmarks
+    thousands of comparisons against each other instead, so their mean-field
+    scores can be off by many units and Newton's trust region then needs
+    several steps to bring them home. Here the uniform comparisons (the first
+    ``uniform``) give the mean-field start, and the landmarks' scores are
+    replaced by the BTL fit of their comparisons among themselves, anchored
+    (weakly) to their mean-field values: a Newton solve in ``len(block)``
+    unknowns. Sum-zero over the items other than ``head``.
+    """
+    n = int(n_items)
+    mask = np.ones(n, dtype=np.bool_)
+    mask[head] = False
+    w = np.empty(n)
+    btl.meanfield_start(near[:uniform], far[:uniform], mask, MEANFIELD_ITER, 128, w)
+    block = np.sort(np.asarray(block, dtype=np.int64))
+    k = block.size
+    if k >= 2 and near.shape[0] > uniform:
+        a = np.searchsorted(block, near[uniform:])
+        b = np.searchsorted(block, far[uniform:])
+        wins = np.zeros((k, k))  # wins[i, j]: times block[j] (farther) beat block[i]
+        np.add.at(wins, (a, b), 1.0)
+        v = w[block].copy()
+        anchor = w[block].copy()
+        kappa = 1.0
+        for _ in range(100):
+            z = v[None, :] - v[:, None]  # z[i, j] = v_j - v_i: log-odds that j beats i
+            q = 1.0 / (1.0 + np.exp(np.clip(z, -80, 80)))  # 1 - sigmoid
+            g = kappa * (v - anchor) + (wins * q).sum(axis=0) * -1.0 + (wins * q).sum(axis=1)
+            c = wins * q * (1.0 - q)
+            c = c + c.T
+            H = np.diag(c.sum(axis=1) + kappa) - c
+            step = np.linalg.solve(H, -g)
+            big = np.abs(step).max()
+            if big > 4.0:
+                step *= 4.0 / big
+            v += step
+            if big < 1e-8:
+                break
+        w[block] = v
+    w[~mask] = 0.0
+    w[mask] -= w[mask].mean()
+    return w
 
 
 def pilot_scores(near: np.ndarray, far: np.ndarray, head: int, n_items: int) -> np.ndarray:

@@ -442,7 +442,7 @@ def cmd_explore(args) -> int:
 
     def page():
         # as apps/explorer.py
-        pn.extension("katex", throttled=True, notifications=False)
+        pn.extension("katex", "filedropper", throttled=True, notifications=False)
         return Explorer()
 
     if args.warm:  # as panel serve --warm: build one page, and compile the kernels, before the first visitor

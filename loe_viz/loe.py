@@ -220,7 +220,10 @@ class LOE(ParamsMixin):
         eigenvalues that equal the offset without noise (less variance when
         ``l > d + 3``).
     tol : float, default 1e-5
-        Newton tolerance of each ranking (largest score change).
+        Newton tolerance of each ranking: it stops when no score moves by more
+        than ``tol``, or when a full Newton step expected to gain less than
+        ``10 tol`` of log-likelihood per item (:func:`loe_viz.ranking.rank_column`;
+        far below the scores' statistical error, about 1/2 per item).
     max_iter : int, default 50
         Newton iterations per ranking.
     n_jobs : int, default 1
@@ -852,7 +855,8 @@ class LOE(ParamsMixin):
             progress("lmds", 1, 1)
         refined = None
         if polish:
-            refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked)
+            refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
+                                     progress=progress)  # its heartbeats let a cancel stop the polish
             if refined is None and noiseless:
                 warnings.warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "

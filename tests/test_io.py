@@ -207,6 +207,12 @@ def test_windows_line_endings_and_bom_work():
     assert read_bytes(labelled).labelled().tolist() == [["Paris", "Rome", "Oslo"]]
 
 
+def test_lone_carriage_return_line_endings():
+    assert read_bytes(b"head,winner,loser\r0,1,2\r2,1,0\r").triplets.tolist() == [[0, 1, 2], [2, 1, 0]]
+    with pytest.raises(ValueError, match="line 3: the row repeats an item"):
+        read_bytes(b"head,winner,loser\r0,1,2\r0,1,1\r")
+
+
 def test_comments_blank_lines_and_quotes():
     text = '# exported\n\nhead,winner,loser\n# a comment\n"Washington, D.C.",Ottawa,Lima\n\nLima,Quito,Ottawa\n'
     data = read_text(text)

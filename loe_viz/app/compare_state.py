@@ -202,7 +202,10 @@ class CompareState(RunsJobs, param.Parameterized):
                            loe_params=loe_params, **common)
         else:
             model = METHODS[name].estimator(**common)
-        model.fit(triplets, n_items=n)
+        if name == "LOESTE":  # its LOE stage hears a cancel through progress (STE's through the callback)
+            model.fit(triplets, n_items=n, progress=lambda *a: token.check())
+        else:
+            model.fit(triplets, n_items=n)
         token.check()  # a cancelled baseline returns its last iterate: not a result
         sec = time.perf_counter() - t0
         p, t = scores(model.embedding_)

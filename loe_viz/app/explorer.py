@@ -19,6 +19,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from .serving import take_upload, upload_box
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
@@ -41,6 +42,24 @@ _ACCENT = "#2b6cb0"
 
 #: Seconds after which a first result that has not arrived is reported in the page.
 FIRST_RESULT_TIMEOUT = 60.0
+
+
+def _step_by_name_in_url(location) -> None:
+    """Turn ``?step=Embedding`` (a step's name, any case) into its index, which the state syncs.
+
+    The link syncing applies the query in one update: a name, which the integer
+    ``step`` refuses, would also drop every other setting of the link.
+    """
+    index = _step_index((location.query_params or {}).get("step"))
+    if index is not None:
+        location.update_query(step=index)
+
+
+def _step_index(raw) -> int | None:
+    """The index of a step given by its name (any case), else None."""
+    if not isinstance(raw, str):
+        return None
+    return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
 
 
 class Explorer(Viewer):
@@ -100,6 +119,7 @@ class Explorer(Viewer):
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
+                _step_by_name_in_url(pn.state.location)
                 pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
             self._open_lesson_from_url()
         if own:
@@ -153,9 +173,11 @@ class Explorer(Viewer):
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
                                                    options={"random": "random", "MaxMin": "maxmin"},
                                                    sizing_mode="stretch_width")
-        self.w_upload = W.FileInput(accept=".csv,.tsv,.txt,.npy", multiple=False, sizing_mode="stretch_width",
-                                    label="Upload points (CSV)", css_classes=["loe-upload"])
-        self.w_upload.param.watch(self._on_upload, ["value", "filename"])
+        # refuses a file over the size limit in the browser, before sending it
+        self.w_upload = upload_box("Upload points (CSV)", accept=".csv,.tsv,.txt,.npy",
+                                   sizing_mode="stretch_width", css_classes=["loe-upload"])
+        self.w_upload.param.watch(self._on_upload, ["value", "filename"] if "filename" in self.w_upload.param
+                                  else ["value"])
         self.b_run = W.Button(label="Run", color="primary",
                               description="Run the pipeline now, even when the estimate is large")
         self.b_run.on_click(lambda e: self.state.run(force=True))
@@ -291,7 +313,10 @@ class Explorer(Viewer):
         self._closed = True
         for doc, cb in self._doc_callbacks:
             d = doc()
-            if d is not None:
+            # a destroyed document (a discarded session: session_context None) has dropped its
+            # callbacks already; removing one would raise inside bokeh's patch_curdoc, which then
+            # keeps its entry in bokeh.io.doc._PATCHED_CURDOCS for good
+            if d is not None and d.session_context is not None:
                 try:
                     d.remove_timeout_callback(cb) if hasattr(cb, "timeout") else d.remove_periodic_callback(cb)
                 except Exception:  # already fired, or removed with the document being destroyed
@@ -344,7 +369,8 @@ class Explorer(Viewer):
     def _watch_connection(self, doc=None):
         if self._closed or connection_count(doc) != 0:
             return
-        if self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy:
+        if (self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy
+                or self._lessons.sweep.running):
             log.info("LOE explorer page closed during a run: cancelling it")
             self.cancel()
 
@@ -370,6 +396,20 @@ class Explorer(Viewer):
                  getattr(session_context, "id", "?"))
 
     def _on_url_error(self, values):
+        # the link's settings arrive in one update, refused as a whole: apply a step given by
+        # name (the page sends its address again when it connects), then the rest on its own
+        values = dict(values)
+        index = _step_index(values.get("step"))
+        if index is not None:
+            del values["step"]
+            self.state.step = index
+            if not values:
+                return
+            try:
+                self.state.param.update(**values)
+                return
+            except Exception:
+                pass
         self.state.report_link_problem("Some settings in the link could not be applied: " + ", ".join(
             f"{k}={v!r}" for k, v in values.items()))
 
@@ -396,12 +436,10 @@ class Explorer(Viewer):
             s.kind = event.new
 
     def _on_upload(self, *events):
-        # value and filename arrive together: read both after the update (the name of this file,
-        # not the previous one)
-        # (an empty file arrives as a new file name with no value)
-        if not self.w_upload.filename and self.w_upload.value is None:
-            return
-        self.state.load_file(self.w_upload.value or b"", self.w_upload.filename or "upload.csv")
+        got = take_upload(self.w_upload)
+        if got is not None:
+            name, content = got
+            self.state.load_file(content, name or "upload.csv")
 
     # ------------------------------------------------------------------ lessons
     def open_lesson(self, key: str) -> None:

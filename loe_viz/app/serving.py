@@ -5,11 +5,14 @@
   the header is present, so a client that sends no ``Origin`` (a script, not a
   browser) would be given a session.  After this call such a connection is
   refused with 403.
-* :data:`MAX_UPLOAD_BYTES`: the largest file the upload boxes accept; the
-  browser refuses a larger one with a message before sending anything.  A file
-  travels base64-encoded in one websocket message, so the limit stays well
-  below Bokeh's websocket message limit (20 MiB by default,
-  ``--websocket-max-message-size``): an upload never closes the connection.
+* :data:`MAX_UPLOAD_BYTES` and :func:`upload_box`: the upload boxes are
+  :class:`panel.widgets.FileDropper` widgets whose browser side refuses a file
+  over the limit with a message before sending anything, and which send a file
+  in chunks far below Bokeh's websocket message limit (20 MiB by default,
+  ``--websocket-max-message-size``), so an upload never closes the connection.
+  The server side drops a file that grows past the limit anyway (a client
+  other than the page), and :func:`take_upload` hands the handler the file
+  just received and lets the box forget it.
 * :func:`warn_if_exposed`: logs a warning when ``panel serve`` was started
   without ``--address`` (it then listens on every interface).
 """
@@ -19,14 +22,18 @@ from __future__ import annotations
 import logging
 import sys
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "require_websocket_origin", "warn_if_exposed", "harden"]
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
+           "require_websocket_origin", "warn_if_exposed", "harden"]
 
 log = logging.getLogger(__name__)
 
 #: Largest upload accepted (the upload boxes refuse larger files before sending them).
-MAX_UPLOAD_BYTES = 10 * 2**20
-#: The same limit as FileDropper/FileInput write it.
-MAX_UPLOAD_TEXT = "10MB"
+#: Decimal megabytes, as the browser side (FilePond) counts them and says them.
+MAX_UPLOAD_BYTES = 10_000_000
+#: The same limit as :class:`panel.widgets.FileDropper` takes it (and FilePond shows it).
+MAX_UPLOAD_TEXT = f"{MAX_UPLOAD_BYTES // 1_000_000}MB"
+#: Size of one websocket message of an upload.
+UPLOAD_CHUNK_BYTES = 1_000_000
 
 _patched = False
 
@@ -74,3 +81,128 @@ def harden() -> None:
     if not _hardened:
         _hardened = True
         warn_if_exposed()
+
+
+# ---------------------------------------------------------------------------- uploads
+
+_dropper_class = None
+
+
+def _bounded_dropper():
+    """:class:`panel.widgets.FileDropper` that drops a file growing past :data:`MAX_UPLOAD_BYTES`.
+
+    The browser never sends such a file (FilePond refuses it first); this bounds what
+    any other websocket client can make the server buffer: one file at a time (a new
+    file's first chunk drops any unfinished one), at most the limit.
+    """
+    global _dropper_class
+    if _dropper_class is not None:
+        return _dropper_class
+    from panel.widgets import FileDropper
+
+    class BoundedFileDropper(FileDropper):
+
+        def __init__(self, **params):
+            super().__init__(**params)
+            self._received = 0
+            self._refused: str | None = None
+
+        def _process_event(self, event):
+            if event.event_name != "upload_event":
+                return super()._process_event(event)
+            data = event.data or {}
+            name, chunk, total = data.get("name"), data.get("chunk"), data.get("total_chunks")
+            if chunk == 1:  # a new file: forget any unfinished one
+                self._file_buffer.clear()
+                self._received = 0
+                self._refused = None
+            elif self._refused == name or name not in self._file_buffer:
+                if chunk == total:
+                    self._refused = None
+                return
+            self._received += len(data.get("data") or b"")
+            if self._received > MAX_UPLOAD_BYTES:
+                self._file_buffer.clear()
+                self._received = 0
+                self._refused = None if chunk == total else name
+                log.warning("Dropped an upload larger than %d bytes (the page refuses such files itself)",
+                            MAX_UPLOAD_BYTES)
+                return
+            if chunk == total:
+                self._received = 0
+            return super()._process_event(event)
+
+    _dropper_class = BoundedFileDropper
+    return _dropper_class
+
+
+def _dropper_renders() -> bool:
+    """True where FileDropper's browser side (FilePond) is on the page.
+
+    Served, the explorer loads Panel's ``filedropper`` extension itself (its files
+    are bundled with Panel: nothing comes from the internet); in a notebook only
+    when ``pn.extension("filedropper")`` was called.
+    """
+    import panel as pn
+    from panel.config import panel_extension
+
+    from .session import in_server_session
+
+    if in_server_session():
+        exts = pn.state._extensions
+        if exts is None or "filedropper" not in exts:
+            pn.extension("filedropper")
+        return True
+    return "filedropper" in panel_extension._loaded_extensions
+
+
+def upload_box(label: str, accept: str, **params):
+    """An upload box that refuses files over :data:`MAX_UPLOAD_BYTES` before sending them.
+
+    Served (and in a notebook that loaded ``pn.extension("filedropper")``) this is a
+    :class:`panel.widgets.FileDropper`: a larger file gets FilePond's message in the
+    box ("File is too large / Maximum file size is 10 MB") and nothing is sent.
+    Elsewhere it is a :class:`panel.widgets.FileInput` (a notebook has no such
+    websocket).  Read it with :func:`take_upload`, watching ``value``.
+
+    Parameters
+    ----------
+    label : str
+        The box's label; the size limit is added to it.
+    accept : str
+        File extensions offered by a FileInput's file dialog (e.g. ``".csv,.npy"``);
+        FileDropper does not filter (browsers report CSV files under several
+        types), the readers name a file they cannot read.
+    **params
+        Passed to the widget (``css_classes``, ``width``, ``sizing_mode`` ...).
+    """
+    import panel as pn
+
+    label = f"{label} (up to {MAX_UPLOAD_BYTES / 1e6:g} MB)"
+    if _dropper_renders():
+        return _bounded_dropper()(label=label, multiple=False, max_file_size=MAX_UPLOAD_TEXT,
+                                  chunk_size=UPLOAD_CHUNK_BYTES, previews=[], layout="compact", **params)
+    params.pop("height", None)
+    return pn.widgets.FileInput(label=label, accept=accept, multiple=False, **params)
+
+
+def take_upload(box) -> tuple[str, bytes | str] | None:
+    """The file an :func:`upload_box` just received, as ``(name, content)``, or None.
+
+    ``content`` is bytes, or str for a text file FileDropper decoded as UTF-8 (the
+    readers take both).  A FileDropper then forgets the file (its ``value`` is
+    emptied: the widget keeps no copy, and the same file uploaded again is seen
+    again); its removal in the box changes nothing.
+    """
+    value = box.value
+    if isinstance(value, dict):
+        if not value:
+            return None
+        name, content = list(value.items())[-1]
+        box.value = {}
+        box.mime_type = {}
+        return str(name), content if content is not None else b""
+    # FileInput: value and filename arrive together (an empty file as a name with no value)
+    if not box.filename and value is None:
+        return None
+    return box.filename or "upload", value or b""

@@ -398,7 +398,7 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
         else:
             cls = METHODS[name].estimator
             model = cls(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
-        if name == "LOE":
+        if name in ("LOE", "LOESTE"):  # LOE-STE's LOE stage hears a cancel through progress too
             model.fit(train, n_items=n, progress=loe_progress)
         else:
             model.fit(train, n_items=n)

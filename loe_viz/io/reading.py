@@ -17,7 +17,8 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       Judge, RowError, TripletData, check_read_args, err, finish_int, finish_str, is_number,
                       layout_from_roles, roles_from_header)
 
-_CHUNK = 1 << 16  # rows per pandas chunk (its parser buffers stay a few MB)
+_CHUNK = 1 << 15  # rows per pandas chunk of integers (its parser buffers take ~3 MB); 8 times more for text labels
+# (their distinct labels are judged once per chunk) and for large files
 _SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
@@ -139,6 +140,10 @@ def _split(line: str, delim):
         return line.split(delim)
 
 
+class _Typed(Exception):
+    """pandas could not read a column as int64."""
+
+
 class _Spec:
     """What sniffing the start of a text file found."""
 
@@ -212,11 +217,11 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
+    spec.skipinit = spec.kind == "str"
     spec.first_extra = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop the extra fields
-    off = bom
-    for _ in range(spec.header_line):
-        off = raw.find(b"\n", off) + 1 or len(raw)
-    spec.data_start, spec.first_line = off, spec.header_line + 1
+    ends = [m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
+    off = bom if not spec.header_line else bom + ends[-1] if len(ends) == spec.header_line else len(raw)
+    spec.data_start, spec.first_line = off, spec.header_line + 1  # lines may end in CR LF, LF or a lone CR
     return spec
 
 
@@ -240,7 +245,7 @@ def _records(src, spec, opts):
                         if ln.split() and not ln.lstrip().startswith("#"))
             return
         csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # labels of any length, as pandas reads them
-        reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=True), 0
+        reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=spec.skipinit), 0
         while True:
             try:
                 rec = next(reader)
@@ -365,13 +370,23 @@ def _factorize(s):
 
 
 def _empty(s):
-    """Mask of the empty fields of a text column (None when there are none)."""
-    import pandas as pd
+    """Mask of the blank fields of a text column (None when there are none)."""
+    if s.dtype.kind in "iufb":
+        return None
+    codes, uniq = _factorize(s)
+    e = np.array([not str(u).strip() for u in uniq] + [False])[codes]
+    return e if e.any() else None
 
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return (s.cat.codes == s.cat.categories.get_loc("")).to_numpy() if "" in s.cat.categories else None
-    e = (s.to_numpy(dtype=object) == "") if s.dtype.kind not in "iufb" else None
-    return e if e is not None and e.any() else None
+
+def _scan(src, spec):
+    """An upper bound on the data rows (one per line: the output is allocated once) and whether a cell could be a
+    float such as '3.0' (int64 columns would take it silently)."""
+    stream, n_nl, n_cr, floats = src.rewind(spec.data_start), 0, 0, False
+    while block := stream.read(1 << 20):
+        n_nl += block.count(b"\n")
+        n_cr += 0 if n_nl else block.count(b"\r")  # lines end in a lone CR only in a file without LF
+        floats = floats or b"." in block or b"e" in block or b"E" in block
+    return max(n_nl, n_cr) + 1, floats
 
 
 def _read_text(src, opts, fmt, lim) -> TripletData:
@@ -389,23 +404,25 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
     if spec.ignored:
         notes.append(f"ignored column(s): {', '.join(spec.ignored)}")
     skip, crowd, ncols = opts["errors"] == "skip", spec.layout == "crowd", len(spec.roles)
-    stream, n_nl, n_cr = src.rewind(spec.data_start), 0, 0
-    while chunk := stream.read(1 << 20):  # at most one row per line: the output is allocated once
-        n_nl, n_cr = n_nl + chunk.count(b"\n"), n_cr + chunk.count(b"\r")
-    cap = max(n_nl, n_cr) + 1
     cols = _Columns(spec, opts, lim, name)
+    # pandas' integer parser skips the spaces around a number itself; skipinitialspace doubles its time
+    cap, floats = _scan(src, spec)
+    # chunks of 2**15 rows up to 2**18 for large files (pandas builds a DataFrame per chunk); text labels: 2**18
+    rows = max(_CHUNK, min(cap // 16, _CHUNK * 8)) if spec.kind == "int" else _CHUNK * 8
     kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=list(range(ncols)),
-              index_col=False, na_filter=False, comment="#", skipinitialspace=True, encoding=opts["encoding"],
-              engine="c", chunksize=_CHUNK,
-              dtype=None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
-                                                     in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"})
+              index_col=False, na_filter=False, comment="#", skipinitialspace=spec.skipinit, low_memory=False,
+              encoding=opts["encoding"], engine="c", chunksize=rows)
+    kw_dtype = None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
+                                                in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"}
     st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
-              codes=np.empty((cap, 3), np.int8) if crowd else None, recs=np.empty(cap if crowd and skip else 0, np.int64))
+              codes=np.empty((cap, 3), np.int8) if crowd else None,
+              recs=np.empty(cap if crowd and skip else 0, np.int64))
 
     def take(df, rec_of=None):
-        blank = _empty(df[0])  # rows whose fields are all empty (an indented comment line) are no records
+        blank = _empty(df[0])  # rows whose fields are all blank (an indented comment line) are no records
         for j in df.columns[1:] if blank is not None else ():
-            blank &= _empty(df[j]) if _empty(df[j]) is not None else False
+            e = _empty(df[j])
+            blank &= e if e is not None else False
         df = df if blank is None or not blank.any() else df[~blank]
         k, r0, m = len(df), st["rec"], st["m"]
         st["rec"] += k
@@ -421,20 +438,37 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
             h, a, b, recs, codes = h[~bad], a[~bad], b[~bad], recs[~bad], None if codes is None else codes[~bad]
         if max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1 and st["out"].dtype != np.int64:
             st["out"] = st["out"].astype(np.int64)
-        for j, c in enumerate((h, a, b)):
-            st["out"][m:m + len(h), j] = c
+        st["out"][m:m + len(h), 0], st["out"][m:m + len(h), 1], st["out"][m:m + len(h), 2] = h, a, b
         if crowd:
             st["codes"][m:m + len(h)] = codes
         if crowd and skip:
             st["recs"][m:m + len(h)] = recs
         st["m"] = m + len(h)
 
+    def frames(dtype):
+        with warnings.catch_warnings(), pd.read_csv(src.rewind(spec.data_start), dtype=dtype, **kw) as reader:
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            while True:
+                try:
+                    df = next(reader)
+                except StopIteration:
+                    return
+                except (ValueError, OverflowError) as exc:  # a cell the int64 columns refuse: read again, typed
+                    if dtype is kw_dtype or isinstance(exc, (pd.errors.ParserError, UnicodeDecodeError)):
+                        raise
+                    raise _Typed from None
+                yield df
+
     try:
         if spec.first_extra:
             raise pd.errors.ParserError("the first row has too many fields")
-        with warnings.catch_warnings(), pd.read_csv(src.rewind(spec.data_start), **kw) as reader:
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            for df in reader:
+        try:  # integer ids: int64 columns first (pandas then skips inferring each column's type)
+            for df in frames({j: np.int64 for j, r in enumerate(spec.roles) if r in ITEM_WORD}
+                             if spec.kind == "int" and not floats else kw_dtype):
+                take(df)
+        except _Typed:
+            st.update(m=0, rec=0, skipped=[], n_skipped=0)
+            for df in frames(kw_dtype):
                 take(df)
     except pd.errors.ParserError as exc:  # a line pandas cannot split: word it, or read the records in Python
         records = _bad_records(src, spec, opts, cols.judge, str(exc), skip)
@@ -448,7 +482,9 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         start = len(raw.decode(opts["encoding"], "replace").split("\ufffd", 1)[0].encode(opts["encoding"]))
         raise err(name, f"is not valid {opts['encoding']} text (byte 0x{raw[start]:02x}); pass encoding= with the "
                         "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
-    tri = _resolve_answers(src, spec, opts, cols.judge, st, notes) if crowd and st["m"] else st["out"][:st["m"]]
+    tri = st["out"][:st["m"]]
+    if crowd and len(tri):
+        tri = _resolve_answers(src, spec, opts, cols.judge, st, tri, notes)
     notes.extend(sorted(cols.notes))
     if st["n_skipped"]:
         shown = "; ".join(f"line {ln}: {cols.judge.problem(f, st.get('mode')) or 'cannot be read'}"
@@ -486,10 +522,10 @@ def _bad_records(src, spec, opts, judge, message, skip):
     return records
 
 
-def _resolve_answers(src, spec, opts, judge, st, notes):
+def _resolve_answers(src, spec, opts, judge, st, tri, notes):
     """Pick the file's answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
-    m, C = st["m"], st["codes"]
-    fails = {md: int((C[:m, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
+    C = st["codes"][:st["m"]]
+    fails = {md: int((C[:, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
     mode = shown = opts["answer"]
     if mode == "auto":
         fit = [md for md in ANSWER_MODES if fails[md] == 0]
@@ -497,13 +533,16 @@ def _resolve_answers(src, spec, opts, judge, st, notes):
         shown = mode if fit else "auto"
     st["mode"] = mode
     notes.append(ANSWER_NOTE[mode])
-    code, tri = C[:m, ANSWER_MODES.index(mode)], st["out"][:m]
+    code = C[:, ANSWER_MODES.index(mode)]
     if fails[mode]:
         bad = code < 0
         if opts["errors"] != "skip":  # no row was dropped: rows are records
             _raise_row(src, spec, opts, judge, int(np.argmax(bad)), shown)
         st["n_skipped"] += int(bad.sum())
-        st["skipped"] += st["recs"][:m][bad][:MAX_NOTES].tolist()
+        st["skipped"] += st["recs"][:st["m"]][bad][:MAX_NOTES].tolist()
         tri, code = tri[~bad], code[~bad]
-    tri[code == 1, 1:] = tri[code == 1, 2:0:-1]
+    swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
+    near = np.where(swap, tri[:, 2], tri[:, 1])
+    tri[:, 2] = np.where(swap, tri[:, 1], tri[:, 2])
+    tri[:, 1] = near
     return tri

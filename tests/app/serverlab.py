@@ -93,3 +93,17 @@ class InProcessServer:
             self.server.stop()
         except Exception:
             pass
+
+
+def drop_file(box, name: str, content: bytes, mime: str = "text/csv", chunk_bytes: int | None = None) -> None:
+    """Send ``content`` to a FileDropper ``box`` as its browser side does: numbered chunks of bytes."""
+    from panel.models.file_dropper import UploadEvent
+
+    from loe_viz.app.serving import UPLOAD_CHUNK_BYTES
+
+    size = chunk_bytes or UPLOAD_CHUNK_BYTES
+    total = len(content) // size + 1  # as FileDropper's JavaScript: ceil((size + 1) / chunk)
+    for i in range(total):
+        box._process_event(UploadEvent(model=None, data={
+            "chunk": i + 1, "total_chunks": total, "name": name, "type": mime,
+            "data": content[i * size:(i + 1) * size]}))

@@ -119,6 +119,56 @@ def test_triplets_upload_name_and_cells_are_shown_as_text(server, browser):
         ctx.close()
 
 
+_STATUS_JS = """e => [...e.shadowRoot.children].filter(c => !['STYLE', 'LINK', 'SCRIPT'].includes(c.tagName))
+    .map(c => c.innerText || '').join(' ')"""
+
+
+def _wait_status(page, pattern: str, timeout: float = 120) -> str:
+    deadline = time.perf_counter() + timeout
+    text = ""
+    while time.perf_counter() < deadline:
+        text = page.locator(".loe-status").first.evaluate(_STATUS_JS)
+        if re.search(pattern, text):
+            return text
+        time.sleep(0.25)
+    raise AssertionError(f"the status never showed {pattern!r}; last: {text!r}")
+
+
+def test_upload_over_the_limit_is_refused_in_the_page_and_the_session_lives(server, browser):
+    from loe_viz.app.serving import MAX_UPLOAD_BYTES
+    ctx, page = _open(browser, f"{server.url}?n=200")
+    try:
+        first = _wait_status(page, r"Procrustes error [0-9.]+.*n = 200,")
+        box = page.locator(".loe-upload input[type=file]")
+        big = b"1.5,2.5\n" * (12 * 10**6 // 8)  # 12 MB
+        assert len(big) > MAX_UPLOAD_BYTES
+        box.set_input_files({"name": "big_points.csv", "mimeType": "text/csv", "buffer": big})
+        text = _wait_text(page, "File is too large")
+        assert "Maximum file size is 10 MB" in text
+        time.sleep(2.0)  # nothing was sent: the results stay and no error appears
+        assert _wait_status(page, "Procrustes") == first
+        assert "Upload rejected" not in page.evaluate(_ALL_TEXT_JS)
+        # the websocket is still open: a small file replaces the refused one and is used
+        rows = "".join(f"{i % 7},{(i * i) % 11}\n" for i in range(60))
+        box.set_input_files({"name": "small_points.csv", "mimeType": "text/csv",
+                             "buffer": f"x,y\n{rows}".encode()})
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 60,")
+        assert "WebSocketClosedError" not in server.log() and "Dropped an upload" not in server.log()
+    finally:
+        ctx.close()
+
+
+def test_a_step_named_in_the_link_opens_on_first_load(server, browser):
+    ctx, page = _open(browser, f"{server.url}?n=240&step=Embedding")
+    try:
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 240,")
+        step = page.locator(".loe-step").first.evaluate(_STATUS_JS)
+        assert "Step 6 of 7: Embedding" in step, step
+        assert "could not be applied" not in page.evaluate(_ALL_TEXT_JS)
+    finally:
+        ctx.close()
+
+
 def _raw_websocket(port: int, path: str, origin: str | None) -> bytes:
     key = base64.b64encode(os.urandom(16)).decode()
     lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",

@@ -46,3 +46,54 @@ def test_panel_serve_notebook(server_factory, app_title):
     finally:
         srv.stop()
     assert "Traceback" not in srv.log(), srv.log()
+
+
+def test_upload_box_takes_a_file_and_bounds_what_it_buffers():
+    """The upload boxes: FileDropper with the size limit; the server drops a file past it anyway."""
+    import panel as pn
+
+    from loe_viz.app.serving import MAX_UPLOAD_BYTES, take_upload, upload_box
+    from serverlab import drop_file
+
+    pn.extension("filedropper")
+    box = upload_box("Upload", accept=".csv", css_classes=["x"])
+    assert isinstance(box, pn.widgets.FileDropper)
+    assert box.max_file_size == "10MB" and MAX_UPLOAD_BYTES == 10_000_000 and not box.multiple
+    assert "up to 10 MB" in box.label
+    seen = []  # what the handler took (emptying the box calls it once more, with nothing)
+    box.param.watch(lambda e: seen.append(take_upload(box)), "value")
+    # a text file arrives decoded, in several chunks, and the box forgets it once taken
+    text = "x,y\n" + "1.5,2.5\n" * 300_000  # 2.4 MB
+    drop_file(box, "points.csv", text.encode())
+    assert [s for s in seen if s] == [("points.csv", text)] and box.value == {} and box._file_buffer == {}
+    # the same file again is seen again; binary content stays bytes
+    drop_file(box, "points.npy", b"\x93NUMPY\x00\xff", mime="application/octet-stream")
+    drop_file(box, "points.npy", b"\x93NUMPY\x00\xff", mime="application/octet-stream")
+    assert [s for s in seen if s][-2:] == [("points.npy", b"\x93NUMPY\x00\xff")] * 2
+    # past the limit (a client other than the page, which refuses such a file itself): dropped,
+    # nothing kept, and the next file is read
+    n_seen = len([s for s in seen if s])
+    drop_file(box, "huge.csv", b"1,2\n" * (MAX_UPLOAD_BYTES // 4 + 1))
+    assert len([s for s in seen if s]) == n_seen and box.value == {} and box._file_buffer == {}
+    # chunks of a file whose first chunk never came are ignored
+    from panel.models.file_dropper import UploadEvent
+    box._process_event(UploadEvent(model=None, data={"chunk": 2, "total_chunks": 3, "name": "x.csv",
+                                                     "type": "text/csv", "data": b"1,2\n"}))
+    assert box._file_buffer == {}
+    drop_file(box, "small.csv", b"0,1\n")
+    assert [s for s in seen if s][-1] == ("small.csv", "0,1\n")
+
+
+def test_upload_box_outside_a_server_without_the_extension_is_a_file_input(monkeypatch):
+    import panel as pn
+    from panel.config import panel_extension
+
+    from loe_viz.app.serving import take_upload, upload_box
+
+    monkeypatch.setattr(panel_extension, "_loaded_extensions",
+                        [e for e in panel_extension._loaded_extensions if e != "filedropper"])
+    box = upload_box("Upload", accept=".csv")
+    assert isinstance(box, pn.widgets.FileInput) and box.accept == ".csv"
+    assert take_upload(box) is None
+    box.param.update(filename="a.csv", value=b"0,1,2\n")
+    assert take_upload(box) == ("a.csv", b"0,1,2\n")

@@ -36,7 +36,10 @@ def _wait(cond, timeout: float, step: float = 0.2) -> bool:
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
 def test_closed_sessions_leave_nothing_alive():
     sync_api = pytest.importorskip("playwright.sync_api")
+    from bokeh.io.doc import _PATCHED_CURDOCS
+
     before = live(*STATE_CLASSES)  # objects other tests of this process may still hold
+    patched = len(_PATCHED_CURDOCS)
     srv = InProcessServer(unused_ms=3000)
     try:
         with sync_api.sync_playwright() as p:
@@ -53,7 +56,91 @@ def test_closed_sessions_leave_nothing_alive():
         assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
         counts = live(*STATE_CLASSES)
         assert counts == before, (counts, before)
+        # closing a discarded session touches no destroyed document (bokeh's curdoc stack stays flat)
+        assert len(_PATCHED_CURDOCS) == patched, len(_PATCHED_CURDOCS)
         assert job_threads() == []
+    finally:
+        srv.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_eight_concurrent_sessions_each_show_their_own_result():
+    import re
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from loe_viz.app.explorer import Explorer
+
+    import gc
+
+    def explorers():
+        return [e for e in gc.get_objects() if isinstance(e, Explorer) and not e._closed]
+
+    earlier = {id(e) for e in explorers()}
+    srv = InProcessServer(unused_ms=3000)
+    configs = [(200 + 40 * k, k) for k in range(8)]
+    try:
+        with sync_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            pages = []
+            for n, seed in configs:  # every page requested before any result is awaited
+                ctx = b.new_context()
+                page = ctx.new_page()
+                page.goto(f"{srv.url}?n={n}&seed={seed}", wait_until="commit", timeout=180_000)
+                pages.append((ctx, page))
+            shown = []
+            for (ctx, page), (n, seed) in zip(pages, configs):
+                page.get_by_text(re.compile(rf"n = {n:,}, d = 2")).first.wait_for(timeout=300_000)
+                url = page.url
+                shown.append((int(re.search(r"[?&]n=(\d+)", url).group(1)),
+                              int(re.search(r"[?&]seed=(\d+)", url).group(1))))
+            used = sorted((e.state.config_used["n"], e.state.config_used["seed"])
+                          for e in explorers() if id(e) not in earlier)
+            for ctx, _ in pages:
+                ctx.close()
+            b.close()
+        assert shown == configs
+        assert used == configs  # each session computed its own configuration, once
+        assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import gc
+
+    from loe_viz.app.explorer import Explorer
+
+    srv = InProcessServer(unused_ms=120_000)  # the session outlives the test: only the closed tab stops the sweep
+    try:
+        with sync_api.sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            earlier = {id(o) for o in gc.get_objects() if isinstance(o, Explorer)}
+            ctx = b.new_context()
+            page = ctx.new_page()
+            page.goto(f"{srv.url}?n=200", timeout=180_000)
+            page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
+            (e,) = [o for o in gc.get_objects() if isinstance(o, Explorer) and id(o) not in earlier]
+            sweep = e._lessons.sweep
+            started = threading.Event()
+
+            def start():
+                sweep.param.update(variable="n", values=[10_000, 20_000], seeds=3, budget=20.0, n_landmarks=20)
+                e._lessons._sweep_view._run.clicks += 1
+                started.set()
+            e.state.dispatch(start)
+            assert started.wait(30) and _wait(lambda: sweep.running, 10)
+            time.sleep(1.0)
+            assert sweep.running
+            ctx.close()
+            assert _wait(lambda: not sweep.jobs.busy, 10), "the sweep went on"
+            assert srv.session_count() == 1 and not e._closed  # stopped by the closed tab, not by the discard
+            b.close()
     finally:
         srv.stop()
 
@@ -90,3 +177,53 @@ def test_a_new_configuration_cancels_the_running_one():
     assert s.wait(30)
     assert s.version == 1 and s.config_used["n"] == 300 and not s.busy
     s.close()
+
+
+def test_a_step_named_in_the_link_is_applied_with_the_other_settings():
+    from panel.io.location import Location
+
+    from loe_viz.app.explorer import _step_by_name_in_url
+    from loe_viz.app.state import STEPS, URL_PARAMS
+
+    for raw, want in (("Embedding", STEPS.index("Embedding")), ("compare", STEPS.index("Compare")), ("2", 2)):
+        loc = Location(search=f"?n=500&step={raw}&seed=4")
+        _step_by_name_in_url(loc)
+        s = ExplorerState(auto_update=False)
+        problems = []
+        loc.sync(s, {p: p for p in URL_PARAMS}, on_error=problems.append)
+        assert (s.step, s.n, s.seed, problems) == (want, 500, 4, []), raw
+        s.close()
+    # an unknown name is still reported (and changes nothing here)
+    loc = Location(search="?step=Nowhere")
+    _step_by_name_in_url(loc)
+    assert loc.query_params["step"] == "Nowhere"
+
+
+def test_a_cancel_reaches_the_ordinal_polish_of_loe():
+    """The polish ran without a heartbeat: a "Your triplets" fit went on for seconds after Cancel."""
+    import numpy as np
+
+    from loe_viz import LOE
+
+    rng = np.random.default_rng(3)
+    n = 1500
+    X = rng.normal(size=(n, 2))
+    T = rng.integers(0, n, size=(200_000, 3))
+    T = T[(T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])]
+    far = ((X[T[:, 0]] - X[T[:, 1]]) ** 2).sum(1) > ((X[T[:, 0]] - X[T[:, 2]]) ** 2).sum(1)
+    T[far] = T[far][:, [0, 2, 1]]
+
+    class Stop(Exception):
+        pass
+
+    stages = []
+
+    def progress(stage, done, total):
+        stages.append((stage, done, total))
+        if stage == "refine":
+            raise Stop
+
+    with pytest.raises(Stop):
+        LOE(n_components=2, n_landmarks=40, refine="ordinal", random_state=0).fit(T, n_items=n, progress=progress)
+    assert stages[-1] == ("refine", 0, 1)  # stopped by a heartbeat inside the polish, not after it
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]

@@ -11,6 +11,7 @@ pn = pytest.importorskip("panel")
 from loe_viz.app import Explorer  # noqa: E402
 from loe_viz.app.explorer import MODES  # noqa: E402
 from loe_viz.app.views.triplets import TripletsView, _md  # noqa: E402
+from serverlab import drop_file  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +42,9 @@ def test_explorer_has_the_mode_and_opens_it_on_a_sample():
 
 
 def test_view_runs_draws_and_downloads():
+    pn.extension("filedropper")  # the upload box is then the served one (FileDropper)
     view = TripletsView(dispatch=lambda fn: fn())
+    assert isinstance(view.w_upload, pn.widgets.FileDropper)
     s = view.state
     view.w_sample.value = "european_capitals_crowd.csv"
     assert s.summary["n_items"] == 44 and "Amsterdam" in view.summary_table.object
@@ -63,14 +66,12 @@ def test_view_runs_draws_and_downloads():
     assert "Amsterdam" in set(labels.dframe()["label"])
     pn.panel(view).get_root()
     # a bad upload shows the message (escaped for Markdown) and keeps the results
-    view.w_upload.filename = "bad_file.csv"
-    view.w_upload.value = b"head,winner,loser\n0,1\n"
+    drop_file(view.w_upload, "bad_file.csv", b"head,winner,loser\n0,1\n")
     assert view.alert.visible and view.alert.object == _md(s.error)
     assert s.error == "Upload rejected: bad_file.csv: line 2: expected 3 fields (head, near, far), got 2"
     assert "| LOE-STE |" in view.results_table.object and s.source == "european_capitals_crowd.csv"
     # a good upload clears the sample picker and the results
-    view.w_upload.filename = "mine.csv"
-    view.w_upload.value = b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n"
+    drop_file(view.w_upload, "mine.csv", b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n")
     assert s.source == "mine.csv" and view.w_sample.value == "" and view.results_table.object == ""
     assert not view.alert.visible
 

@@ -14,6 +14,7 @@ from panel.viewable import Viewer
 
 from .. import plots
 from ..colors import quantized
+from ..serving import take_upload, upload_box
 from ..session import session_dispatcher
 from ..text import md as _md
 from ..triplets_state import (
@@ -72,8 +73,9 @@ class TripletsView(Viewer):
         self.w_sample = W.Select(label="Bundled sample", options=opts, value="", width=420,
                                  css_classes=["loe-tr-sample"])
         self.w_sample.param.watch(self._on_sample, "value")
-        self.w_upload = W.FileInput(label="…or upload a triplet file", accept=".csv,.tsv,.txt,.npy,.npz",
-                                    multiple=False, width=380, css_classes=["loe-tr-upload"])
+        # refuses a file over the size limit in the browser, before sending it
+        self.w_upload = upload_box("…or upload a triplet file", accept=".csv,.tsv,.txt,.npy,.npz", width=380,
+                                   css_classes=["loe-tr-upload"])
         self.w_upload.param.watch(self._on_upload, "value")
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
                                    css_classes=["loe-tr-error"])
@@ -170,10 +172,12 @@ class TripletsView(Viewer):
         self.state.load_sample(event.new)
 
     def _on_upload(self, event):
-        if event.new is None:
+        got = take_upload(self.w_upload)
+        if got is None:
             return
         self._activated = True
-        if self.state.load_upload(event.new, self.w_upload.filename or "triplets.csv"):
+        name, content = got
+        if self.state.load_upload(content, name or "triplets.csv"):
             self._quiet = True
             try:
                 self.w_sample.value = ""
