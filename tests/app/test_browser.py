@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,13 @@ class Page:
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         self.page.on("requestfailed", lambda r: self.failed.append(r.url))
+        # the page must work without internet: every request goes to the server itself
+        self.external: list[str] = []
+        self.page.on("request", self._request)
+        # sizes of the websocket messages the page receives
+        self.ws_received: list[int] = []
+        self.page.on("websocket", lambda ws: ws.on(
+            "framereceived", lambda f: self.ws_received.append(len(f))))
         t0 = time.perf_counter()
         self.page.goto(url, timeout=120_000)
         if wait_status:  # the walk-through's first result
@@ -74,6 +82,11 @@ class Page:
         else:
             self.page.locator(".loe-modes").first.wait_for(timeout=120_000)
         self.load_seconds = time.perf_counter() - t0
+
+    def _request(self, req):
+        host = urllib.parse.urlsplit(req.url).hostname
+        if req.url.startswith(("http:", "https:", "ws:", "wss:")) and host not in ("127.0.0.1", "localhost"):
+            self.external.append(req.url)
 
     def _console(self, msg):
         if msg.type == "error" and not any(s in msg.text for s in _IGNORED):

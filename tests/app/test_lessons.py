@@ -47,6 +47,12 @@ def test_every_lesson_opens_from_its_url(server, browser, shots):
                 p.wait_text(".loe-lesson-banner", re.escape(_first_words(x.question)), timeout=30)
             time.sleep(0.5)
             p.shot(shots / f"lesson_{x.key}.png")
+            # a lecture hall may have no internet: scripts, stylesheets and fonts come from the server
+            assert not p.external, (f"lesson {x.key!r} requested from other hosts "
+                                    f"(the page must work offline): {sorted(set(p.external))}")
         assert not p.errors, p.errors
+        # a hundred students load the page at once: no message of megabytes per page load
+        big = [n for n in p.ws_received if n > 2_000_000]
+        assert not big, f"websocket messages over 2 MB: {big}"
     finally:
         p.close()

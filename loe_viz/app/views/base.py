@@ -54,8 +54,10 @@ _FONT_PREFIX = "LoeViz"
 def use_local_katex_fonts() -> None:
     """Declare KaTeX's fonts on the page (once), from the package itself: formulas look right offline."""
     css = _katex_font_faces()
-    if css not in pn.config.raw_css:
-        pn.config.raw_css = [*pn.config.raw_css, css]
+    # global_css goes once into the page's head; raw_css would be copied into the
+    # stylesheets of every component (~180 kB each, ~11 MB per page load)
+    if css not in pn.config.global_css:
+        pn.config.global_css = [*pn.config.global_css, css]
 
 
 def explanation(blocks) -> pn.Column:
