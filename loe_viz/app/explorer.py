@@ -62,6 +62,23 @@ def _step_index(raw) -> int | None:
     return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
 
 
+def _serve_stylesheets_locally(doc) -> None:
+    """Give a served page's components the server's stylesheet URLs from the start.
+
+    Panel links each component's stylesheets to its CDN unless the document names a
+    local ``dist_url``, which it only sets when the HTML page is rendered, after the
+    app script has built the components; it then rewrites the links of the models it
+    finds. A model built in between keeps its CDN link, which a hall without internet
+    cannot load. Setting the local path first, as ``panel.io.location`` does, leaves
+    nothing to rewrite.
+    """
+    from panel.io.resources import LOCAL_DIST, use_cdn
+
+    if "dist_url" not in doc._template_variables and not use_cdn():
+        rel = pn.state.rel_path
+        doc._template_variables["dist_url"] = f"{rel}/{LOCAL_DIST}" if rel else LOCAL_DIST
+
+
 class Explorer(Viewer):
     """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
 
@@ -285,7 +302,9 @@ class Explorer(Viewer):
 
     def servable(self, title: str | None = None, location: bool = True, area: str = "main", target=None):
         """Serve the explorer in a template (or mark it servable in a notebook)."""
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None and target is None:
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None and target is None:
+            _serve_stylesheets_locally(doc)
             return self.servable_template().servable(title=title or TITLE)
         return super().servable(title=title or TITLE, location=location, area=area, target=target)
 
