@@ -275,7 +275,10 @@ def test_compare_loe_and_cancel(fitted):
     assert not c.running and c.progress == 100
     finals = [r for r in c.records if r.final]
     assert [r.method for r in finals] == ["LOE"]
-    assert abs(finals[0].procrustes - fitted.metrics["procrustes"]) < 1e-6
+    # refitted from the recorded triplets: the rankings start elsewhere than in fit_oracle and
+    # stop on the Newton decrement, so the two agree to the scores' tolerance, not to rounding
+    assert finals[0].procrustes == pytest.approx(fitted.metrics["procrustes"], rel=0.05), \
+        (finals[0].procrustes, fitted.metrics["procrustes"])
     methods = ["STE", "TSTE", "SOE", "GNMDS", "CKL"]
     c2 = CompareState(fitted, methods=methods, max_seconds=60)
     c2.start(background=True)

@@ -90,8 +90,9 @@ def test_one_triplet_error_across_status_and_compare():
     c = CompareState(s, methods=["LOE"])
     c.start(background=False)
     (rec,) = [r for r in c.records if r.final]
-    assert rec.triplet_error == s.metrics["triplet_error"]  # same embedding, same test sample
-    assert rec.procrustes == pytest.approx(s.metrics["procrustes"], abs=1e-12)
+    assert rec.triplet_error == s.metrics["triplet_error"]  # one definition, one test sample
+    # LOE refitted from the recorded triplets agrees to the rankings' tolerance, not to rounding
+    assert rec.procrustes == pytest.approx(s.metrics["procrustes"], rel=1e-3)
     Z = np.asarray(s.model.embedding_)
     assert scoring.triplet_error(s.points, Z, SMALL["seed"]) == s.metrics["triplet_error"]
 
