@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import shutil
 import socket
 import time
 import urllib.parse
@@ -19,13 +18,8 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-CHROMIUM = next((c for c in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
-                 if c and os.path.exists(c)), None)
-if CHROMIUM is None:
-    pytest.skip("no Chromium found (set LOE_VIZ_CHROMIUM or install Debian's chromium package)",
-                allow_module_level=True)
+# Chromium, and the module's browser, as the other browser tests find them (skipped without either)
+from test_browser import browser  # noqa: E402,F401
 
 PAYLOAD = '<img src=x onerror="window.__pwned=1">'
 NAME_PAYLOAD = "<img src=x onerror=window.__pwned=1>.csv"
@@ -44,16 +38,6 @@ _INJECTED_JS = """() => { let n = 0;
       if (el.shadowRoot) walk(el.shadowRoot);
       if (el.tagName === 'IMG' && (el.getAttribute('src') || '') === 'x') n += 1; } };
   walk(document); return n; }"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                    "--disable-dev-shm-usage"])
-        yield b
-        b.close()
 
 
 def _open(browser, url):
