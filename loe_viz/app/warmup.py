@@ -64,12 +64,28 @@ def _warm_compare_and_triplets() -> None:
     embed_triplets(triplets, 40, list(TRIPLET_METHODS), max_seconds=5.0)
 
 
+def _load_numba_runtime() -> None:
+    """Let numba import its compiler's modules here, on the calling thread, before any other starts.
+
+    numba imports them on its first compile or cache load. Two threads doing that first
+    load at once (the warm-up and a session's first run) can meet in numba's circular
+    imports; the import that loses is dropped from ``sys.modules``, and the first page
+    then fails with a ``KeyError`` in Panel's module bookkeeping (an HTTP 500).
+    """
+    import numpy as np
+
+    from .._validation import check_triplets
+
+    check_triplets(np.array([[0, 1, 2]]))  # one cached kernel: numba's one-time set-up
+
+
 def start_warm_up() -> threading.Thread | None:
     """Start :func:`warm_up` on a daemon thread the first time; later calls do nothing."""
     global _warm_thread
     with _start_lock:
         if _warm_thread is not None or _warm_seconds is not None:
             return _warm_thread
+        _load_numba_runtime()
         _warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
         _warm_thread.start()
         return _warm_thread
