@@ -51,6 +51,9 @@ HEARTBEAT = 0.25
 #: ``n_landmarks="auto"`` on stored triplets: a head is well covered with this many triplets per item
 #: (each item then takes part in about ten of its comparisons).
 WELL_COVERED = 5
+#: ``n_landmarks="auto"`` on stored triplets with fewer than ``d + 3`` well-covered heads: heads
+#: with this many triplets per item still compete on held-out triplets (each item in about two).
+SPARSE_COVERED = 0.2
 #: ``n_landmarks="auto"`` on stored triplets: share of the triplets held out to judge the choices.
 HELDOUT_SHARE = 0.1
 
@@ -178,7 +181,9 @@ class LOE(ParamsMixin):
         ``l`` is chosen among ``d + 3, 2 (d + 3), 4 (d + 3), ...`` up to all
         well-covered heads by the accuracy on a held-out 10% of the triplets
         (``auto_search_``), and the final fit uses every triplet. Fewer than
-        ``d + 3`` well-covered heads: the ``d + 3`` busiest.
+        ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
+        same held-out choice among the heads with at least ``n`` triplets, or the
+        ``d + 3`` busiest when fewer than ``d + 4`` have that many.
     landmarks : sequence of int, optional
         Item indices to use as landmarks.
     landmark_selection : {"auto", "maxmin", "random"}, default "auto"
@@ -652,9 +657,12 @@ class LOE(ParamsMixin):
         heads = np.flatnonzero(counts)
         ranked = heads[np.lexsort((heads, -counts[heads]))]
         covered = ranked[counts[ranked] >= need]
-        if covered.size <= d + 3:
-            return d + 3, s.refine
-        if counts[covered[-1]] >= 0.5 * counts[covered[0]]:
+        if covered.size <= d + 3:  # sparse heads (e.g. crowd answers): let held-out triplets judge more of them
+            need = SPARSE_COVERED * n
+            covered = ranked[counts[ranked] >= need]
+            if covered.size <= d + 3:
+                return d + 3, s.refine
+        elif counts[covered[-1]] >= 0.5 * counts[covered[0]]:
             return int(covered.size), s.refine  # evenly covered heads: triplets drawn for LOE, use them all
         # Uneven coverage (collected triplets): judge on a held-out share.
         rng = np.random.default_rng(s.rng.integers(2**63 - 1))
