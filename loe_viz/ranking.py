@@ -239,9 +239,11 @@ def rank_column(
     m = near.shape[0]
     mask = np.ones(n, dtype=np.bool_)
     mask[head] = False
+    wins = np.empty((n, 2), dtype=np.int32)  # (won, took part in): the start's win rates and the coverage
+    btl.win_counts(near, far, wins)
     if w0 is None:
         w = np.empty(n)
-        btl.meanfield_start(near, far, mask, MEANFIELD_ITER, 128, w)
+        btl.meanfield_from_counts(wins, mask, MEANFIELD_ITER, 128, w)
     else:
         w = np.array(w0, dtype=np.float64)
     trial = np.empty(n)
@@ -304,13 +306,12 @@ def rank_column(
         if alpha * np.abs(d).max() <= tol or (alpha == 1.0 and not clipped and -slope0 <= enough):
             converged = True
             break
-    counts = np.empty(n, dtype=np.int64)
-    btl.count_appearances(near, far, n, counts)
+    counts = wins[:, 1].copy()
     counts[head] = 1
     unranked = np.flatnonzero(counts == 0)
     # h and hdiag hold the curvature at the returned scores (the last gradient pass)
     score_var, score_bias = np.empty(n), np.empty(n)
-    _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
+    agreement = _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
     return ColumnRanking(
         head=int(head),
         scores=w,
@@ -321,7 +322,7 @@ def rank_column(
         converged=converged,
         grad_history=np.array(history),
         unranked=unranked,
-        agreement=float(btl.agreement(near, far, w)),
+        agreement=float(agreement),
         score_variance=score_var,
         score_bias=score_bias,
     )

@@ -27,6 +27,39 @@ def f64_from_bits(typingctx, bits):
     return sig, codegen
 
 
+@intrinsic
+def f32_from_bits(typingctx, bits):
+    """The float32 whose IEEE-754 bit pattern is the int32 ``bits``."""
+    sig = types.float32(types.int32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+
+    return sig, codegen
+
+
+@njit(nogil=True, cache=True, inline="always")
+def expneg32(a):
+    """``exp(-a)`` in single precision for float32 ``0 <= a <= 80``, to within 1.1e-7 relative.
+
+    The same reduction as :func:`expneg` with a polynomial of degree 7; in
+    float32, eight lanes to an AVX2 register.
+    """
+    x = -a
+    kf = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = x - kf * np.float32(0.693359375)
+    r = r - kf * np.float32(-2.12194440e-4)
+    p = np.float32(1.0 / 5040.0)
+    p = p * r + np.float32(1.0 / 720.0)
+    p = p * r + np.float32(1.0 / 120.0)
+    p = p * r + np.float32(1.0 / 24.0)
+    p = p * r + np.float32(1.0 / 6.0)
+    p = p * r + np.float32(0.5)
+    p = p * r + np.float32(1.0)
+    p = p * r + np.float32(1.0)
+    return p * f32_from_bits((np.int32(kf) + np.int32(127)) << np.int32(23))
+
+
 @njit(nogil=True, cache=True, inline="always")
 def expneg(a):
     """``exp(-a)`` for ``0 <= a <= 700`` to within 2.3e-16 relative, in plain arithmetic.
