@@ -66,6 +66,9 @@ def measure(n: int, m: int, reps: int) -> dict:
                                 reps) / 5
     counts = np.empty(n, dtype=np.int64)
     out["count_appearances"] = _best(lambda: btl.count_appearances(near, far, n, counts), reps)
+    if hasattr(btl, "win_counts"):
+        wins = np.empty((n, 2), dtype=np.int32)
+        out["win_counts"] = _best(lambda: btl.win_counts(near, far, wins), reps)
     out["agreement"] = _best(lambda: btl.agreement(near, far, w), reps)
     sv, sb = np.empty(n), np.empty(n)
     out["score_moments"] = _best(lambda: uk.score_moments(near, far, w, h, hd, mask, sv, sb), reps)

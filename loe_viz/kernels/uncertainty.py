@@ -50,45 +50,48 @@ def score_moments(near, far, w, h, hdiag, mask, out, bias):
     (:func:`loe_viz.kernels.btl.agreement`).
     """
     n = hdiag.shape[0]
+    m = near.shape[0]
     k = 0
-    inv = np.empty(n)
+    # per item (1 / D_aa, w_a, variance sum, bias sum) in one cache line: a comparison touches
+    # two lines instead of eight
+    P = np.empty((n, 4))
     for a in range(n):
-        out[a] = 0.0
-        bias[a] = 0.0
-        inv[a] = 1.0 / hdiag[a] if hdiag[a] > 0 else 0.0
+        P[a, 0] = 1.0 / hdiag[a] if hdiag[a] > 0 else 0.0
+        P[a, 1] = w[a]
+        P[a, 2] = 0.0
+        P[a, 3] = 0.0
         if mask[a]:
             k += 1
     good = 0  # the agreement, counted twice: a win 2, a tie 1
-    for t in range(near.shape[0]):
+    for t in range(m):
         a = near[t]
         b = far[t]
         c = np.float64(h[t])
-        ia = inv[a]
-        ib = inv[b]
+        ia = P[a, 0]
+        ib = P[b, 0]
         c2 = c * c * ia * ib
-        out[a] += c2 * ia
-        out[b] += c2 * ib
+        P[a, 2] += c2 * ia
+        P[b, 2] += c2 * ib
         # p - 1/2 for "far wins": |1 - 2q| = sqrt(1 - 4 q (1 - q)), its sign that of w_far - w_near
         r = 1.0 - 4.0 * c
         r = r if r > 0.0 else 0.0
-        diff = w[b] - w[a]
+        diff = P[b, 1] - P[a, 1]
         lost = np.float64(diff < 0.0)
         half = 0.5 * np.sqrt(r) * (1.0 - 2.0 * lost)  # no branch on the outcome
         good += np.int64(diff > 0.0) + np.int64(diff >= 0.0)
         xi = c * half * (ia + ib)
-        bias[b] += xi * ib
-        bias[a] -= xi * ia
+        P[b, 3] += xi * ib
+        P[a, 3] -= xi * ia
     corr = 1.0 - 2.0 / k if k > 0 else 1.0
     mean_bias = 0.0
     for a in range(n):
         if mask[a]:
-            out[a] += corr * inv[a]
-            mean_bias += bias[a]
+            out[a] = P[a, 2] + corr * P[a, 0]
+            mean_bias += P[a, 3]
         else:
             out[a] = 0.0
     if k > 0:
         mean_bias /= k
     for a in range(n):
-        bias[a] = bias[a] - mean_bias if mask[a] else 0.0
-    m = near.shape[0]
+        bias[a] = P[a, 3] - mean_bias if mask[a] else 0.0
     return 0.5 * good / m if m > 0 else 1.0
