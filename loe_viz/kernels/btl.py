@@ -71,15 +71,16 @@ def _logistic_block(zb, qb, cb, count, precise):
             qb[i] = q
             cb[i] = q * (1.0 - q)
     else:
-        for i in range(count):
-            z = zb[i]
-            a = np.float32(abs(z))
+        one = np.float32(1.0)
+        for i in range(count):  # all in single precision: eight lanes
+            z = np.float32(zb[i])
+            a = abs(z)
             a = a if a < np.float32(80.0) else np.float32(80.0)
-            e = np.float64(expneg32(a))
-            s = np.float64(z >= 0.0)
-            q = (s * e + (1.0 - s)) / (1.0 + e)
-            qb[i] = q
-            cb[i] = q * (1.0 - q)
+            e = expneg32(a)
+            r = one / (one + e)
+            s = np.float32(z >= np.float32(0.0))
+            qb[i] = np.float64((s * e + (one - s)) * r)
+            cb[i] = np.float64(e * r * r)  # q (1 - q) = e / (1 + e)^2, without cancellation
 
 
 @njit(nogil=True, cache=True)
@@ -167,6 +168,33 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
     Stops when ``||r|| <= rtol * ||grad||`` or after ``max_iter`` Hessian-vector
     products (one pass over the comparisons each). Returns the iterations used.
     """
+    return newton_direction_coarse(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, work,
+                                   np.zeros(grad.shape[0]), 0.0)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _precondition(r, hdiag, mask, u, uhu, z):
+    # Jacobi, plus the exact correction along u (when uhu > 0): z = D^-1 r + u (u . r) / (u' H u)
+    for a in range(r.shape[0]):
+        z[a] = r[a] / hdiag[a] if hdiag[a] > 0 else 0.0
+    if uhu > 0.0:
+        f = _dot(u, r) / uhu
+        for a in range(r.shape[0]):
+            z[a] += f * u[a]
+    _center(z, mask)
+
+
+@njit(nogil=True, cache=True)
+def newton_direction_coarse(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, work, u, uhu):
+    """:func:`newton_direction` with a two-level preconditioner: Jacobi plus one coarse direction.
+
+    ``u`` (sum-zero over ``mask``) is a direction the Jacobi preconditioner
+    resolves badly and ``uhu = u' H u`` its curvature (``uhu <= 0``: Jacobi
+    only). A few items with far more comparisons than the rest (the other
+    landmarks, with the landmark share of the budget) move together against
+    all other items along such a direction: it costs Jacobi-preconditioned CG
+    several extra iterations per Newton step, the coarse correction none.
+    """
     n = grad.shape[0]
     r = work[0]
     z = work[1]
@@ -175,8 +203,7 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
     for a in range(n):
         d[a] = 0.0
         r[a] = -grad[a]
-        z[a] = r[a] / hdiag[a] if hdiag[a] > 0 else 0.0
-    _center(z, mask)
+    _precondition(r, hdiag, mask, u, uhu, z)
     for a in range(n):
         p[a] = z[a]
     rz = _dot(r, z)
@@ -194,9 +221,7 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
         for a in range(n):
             d[a] += alpha * p[a]
             r[a] -= alpha * Hp[a]
-        for a in range(n):
-            z[a] = r[a] / hdiag[a] if hdiag[a] > 0 else 0.0
-        _center(z, mask)
+        _precondition(r, hdiag, mask, u, uhu, z)
         rz_new = _dot(r, z)
         beta = rz_new / rz
         rz = rz_new
@@ -205,6 +230,30 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
         it += 1
     _center(d, mask)
     return it
+
+
+@njit(nogil=True, cache=True)
+def pairs_within(near, far, member):
+    """Indices of the comparisons whose two items both have ``member[item]`` set (int64)."""
+    cnt = 0
+    for t in range(near.shape[0]):
+        cnt += member[near[t]] & member[far[t]]
+    out = np.empty(cnt, dtype=np.int64)
+    k = 0
+    for t in range(near.shape[0]):
+        if member[near[t]] & member[far[t]]:
+            out[k] = t
+            k += 1
+    return out
+
+
+@njit(nogil=True, cache=True)
+def sum_at(h, idx):
+    """``sum(h[idx])`` in double precision."""
+    s = 0.0
+    for i in range(idx.shape[0]):
+        s += h[idx[i]]
+    return s
 
 
 @njit(nogil=True, cache=True)
