@@ -294,7 +294,9 @@ def rank_column(
     d = np.empty(n)
     grad, grad_t = np.empty(n), np.empty(n)
     hdiag, hdiag_t = np.empty(n), np.empty(n)
-    h, h_t = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)
+    # One curvature array (4 bytes per comparison): the conjugate gradients read it before the
+    # trial point's gradient pass overwrites it, and the trial point is always taken.
+    h = np.empty(m, dtype=np.float32)
     work = np.empty((4, n))
     gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h, False)
     history = [gnorm]
@@ -318,7 +320,8 @@ def rank_column(
         rtol = min(1e-2, ratio) if n <= _CACHE_RESIDENT else min(0.5, np.sqrt(ratio))
         u, uhu = _coarse_curvature(coarse, h, hdiag, regularization)
         cg_total += btl.newton_direction_coarse(
-            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, u, uhu
+            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, u, uhu,
+            n > _CACHE_RESIDENT,  # past the cache, products in single precision: half the bytes
         )
         # Trust region: near separation the curvature vanishes and the raw Newton
         # step can be huge; no score moves by more than max_step at once.
@@ -333,18 +336,17 @@ def rank_column(
         # Single-precision logistic while far from the optimum, double precision near it.
         precise = precise or gnorm < 1e-4 * history[0]
         np.add(w, d, out=trial)
-        gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t, precise)
+        gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h, precise)
         slope1 = float(btl._dot(grad_t, d))
         if slope1 > 0.5 * -slope0:
             # Overshot along d: step to the root of the secant of the directional derivative.
             alpha = slope0 / (slope0 - slope1)
             np.multiply(d, alpha, out=trial)
             trial += w
-            gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h_t, precise)
+            gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h, precise)
         w, trial = trial, w
         grad, grad_t = grad_t, grad
         hdiag, hdiag_t = hdiag_t, hdiag
-        h, h_t = h_t, h
         gnorm = gnorm_t
         history.append(gnorm)
         # The decrement judges the full Newton step only: not a clipped or shortened one.

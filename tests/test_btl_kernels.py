@@ -214,3 +214,23 @@ def test_single_precision_exponential_against_numpy():
     a = np.linspace(0, 80, 400_001).astype(np.float32)
     ref = np.exp(-a.astype(np.float64))
     assert (np.abs(many(a) - ref) / ref).max() < 1.1e-7
+
+
+def test_single_precision_hessian_vector(rng):
+    near, far, w = _problem(rng, n=50, m=5000)
+    n = w.size
+    g, hd, h = np.empty(n), np.empty(n), np.empty(near.size, dtype=np.float32)
+    btl.gradient(near, far, w, 0.1, np.ones(n, dtype=bool), g, hd, h, True)
+    v = rng.standard_normal(n)
+    ref = ref_hessian(near, far, w, 0.1) @ v
+    out = np.empty(n)
+    btl.hessian_vector_single(near, far, h, 0.1, v, out, np.empty((n, 2), dtype=np.float32))
+    np.testing.assert_allclose(out, ref, rtol=0, atol=2e-5 * np.abs(ref).max())
+    # the Newton direction with single-precision products solves the same system to ~1e-5
+    mask = np.ones(n, dtype=bool)
+    mask[0] = False
+    d1, d2 = np.empty(n), np.empty(n)
+    btl.newton_direction(near, far, h, hd, 0.1, mask, g, 100, 1e-10, d1, np.empty((4, n)))
+    btl.newton_direction_coarse(near, far, h, hd, 0.1, mask, g, 100, 1e-10, d2, np.empty((4, n)), np.zeros(n), 0.0,
+                                True)
+    np.testing.assert_allclose(d2, d1, rtol=0, atol=1e-5 * np.abs(d1).max())

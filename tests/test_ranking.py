@@ -183,7 +183,8 @@ def test_coarse_preconditioner_solves_the_same_system_in_fewer_iterations():
     assert uhu == pytest.approx(u @ Hu, rel=1e-5)  # the curvature without a pass over the comparisons
     d1, d2 = np.empty(n), np.empty(n)
     it_jacobi = btl.newton_direction(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d1, np.empty((4, n)))
-    it_coarse = btl.newton_direction_coarse(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d2, np.empty((4, n)), u, uhu)
+    it_coarse = btl.newton_direction_coarse(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d2, np.empty((4, n)), u, uhu,
+                                             False)
     np.testing.assert_allclose(d2, d1, rtol=1e-5, atol=1e-7 * np.abs(d1).max())
     assert it_coarse < it_jacobi
     # without heavy items there is no coarse direction
