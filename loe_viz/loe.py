@@ -448,6 +448,8 @@ class LOE(ParamsMixin):
                     key, f_task, args, ranking = queue.pop(0)
                     kw = {} if remote else {"cancel": cancel}
                     pending[pool.submit(f_task, *args, **kw)] = (key, ranking)
+                # Rankings split their passes over a helper thread while workers idle (the last tasks).
+                cancel.idle_workers = 0 if queue or remote else workers - len(pending)
                 finished, _ = wait(pending, timeout=HEARTBEAT, return_when=FIRST_COMPLETED)
                 for f in finished:
                     key, ranking = pending.pop(f)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +72,97 @@ def _coarse_curvature(coarse, h, hdiag, lam):
     u, heavy, within, k, scored = coarse
     cut = float(hdiag[heavy].sum()) - lam * k - 2.0 * btl.sum_at(h, within)
     return u, max(cut, 0.0) + lam * k * (1.0 - k / scored)
+
+
+#: From this many comparisons on, each pass over them is computed as two halves whose sums are
+#: added (always, so the result does not depend on the threads): while the caller's scheduler
+#: reports an idle worker (``cancel.idle_workers > 0``), the second half runs on a helper thread.
+SPLIT_MIN = 1 << 18
+
+
+class _Halves:
+    """The comparisons cut in two, and a helper thread that takes the second half while a worker idles."""
+
+    def __init__(self, near, far, h, cancel):
+        half = near.shape[0] // 2
+        self.near = (near[:half], near[half:])
+        self.far = (far[:half], far[half:])
+        self.h = (h[:half], h[half:])
+        self.cancel = cancel
+        self.pool = None
+
+    def run(self, first, second):
+        """Call ``first()`` and ``second()``, side by side when a worker of the caller idles."""
+        if getattr(self.cancel, "idle_workers", 0) > 0:
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loe-half")
+            fut = self.pool.submit(second)
+            first()
+            fut.result()
+        else:
+            first()
+            second()
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+    def gradient(self, w, lam, mask, grad, hdiag, precise):
+        """:func:`loe_viz.kernels.btl.gradient` as two halves."""
+        n = w.shape[0]
+        gh = np.empty((n, 2))
+        gh[:, 0] = lam * w
+        gh[:, 1] = lam
+        gh2 = np.zeros((n, 2))
+        self.run(lambda: btl.gradient_accumulate(self.near[0], self.far[0], w, self.h[0], precise, gh),
+                 lambda: btl.gradient_accumulate(self.near[1], self.far[1], w, self.h[1], precise, gh2))
+        return btl.gradient_finish(gh, gh2, mask, grad, hdiag)
+
+    def newton_direction(self, hdiag, lam, mask, grad, max_iter, rtol, d, u, uhu, single):
+        """:func:`loe_viz.kernels.btl.newton_direction_coarse` with each product as two halves."""
+        n = grad.shape[0]
+        dt = np.float32 if single else np.float64
+        pv = (np.empty((n, 2), dtype=dt), np.empty((n, 2), dtype=dt))
+
+        def product(p, out):
+            for part in pv:
+                part[:, 0] = p
+                part[:, 1] = 0.0
+            self.run(lambda: btl.hessian_vector_accumulate(self.near[0], self.far[0], self.h[0], pv[0]),
+                     lambda: btl.hessian_vector_accumulate(self.near[1], self.far[1], self.h[1], pv[1]))
+            np.multiply(p, lam, out=out)
+            out += pv[0][:, 1]
+            out += pv[1][:, 1]
+            btl._center(out, mask)
+
+        z = np.empty(n)
+        Hp = np.empty(n)
+        d[:] = 0.0
+        r = -grad
+        btl.precondition(r, hdiag, mask, u, uhu, z)
+        p = z.copy()
+        rz = btl._dot(r, z)
+        tol = rtol * np.sqrt(btl._dot(grad, grad))
+        it = 0
+        while it < max_iter:
+            if np.sqrt(btl._dot(r, r)) <= tol or rz <= 0.0:
+                break
+            product(p, Hp)
+            pHp = btl._dot(p, Hp)
+            if pHp <= 0.0:
+                break
+            alpha = rz / pHp
+            d += alpha * p
+            r -= alpha * Hp
+            btl.precondition(r, hdiag, mask, u, uhu, z)
+            rz_new = btl._dot(r, z)
+            beta = rz_new / rz
+            rz = rz_new
+            p *= beta
+            p += z
+            it += 1
+        btl._center(d, mask)
+        return it
 
 
 def cache_order(near: np.ndarray, far: np.ndarray, n_items: int):
@@ -298,7 +390,26 @@ def rank_column(
     # trial point's gradient pass overwrites it, and the trial point is always taken.
     h = np.empty(m, dtype=np.float32)
     work = np.empty((4, n))
-    gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h, False)
+    halves = _Halves(near, far, h, cancel) if m >= SPLIT_MIN else None
+    try:
+        return _newton(near, far, head, n, mask, w, trial, d, grad, grad_t, hdiag, hdiag_t, h, work, wins, coarse,
+                       halves, regularization, tol, max_iter, cg_max_iter, max_step, cancel)
+    finally:
+        if halves is not None:
+            halves.close()
+
+
+def _newton(near, far, head, n, mask, w, trial, d, grad, grad_t, hdiag, hdiag_t, h, work, wins, coarse, halves,
+            regularization, tol, max_iter, cg_max_iter, max_step, cancel) -> ColumnRanking:
+    """The Newton iteration of :func:`rank_column` and its diagnostics."""
+    m = near.shape[0]
+
+    def gradient(point, g, hd, precise):
+        if halves is not None:
+            return halves.gradient(point, regularization, mask, g, hd, precise)
+        return btl.gradient(near, far, point, regularization, mask, g, hd, h, precise)
+
+    gnorm = gradient(w, grad, hdiag, False)
     history = [gnorm]
     enough = DECREMENT_PER_TOL * tol * max(int(mask.sum()), 1)  # Newton decrement at which to stop
     precise = False
@@ -319,10 +430,14 @@ def rank_column(
         ratio = gnorm / history[0] if history[0] > 0 else 1.0
         rtol = min(1e-2, ratio) if n <= _CACHE_RESIDENT else min(0.5, np.sqrt(ratio))
         u, uhu = _coarse_curvature(coarse, h, hdiag, regularization)
-        cg_total += btl.newton_direction_coarse(
-            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, u, uhu,
-            n > _CACHE_RESIDENT,  # past the cache, products in single precision: half the bytes
-        )
+        single = n > _CACHE_RESIDENT  # past the cache, products in single precision: half the bytes
+        if halves is not None:
+            cg_total += halves.newton_direction(hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d,
+                                                u, uhu, single)
+        else:
+            cg_total += btl.newton_direction_coarse(
+                near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, u, uhu, single
+            )
         # Trust region: near separation the curvature vanishes and the raw Newton
         # step can be huge; no score moves by more than max_step at once.
         big = np.abs(d).max()
@@ -336,14 +451,14 @@ def rank_column(
         # Single-precision logistic while far from the optimum, double precision near it.
         precise = precise or gnorm < 1e-4 * history[0]
         np.add(w, d, out=trial)
-        gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h, precise)
+        gnorm_t = gradient(trial, grad_t, hdiag_t, precise)
         slope1 = float(btl._dot(grad_t, d))
         if slope1 > 0.5 * -slope0:
             # Overshot along d: step to the root of the secant of the directional derivative.
             alpha = slope0 / (slope0 - slope1)
             np.multiply(d, alpha, out=trial)
             trial += w
-            gnorm_t = btl.gradient(near, far, trial, regularization, mask, grad_t, hdiag_t, h, precise)
+            gnorm_t = gradient(trial, grad_t, hdiag_t, precise)
         w, trial = trial, w
         grad, grad_t = grad_t, grad
         hdiag, hdiag_t = hdiag_t, hdiag

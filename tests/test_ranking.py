@@ -190,3 +190,29 @@ def test_coarse_preconditioner_solves_the_same_system_in_fewer_iterations():
     # without heavy items there is no coarse direction
     assert _heavy_direction(near[:40_000], far[:40_000], np.bincount(np.concatenate([near[:40_000], far[:40_000]]),
                                                                      minlength=n), mask) is None
+
+
+@pytest.mark.parametrize("n", [2000, 40_000])
+def test_halves_on_a_helper_thread_give_the_same_scores(n, monkeypatch):
+    # From SPLIT_MIN comparisons on, passes are summed as two halves; a helper thread takes the
+    # second half only while the scheduler reports an idle worker. Same arithmetic either way.
+    import threading
+
+    from loe_viz import ranking
+
+    X = make_points("gaussian", n, random_state=9)
+    oracle = TripletOracle(X, random_state=10)
+    near, far = oracle.comparisons(1, ranking.SPLIT_MIN + 1001, seed=16)
+    serial = rank_column(near, far, 1, n)
+    idle = threading.Event()
+    idle.idle_workers = 1
+    threaded = rank_column(near, far, 1, n, cancel=idle)
+    np.testing.assert_array_equal(threaded.scores, serial.scores)
+    np.testing.assert_array_equal(threaded.score_variance, serial.score_variance)
+    assert threaded.cg_iters == serial.cg_iters and threaded.n_iter == serial.n_iter
+    # ... and the optimum of the undivided passes
+    tight = rank_column(near, far, 1, n, tol=1e-8, cancel=idle)
+    monkeypatch.setattr(ranking, "SPLIT_MIN", 10**12)
+    whole = rank_column(near, far, 1, n, tol=1e-8)
+    spread = serial.scores.std()
+    np.testing.assert_allclose(tight.scores, whole.scores, atol=1e-6 * spread)

@@ -99,11 +99,23 @@ def gradient(near, far, w, lam, mask, grad, hdiag, h, precise):
     Returns the Euclidean norm of the projected gradient.
     """
     n = w.shape[0]
-    m = near.shape[0]
     gh = np.empty((n, 2))  # gh[a] = (grad[a], hdiag[a])
     for a in range(n):
         gh[a, 0] = lam * w[a]
         gh[a, 1] = lam
+    gradient_accumulate(near, far, w, h, precise, gh)
+    return gradient_finish(gh, gh[:0], mask, grad, hdiag)
+
+
+@njit(nogil=True, cache=True)
+def gradient_accumulate(near, far, w, h, precise, gh):
+    """The comparisons' part of :func:`gradient`: adds their terms to ``gh[:, 0]`` (gradient)
+    and ``gh[:, 1]`` (diagonal) and writes their curvature to ``h``.
+
+    Two threads can each take a share of the comparisons, with their own ``gh``
+    (see :func:`gradient_finish`).
+    """
+    m = near.shape[0]
     zb = np.empty(_BLOCK)
     qb = np.empty(_BLOCK)
     cb = np.empty(_BLOCK)
@@ -123,9 +135,20 @@ def gradient(near, far, w, lam, mask, grad, hdiag, h, precise):
             gh[a, 1] += c
             gh[b, 1] += c
             h[t0 + i] = c
+
+
+@njit(nogil=True, cache=True)
+def gradient_finish(gh, gh2, mask, grad, hdiag):
+    """``grad``, ``hdiag`` from the sums ``gh`` (plus ``gh2`` unless it is empty): projected
+    gradient and its norm, as :func:`gradient` returns it."""
+    n = gh.shape[0]
     for a in range(n):
         grad[a] = gh[a, 0]
         hdiag[a] = gh[a, 1]
+    if gh2.shape[0] == n:
+        for a in range(n):
+            grad[a] += gh2[a, 0]
+            hdiag[a] += gh2[a, 1]
     _center(grad, mask)
     return np.sqrt(_dot(grad, grad))
 
@@ -155,14 +178,22 @@ def hessian_vector_single(near, far, h, lam, v, out, pv):
     for a in range(n):
         pv[a, 0] = v[a]
         pv[a, 1] = 0.0
+    hessian_vector_accumulate(near, far, h, pv)
+    for a in range(n):
+        out[a] = lam * v[a] + pv[a, 1]
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def hessian_vector_accumulate(near, far, h, pv):
+    """The comparisons' part of a Hessian-vector product: adds ``L v`` to ``pv[:, 1]`` for
+    ``v = pv[:, 0]`` (float32 or float64, accumulated in that precision). Two threads can each
+    take a share of the comparisons, with their own ``pv``."""
     for t in range(near.shape[0]):
         a = near[t]
         b = far[t]
         c = h[t] * (pv[b, 0] - pv[a, 0])
         pv[b, 1] += c
         pv[a, 1] -= c
-    for a in range(n):
-        out[a] = lam * v[a] + pv[a, 1]
 
 
 @njit(nogil=True, cache=True)
@@ -193,8 +224,8 @@ def newton_direction(near, far, h, hdiag, lam, mask, grad, max_iter, rtol, d, wo
                                    np.zeros(grad.shape[0]), 0.0, False)
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _precondition(r, hdiag, mask, u, uhu, z):
+@njit(nogil=True, cache=True)
+def precondition(r, hdiag, mask, u, uhu, z):
     # Jacobi, plus the exact correction along u (when uhu > 0): z = D^-1 r + u (u . r) / (u' H u)
     for a in range(r.shape[0]):
         z[a] = r[a] / hdiag[a] if hdiag[a] > 0 else 0.0
@@ -228,7 +259,7 @@ def newton_direction_coarse(near, far, h, hdiag, lam, mask, grad, max_iter, rtol
     for a in range(n):
         d[a] = 0.0
         r[a] = -grad[a]
-    _precondition(r, hdiag, mask, u, uhu, z)
+    precondition(r, hdiag, mask, u, uhu, z)
     for a in range(n):
         p[a] = z[a]
     rz = _dot(r, z)
@@ -249,7 +280,7 @@ def newton_direction_coarse(near, far, h, hdiag, lam, mask, grad, max_iter, rtol
         for a in range(n):
             d[a] += alpha * p[a]
             r[a] -= alpha * Hp[a]
-        _precondition(r, hdiag, mask, u, uhu, z)
+        precondition(r, hdiag, mask, u, uhu, z)
         rz_new = _dot(r, z)
         beta = rz_new / rz
         rz = rz_new
