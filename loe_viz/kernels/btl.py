@@ -53,8 +53,8 @@ _BLOCK = 1024
 
 
 @njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
-def _logistic_block(zb, qb, cb, count, precise):
-    """``qb = 1 - sigmoid(zb)`` and ``cb = qb (1 - qb)`` over ``count`` entries, vectorised.
+def _logistic_block(zb, qb, cb, count, precise, h, t0):
+    """``qb = 1 - sigmoid(zb)`` and ``cb = h[t0:t0 + count] = qb (1 - qb)`` over ``count`` entries, vectorised.
 
     Unless ``precise``, ``z`` is rounded to single precision and the exponential
     evaluated in it (relative error ``1e-7 (1 + |z|)`` against 2.3e-16; see
@@ -69,7 +69,9 @@ def _logistic_block(zb, qb, cb, count, precise):
             s = np.float64(z >= 0.0)
             q = (s * e + (1.0 - s)) / (1.0 + e)  # e / (1 + e) for z >= 0, 1 / (1 + e) below
             qb[i] = q
-            cb[i] = q * (1.0 - q)
+            c = q * (1.0 - q)
+            cb[i] = c
+            h[t0 + i] = c
     else:
         one = np.float32(1.0)
         for i in range(count):  # all in single precision: eight lanes
@@ -80,7 +82,9 @@ def _logistic_block(zb, qb, cb, count, precise):
             r = one / (one + e)
             s = np.float32(z >= np.float32(0.0))
             qb[i] = np.float64((s * e + (one - s)) * r)
-            cb[i] = np.float64(e * r * r)  # q (1 - q) = e / (1 + e)^2, without cancellation
+            c = e * r * r  # q (1 - q) = e / (1 + e)^2, without cancellation
+            cb[i] = np.float64(c)
+            h[t0 + i] = c
 
 
 @njit(nogil=True, cache=True)
@@ -123,7 +127,7 @@ def gradient_accumulate(near, far, w, h, precise, gh):
         count = min(_BLOCK, m - t0)
         for i in range(count):
             zb[i] = w[far[t0 + i]] - w[near[t0 + i]]  # log-odds that "far" wins
-        _logistic_block(zb, qb, cb, count, precise)
+        _logistic_block(zb, qb, cb, count, precise, h, t0)
         for i in range(count):
             a = near[t0 + i]
             b = far[t0 + i]
@@ -134,7 +138,6 @@ def gradient_accumulate(near, far, w, h, precise, gh):
             gh[a, 0] += q
             gh[a, 1] += c
             gh[b, 1] += c
-            h[t0 + i] = c
 
 
 @njit(nogil=True, cache=True)
