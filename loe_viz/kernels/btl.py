@@ -407,9 +407,10 @@ def meanfield_start(near, far, mask, n_iter, n_grid, w):
 
 @njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 def _sigmoid_mean(ws, count, x):
-    """``mean_b sigmoid(x - ws[b])`` over the first ``count`` entries of float32 ``ws``, in single
-    precision (eight lanes)."""
-    acc = np.float32(0.0)
+    """``mean_b sigmoid(x - ws[b])`` over the first ``count`` entries of float32 ``ws``: terms in
+    single precision (eight lanes), summed in double precision (a float32 sum would make the
+    start depend on the items' order at the 1e-7 level)."""
+    acc = 0.0
     x32 = np.float32(x)
     one = np.float32(1.0)
     for b in range(count):
@@ -419,8 +420,8 @@ def _sigmoid_mean(ws, count, x):
         e = expneg32(a)
         s = np.float32(d >= np.float32(0.0))
         # 1 / (1 + exp(d)): e / (1 + e) for d >= 0, 1 / (1 + e) below, e = exp(-|d|)
-        acc += (s * e + (one - s)) / (one + e)
-    return np.float64(acc) / count
+        acc += np.float64((s * e + (one - s)) / (one + e))
+    return acc / count
 
 
 @njit(nogil=True, cache=True)
