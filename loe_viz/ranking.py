@@ -40,11 +40,11 @@ HEAVY_FACTOR = 20.0
 
 
 def _heavy_direction(near, far, appearances, mask):
-    """The coarse direction of the heavy items, or None: ``(u, heavy, within)``.
+    """The coarse direction of the heavy items, or None: ``(u, heavy, within, k, scored)``.
 
-    ``u`` is the indicator of the heavy items, centred over ``mask``; ``within``
-    the comparisons among heavy items (one pass over the comparisons, only when
-    there are heavy items).
+    ``u`` is the indicator of the ``k`` heavy items (boolean ``heavy``), centred
+    over the ``scored`` items of ``mask``; ``within`` the comparisons among heavy
+    items (one pass over the comparisons, only when there are heavy items).
     """
     scored = appearances[mask]
     if scored.size < 3:
@@ -363,6 +363,10 @@ def rank_column(
     cancel : threading.Event, optional
         Checked before each Newton iteration: once set, the ranking stops and
         raises :class:`RankingCancelled` (the kernels themselves are not interrupted).
+        With at least ``SPLIT_MIN`` comparisons, an integer attribute
+        ``cancel.idle_workers`` (set by :class:`loe_viz.LOE`'s scheduler) greater
+        than 0 lets the ranking run half of each pass on a helper thread; the
+        scores are the same either way.
 
     Returns
     -------
