@@ -11,6 +11,16 @@ processes on a busy machine inflate them less than wall time; ``uptime``'s load 
 is printed beside them. With ``--against DIR`` (the root of another checkout, e.g. made
 by ``git worktree add DIR main``) both versions run in turn in fresh interpreters,
 twice each, and the table shows the best time of each and the ratio old / new.
+
+Measured 2026-12-01 (2-core AMD EPYC VM, load average 1.6-1.8 from other work) against the
+kernels before the blocked passes (ns per comparison, old -> new):
+
+    n = 10^5, 4.6e7 comparisons: sampling 86 -> 16, gradient (float32 / float64 logistic)
+    19 / 31 -> 12 / 18, CG iteration 6.9 -> 4.6 (single-precision products), score_moments
+    (now with the agreement) 13.7 -> 10.6, agreement pass 8.8 -> none; rank_column
+    10.2 s -> 5.0 s (uniform comparisons, no landmark share).
+    n = 1000, 276k comparisons: sampling 40 -> 15, mean-field start 22 -> 8, rank_column
+    44 ms -> 18 ms.
 """
 
 from __future__ import annotations
