@@ -182,6 +182,8 @@ def rank_column(
     max_step: float = 4.0,
     reorder: bool = True,
     cancel=None,
+    block: np.ndarray | None = None,
+    block_first: int = 0,
 ) -> ColumnRanking:
     """Fit the l2-regularised, sum-zero BTL scores of one landmark by Newton-CG.
 
@@ -228,6 +230,15 @@ def rank_column(
     cancel : threading.Event, optional
         Checked before each Newton iteration: once set, the ranking stops and
         raises :class:`RankingCancelled` (the kernels themselves are not interrupted).
+    block : int array, optional
+        Items (other than ``head``) that were compared among themselves far more
+        often than with the rest: the other landmarks of a landmark share, whose
+        comparisons are rows ``block_first:``. CG is then preconditioned with the
+        Hessian's dense block on them (:func:`loe_viz.kernels.btl.block_hessian`);
+        with Jacobi alone their strong coupling took it 30 to 75 iterations per
+        ranking instead of about 15. Only the speed changes, not the optimum.
+    block_first : int, default 0
+        First row of the comparisons among ``block`` (with ``reorder=False``).
 
     Returns
     -------
@@ -250,6 +261,13 @@ def rank_column(
     hdiag, hdiag_t = np.empty(n), np.empty(n)
     h, h_t = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)
     work = np.empty((4, n))
+    bidx = np.zeros(0, dtype=np.int64)
+    if block is not None and not reorder:
+        bidx = np.setdiff1d(np.asarray(block, dtype=np.int64), [head])
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[bidx] = np.arange(bidx.size)
+    bhess = np.empty((bidx.size, bidx.size))
+    binv = np.zeros((bidx.size, bidx.size))
     gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h, False)
     history = [gnorm]
     enough = DECREMENT_PER_TOL * tol * max(int(mask.sum()), 1)  # Newton decrement at which to stop
@@ -270,8 +288,11 @@ def rank_column(
         # Eisenstat-Walker forcing, loose far from the optimum and tight near it.
         ratio = gnorm / history[0] if history[0] > 0 else 1.0
         rtol = min(1e-2, ratio) if n <= _CACHE_RESIDENT else min(0.5, np.sqrt(ratio))
+        if bidx.size:
+            btl.block_hessian(near, far, h, hdiag, int(block_first), pos, bhess)
+            binv = np.linalg.inv(bhess)
         cg_total += btl.newton_direction(
-            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work
+            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, bidx, binv
         )
         # Trust region: near separation the curvature vanishes and the raw Newton
         # step can be huge; no score moves by more than max_step at once.

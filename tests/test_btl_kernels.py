@@ -100,7 +100,8 @@ def test_newton_direction_solves_projected_system(rng):
     h = np.empty(near.size, dtype=np.float32)
     btl.gradient(near, far, w, lam, mask, g, hd, h, True)
     d = np.empty(n)
-    its = btl.newton_direction(near, far, h, hd, lam, mask, g, 200, 1e-12, d, np.empty((4, n)))
+    its = btl.newton_direction(near, far, h, hd, lam, mask, g, 200, 1e-12, d, np.empty((4, n)),
+                               np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
     assert its > 0
     # Reference: minimum-norm solution of H d = -g on the sum-zero subspace of the masked items.
     H = ref_hessian(near, far, w, lam)[np.ix_(mask, mask)]
@@ -130,3 +131,36 @@ def test_tile_order_is_a_stable_sort_by_tile(rng, shift):
     order = np.argsort(key, kind="stable")
     np.testing.assert_array_equal(out_near, near[order])
     np.testing.assert_array_equal(out_far, far[order])
+
+
+def test_block_preconditioned_direction_solves_the_same_system_and_block_hessian_matches_numpy(rng):
+    near, far, w = _problem(rng, n=15, m=400)
+    n = w.size
+    lam = 1e-3
+    mask = np.ones(n, dtype=bool)
+    mask[0] = False
+    w[0] = 0.0
+    # items 3, 5 and 9 compared among themselves many times, from row 400 on
+    extra = rng.integers(0, 3, size=(900, 2))
+    extra = extra[extra[:, 0] != extra[:, 1]]
+    blk = np.array([3, 5, 9])
+    near = np.concatenate([near, blk[extra[:, 0]]]).astype(near.dtype)
+    far = np.concatenate([far, blk[extra[:, 1]]]).astype(far.dtype)
+    g, hd, h = np.empty(n), np.empty(n), np.empty(near.size, dtype=np.float32)
+    btl.gradient(near, far, w, lam, mask, g, hd, h, True)
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[blk] = np.arange(3)
+    B = np.empty((3, 3))
+    btl.block_hessian(near, far, h, hd, 400, pos, B)
+    ref = np.diag(hd[blk])
+    for t in range(400, near.size):
+        i, j = pos[near[t]], pos[far[t]]
+        ref[i, j] -= h[t]
+        ref[j, i] -= h[t]
+    np.testing.assert_allclose(B, ref, rtol=1e-6)
+    d_plain, d_block = np.empty(n), np.empty(n)
+    btl.newton_direction(near, far, h, hd, lam, mask, g, 500, 1e-12, d_plain, np.empty((4, n)),
+                         np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
+    btl.newton_direction(near, far, h, hd, lam, mask, g, 500, 1e-12, d_block, np.empty((4, n)),
+                         blk.astype(np.int64), np.linalg.inv(B))
+    np.testing.assert_allclose(d_block, d_plain, rtol=1e-5, atol=1e-8)

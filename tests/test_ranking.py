@@ -138,3 +138,17 @@ def test_cache_order_keeps_the_comparisons_and_the_scores():
     b = rank_column(near, far, 0, n, reorder=False, tol=1e-8)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
     assert a.n_comparisons == b.n_comparisons
+
+
+def test_a_landmark_share_ranked_with_the_block_preconditioner_reaches_the_same_scores_in_fewer_cg_steps():
+    # 5,000 items, 150,000 uniform comparisons of landmark 0, then 40,000 among four other landmarks
+    X = make_points("gaussian", 5000, random_state=3)
+    oracle = TripletOracle(X, random_state=4)
+    block = np.array([10, 200, 3000, 4500])
+    near, far = oracle.comparisons(0, 150_000, seed=5)
+    bn, bf = oracle.block_comparisons(0, block, 40_000, 6)
+    near, far = np.concatenate([near, bn]), np.concatenate([far, bf])
+    plain = rank_column(near, far, 0, 5000, reorder=False, tol=1e-8)
+    pre = rank_column(near, far, 0, 5000, reorder=False, tol=1e-8, block=block, block_first=150_000)
+    np.testing.assert_allclose(pre.scores, plain.scores, atol=1e-4)
+    assert pre.cg_iters < plain.cg_iters
