@@ -183,8 +183,7 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
             near[p + rest:], far[p + rest:] = oracle.block_comparisons(head, block, q, block_seed)
     t1 = time.perf_counter()
     w0 = block_start(near, far, int(head), n, block, p + rest) if q else None
-    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0,
-                      block=block if q else None, block_first=p + rest, **settings.kwargs())
+    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0, **settings.kwargs())
     return col, t1 - t0, time.perf_counter() - t1
 
 

@@ -115,9 +115,8 @@ class TripletOracle:
             sampling.landmark_comparisons(self.X, int(head), int(per_landmark), self.temperature, np.uint64(seed),
                                           near, far)
         else:
-            coins = np.empty(per_landmark)
             sampling.landmark_comparisons_tiled(self.X, int(head), int(per_landmark), self.temperature,
-                                                np.uint64(seed), shift, near, far, coins)
+                                                np.uint64(seed), shift, near, far)
         return near, far
 
     def _outputs(self, out, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -30,6 +30,45 @@ MEANFIELD_ITER = 6
 _CACHE_RESIDENT = 30_000
 
 
+#: Items with more than this many times the median number of comparisons are *heavy* (e.g. the
+#: other landmarks, which take the landmark share of the budget among themselves). They are
+#: coupled tightly to each other and loosely to the rest, which Jacobi-preconditioned CG resolves
+#: slowly (20 to 75 iterations per ranking instead of about 15 at n = 3 * 10^4, c = 50 with
+#: MaxMin's landmarks), so the preconditioner takes the Hessian's block on them exactly.
+HEAVY_FACTOR = 20.0
+
+
+def _heavy_direction(near, far, appearances, mask):
+    """The heavy items, or None: ``(heavy, within, pos)``.
+
+    ``heavy`` holds their indices, ``within`` the comparisons among them (one
+    pass over the comparisons, only when there are heavy items), ``pos`` each
+    item's position in ``heavy`` (-1 for the others).
+    """
+    scored = appearances[mask]
+    if scored.size < 3:
+        return None
+    heavy = mask & (appearances > HEAVY_FACTOR * max(float(np.median(scored)), 1.0))
+    k = int(heavy.sum())
+    if k == 0 or k > scored.size // 2:
+        return None
+    within = btl.pairs_within(near, far, heavy.view(np.uint8))
+    idx = np.flatnonzero(heavy)
+    pos = np.full(heavy.shape[0], -1, dtype=np.int64)
+    pos[idx] = np.arange(k)
+    return idx, within, pos
+
+
+def _block_inverse(near, far, coarse, h, hdiag):
+    """``(heavy, inverse of the Hessian's block on them)`` at the curvature ``h``; empty without heavy items."""
+    if coarse is None:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0))
+    heavy, within, pos = coarse
+    block = np.empty((heavy.size, heavy.size))
+    btl.block_hessian(near, far, h, hdiag, heavy, within, pos, block)
+    return heavy, np.linalg.inv(block)
+
+
 def cache_order(near: np.ndarray, far: np.ndarray, n_items: int):
     """The comparisons reordered so that passes over them stay in the CPU cache.
 
@@ -182,8 +221,6 @@ def rank_column(
     max_step: float = 4.0,
     reorder: bool = True,
     cancel=None,
-    block: np.ndarray | None = None,
-    block_first: int = 0,
 ) -> ColumnRanking:
     """Fit the l2-regularised, sum-zero BTL scores of one landmark by Newton-CG.
 
@@ -230,15 +267,6 @@ def rank_column(
     cancel : threading.Event, optional
         Checked before each Newton iteration: once set, the ranking stops and
         raises :class:`RankingCancelled` (the kernels themselves are not interrupted).
-    block : int array, optional
-        Items (other than ``head``) that were compared among themselves far more
-        often than with the rest: the other landmarks of a landmark share, whose
-        comparisons are rows ``block_first:``. CG is then preconditioned with the
-        Hessian's dense block on them (:func:`loe_viz.kernels.btl.block_hessian`);
-        with Jacobi alone their strong coupling took it 30 to 75 iterations per
-        ranking instead of about 15. Only the speed changes, not the optimum.
-    block_first : int, default 0
-        First row of the comparisons among ``block`` (with ``reorder=False``).
 
     Returns
     -------
@@ -250,24 +278,20 @@ def rank_column(
     m = near.shape[0]
     mask = np.ones(n, dtype=np.bool_)
     mask[head] = False
+    wins = np.empty((n, 2), dtype=np.int32)  # (won, took part in): the start's win rates and the coverage
+    btl.win_counts(near, far, wins)
     if w0 is None:
         w = np.empty(n)
-        btl.meanfield_start(near, far, mask, MEANFIELD_ITER, 128, w)
+        btl.meanfield_from_counts(wins, mask, MEANFIELD_ITER, 128, w)
     else:
         w = np.array(w0, dtype=np.float64)
+    coarse = _heavy_direction(near, far, wins[:, 1], mask)
     trial = np.empty(n)
     d = np.empty(n)
     grad, grad_t = np.empty(n), np.empty(n)
     hdiag, hdiag_t = np.empty(n), np.empty(n)
     h, h_t = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)
     work = np.empty((4, n))
-    bidx = np.zeros(0, dtype=np.int64)
-    if block is not None and not reorder:
-        bidx = np.setdiff1d(np.asarray(block, dtype=np.int64), [head])
-    pos = np.full(n, -1, dtype=np.int64)
-    pos[bidx] = np.arange(bidx.size)
-    bhess = np.empty((bidx.size, bidx.size))
-    binv = np.zeros((bidx.size, bidx.size))
     gnorm = btl.gradient(near, far, w, regularization, mask, grad, hdiag, h, False)
     history = [gnorm]
     enough = DECREMENT_PER_TOL * tol * max(int(mask.sum()), 1)  # Newton decrement at which to stop
@@ -288,11 +312,9 @@ def rank_column(
         # Eisenstat-Walker forcing, loose far from the optimum and tight near it.
         ratio = gnorm / history[0] if history[0] > 0 else 1.0
         rtol = min(1e-2, ratio) if n <= _CACHE_RESIDENT else min(0.5, np.sqrt(ratio))
-        if bidx.size:
-            btl.block_hessian(near, far, h, hdiag, int(block_first), pos, bhess)
-            binv = np.linalg.inv(bhess)
-        cg_total += btl.newton_direction(
-            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, bidx, binv
+        heavy, hinv = _block_inverse(near, far, coarse, h, hdiag)
+        cg_total += btl.newton_direction_coarse(
+            near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, heavy, hinv
         )
         # Trust region: near separation the curvature vanishes and the raw Newton
         # step can be huge; no score moves by more than max_step at once.
@@ -325,13 +347,12 @@ def rank_column(
         if alpha * np.abs(d).max() <= tol or (alpha == 1.0 and not clipped and -slope0 <= enough):
             converged = True
             break
-    counts = np.empty(n, dtype=np.int64)
-    btl.count_appearances(near, far, n, counts)
+    counts = wins[:, 1].copy()
     counts[head] = 1
     unranked = np.flatnonzero(counts == 0)
     # h and hdiag hold the curvature at the returned scores (the last gradient pass)
     score_var, score_bias = np.empty(n), np.empty(n)
-    _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
+    agreement = _unc_kernels.score_moments(near, far, w, h, hdiag, mask, score_var, score_bias)
     return ColumnRanking(
         head=int(head),
         scores=w,
@@ -342,7 +363,7 @@ def rank_column(
         converged=converged,
         grad_history=np.array(history),
         unranked=unranked,
-        agreement=float(btl.agreement(near, far, w)),
+        agreement=float(agreement),
         score_variance=score_var,
         score_bias=score_bias,
     )

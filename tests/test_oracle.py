@@ -242,3 +242,64 @@ def test_tiled_comparisons_are_the_same_comparisons_grouped(temperature):
     b = TripletOracle(Xs, random_state=1).comparisons(3, 1000, seed=4, tiled=True)
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+# --------------------------------------------------------------------------- the sampler's stream
+def _numpy_landmark_comparisons(X, head, m, temperature, seed):
+    """A slow NumPy reference of the counter-based stream: three SplitMix64 outputs per comparison
+    (j, k, the coin), answered with NumPy's (libm's) exponential."""
+    n = X.shape[0]
+    with np.errstate(over="ignore"):
+        states = np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15) * np.arange(1, 3 * m + 1, dtype=np.uint64)
+        z = states
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    z = z.reshape(m, 3)
+    j = (((z[:, 0] >> np.uint64(32)) * np.uint64(n - 1)) >> np.uint64(32)).astype(np.int64)
+    k = (((z[:, 1] >> np.uint64(32)) * np.uint64(n - 2)) >> np.uint64(32)).astype(np.int64)
+    u = (z[:, 2] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    j += j >= head
+    lo, hi = np.minimum(head, j), np.maximum(head, j)
+    k += k >= lo
+    k += k >= hi
+    dj = ((X[head] - X[j]) ** 2).sum(axis=1)  # d = 2: the same rounding as the kernel's loop
+    dk = ((X[head] - X[k]) ** 2).sum(axis=1)
+    if temperature > 0:
+        zz = (dk - dj) / temperature
+        with np.errstate(over="ignore"):
+            e = np.exp(-np.abs(zz))
+        p = np.where(zz >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+        closer = u < p
+    else:
+        closer = np.where(dj == dk, u < 0.5, dj < dk)
+    return np.where(closer, j, k), np.where(closer, k, j)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.05, 1.0, 30.0])
+def test_comparisons_match_a_numpy_reference_of_the_stream(temperature):
+    # The sampler evaluates the logistic with its own vectorised exponential and decides coins
+    # near the answer probability again with libm's: the answers are exactly libm's, bit for bit.
+    Xs = make_points("gaussian", 3000, d=2, random_state=8)
+    m = 50_000
+    o = TripletOracle(Xs, temperature=temperature, random_state=0)
+    near, far = o.comparisons(11, m, seed=2024)
+    ref_near, ref_far = _numpy_landmark_comparisons(o.X, 11, m, temperature, 2024)
+    np.testing.assert_array_equal(near, ref_near)
+    np.testing.assert_array_equal(far, ref_far)
+
+
+def test_vectorised_exponential_against_numpy():
+    from loe_viz.kernels.fastexp import expneg as _expneg
+    from numba import njit
+
+    @njit
+    def many(a):
+        out = np.empty_like(a)
+        for i in range(a.shape[0]):
+            out[i] = _expneg(a[i])
+        return out
+
+    a = np.concatenate([np.linspace(0.0, 700.0, 200_001), np.random.default_rng(3).uniform(0, 40, 100_000)])
+    rel = np.abs(many(a) - np.exp(-a)) / np.exp(-a)
+    assert rel.max() < 3e-16

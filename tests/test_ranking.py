@@ -140,15 +140,56 @@ def test_cache_order_keeps_the_comparisons_and_the_scores():
     assert a.n_comparisons == b.n_comparisons
 
 
-def test_a_landmark_share_ranked_with_the_block_preconditioner_reaches_the_same_scores_in_fewer_cg_steps():
-    # 5,000 items, 150,000 uniform comparisons of landmark 0, then 40,000 among four other landmarks
-    X = make_points("gaussian", 5000, random_state=3)
-    oracle = TripletOracle(X, random_state=4)
-    block = np.array([10, 200, 3000, 4500])
-    near, far = oracle.comparisons(0, 150_000, seed=5)
-    bn, bf = oracle.block_comparisons(0, block, 40_000, 6)
+def test_heavy_items_get_a_coarse_direction_and_the_same_optimum():
+    # The landmark share: a few items with thousands of comparisons among themselves. The
+    # preconditioner then resolves their joint direction exactly; the optimum is unchanged.
+    X = make_points("gaussian", 60, random_state=5)
+    oracle = TripletOracle(X, random_state=6)
+    near, far = oracle.comparisons(3, 6000, seed=12)
+    block = np.array([10, 20, 30, 40])
+    bn, bf = oracle.block_comparisons(3, block, 30_000, seed=13)
     near, far = np.concatenate([near, bn]), np.concatenate([far, bf])
-    plain = rank_column(near, far, 0, 5000, reorder=False, tol=1e-8)
-    pre = rank_column(near, far, 0, 5000, reorder=False, tol=1e-8, block=block, block_first=150_000)
-    np.testing.assert_allclose(pre.scores, plain.scores, atol=1e-4)
-    assert pre.cg_iters < plain.cg_iters
+    col = rank_column(near, far, 3, 60, regularization=1e-3, tol=1e-9)
+    assert col.converged
+    ref = minimize(_objective, np.zeros(59), args=(near, far, 60, 3, 1e-3), jac=True, method="L-BFGS-B",
+                   options=dict(gtol=1e-12, ftol=1e-15, maxiter=20_000))
+    w_ref = np.insert(ref.x, 3, 0.0)
+    w_ref[np.arange(60) != 3] -= w_ref[np.arange(60) != 3].mean()
+    np.testing.assert_allclose(col.scores, w_ref, atol=5e-5)
+
+
+def test_coarse_preconditioner_solves_the_same_system_in_fewer_iterations():
+    from loe_viz.ranking import _block_inverse, _heavy_direction
+
+    X = make_points("gaussian", 400, random_state=7)
+    oracle = TripletOracle(X, random_state=8)
+    head = 5
+    near, far = oracle.comparisons(head, 40_000, seed=14)
+    bn, bf = oracle.block_comparisons(head, np.array([50, 150, 250, 350]), 40_000, seed=15)
+    near, far = np.concatenate([near, bn]), np.concatenate([far, bf])
+    n = 400
+    mask = np.ones(n, dtype=bool)
+    mask[head] = False
+    w = rank_column(near, far, head, n).scores
+    g, hd, h = np.empty(n), np.empty(n), np.empty(near.size, dtype=np.float32)
+    btl.gradient(near, far, w + 0.3 * np.where(mask, np.sin(np.arange(n)), 0.0), 1e-3, mask, g, hd, h, True)
+    wins = np.empty((n, 2), dtype=np.int32)
+    btl.win_counts(near, far, wins)
+    coarse = _heavy_direction(near, far, wins[:, 1], mask)
+    assert coarse is not None and coarse[0].tolist() == [50, 150, 250, 350]
+    heavy, hinv = _block_inverse(near, far, coarse, h, hd)
+    # the block is the Hessian's, built without a pass over all comparisons: H e_a against a pass
+    H = np.empty((4, n))
+    for r, a in enumerate(heavy):
+        e = np.zeros(n)
+        e[a] = 1.0
+        btl.hessian_vector(near, far, h, 1e-3, e, H[r])
+    np.testing.assert_allclose(np.linalg.inv(hinv), H[:, heavy], rtol=1e-5)
+    d1, d2 = np.empty(n), np.empty(n)
+    it_jacobi = btl.newton_direction(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d1, np.empty((4, n)))
+    it_coarse = btl.newton_direction_coarse(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d2, np.empty((4, n)), heavy, hinv)
+    np.testing.assert_allclose(d2, d1, rtol=1e-5, atol=1e-7 * np.abs(d1).max())
+    assert it_coarse < it_jacobi
+    # without heavy items there is no coarse direction
+    assert _heavy_direction(near[:40_000], far[:40_000], np.bincount(np.concatenate([near[:40_000], far[:40_000]]),
+                                                                     minlength=n), mask) is None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .fastexp import expneg as _expneg
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -95,6 +97,65 @@ def _pair(state, head, n):
     return j, k, state
 
 
+#: Comparisons drawn, answered and written per block: the block's scratch (40 KiB) stays in the
+#: L1/L2 cache, and each phase of a block is a short loop the CPU overlaps or vectorises.
+_BLOCK = 1024
+
+#: A coin closer than this to the answer probability is decided again with libm's exponential.
+_NEAR_TIE = 1e-13
+
+
+@njit(nogil=True, cache=True)
+def head_distances(X, head):
+    """Squared distances from ``head`` to every item (as :func:`_sqdist` computes them)."""
+    n = X.shape[0]
+    dh = np.empty(n)
+    for a in range(n):
+        dh[a] = _sqdist(X, head, a)
+    return dh
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer):
+    """Draw ``count`` pairs and coins from ``state`` and answer them against ``dh``.
+
+    Writes the pairs to ``jb``/``kb`` and ``closer[i] = 1`` when ``jb[i]`` is
+    answered closer; returns the advanced state. The answers are exactly
+    :func:`_j_closer`'s (libm's exponential) on the same draws: the logistic is
+    evaluated with :func:`_expneg`, and a coin within ``_NEAR_TIE`` of it is
+    decided again by :func:`_j_closer`. Phases (draw, gather, logistic, decide)
+    are separate loops so that the gathers overlap and the logistic vectorises.
+    """
+    for i in range(count):
+        j, k, state = _pair(state, head, n)
+        state, u = uniform01(state)
+        jb[i] = j
+        kb[i] = k
+        ub[i] = u
+    if temperature > 0.0:
+        for i in range(count):
+            zb[i] = (dh[kb[i]] - dh[jb[i]]) / temperature
+        for i in range(count):
+            # P(j closer) = sigmoid(z): 1 / (1 + e) for z >= 0, e / (1 + e) below, e = exp(-|z|)
+            z = zb[i]
+            a = abs(z)
+            a = a if a < 700.0 else 700.0
+            e = _expneg(a)
+            s = np.float64(z >= 0.0)
+            zb[i] = (s + (1.0 - s) * e) / (1.0 + e)
+        for i in range(count):
+            u = ub[i]
+            p = zb[i]
+            if abs(u - p) < _NEAR_TIE:
+                closer[i] = _j_closer(dh[jb[i]], dh[kb[i]], temperature, u)
+            else:
+                closer[i] = u < p
+    else:
+        for i in range(count):
+            closer[i] = _j_closer(dh[jb[i]], dh[kb[i]], 0.0, ub[i])
+    return state
+
+
 @njit(nogil=True, cache=True)
 def landmark_comparisons(X, head, m, temperature, seed, near, far):
     """Draw ``m`` answered comparisons headed by ``head`` into ``near``/``far``.
@@ -113,24 +174,33 @@ def landmark_comparisons(X, head, m, temperature, seed, near, far):
     near, far : int arrays of length >= m, written in place.
     """
     n = X.shape[0]
+    dh = head_distances(X, head)
+    jb = np.empty(_BLOCK, dtype=np.int64)
+    kb = np.empty(_BLOCK, dtype=np.int64)
+    ub = np.empty(_BLOCK)
+    zb = np.empty(_BLOCK)
+    closer = np.empty(_BLOCK, dtype=np.int64)
     state = np.uint64(seed)
-    for t in range(m):
-        j, k, state = _pair(state, head, n)
-        a, b, state = _answer(X, head, j, k, temperature, state)
-        near[t] = a
-        far[t] = b
+    for t0 in range(0, m, _BLOCK):
+        count = min(_BLOCK, m - t0)
+        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
+        for i in range(count):
+            j = jb[i]
+            k = kb[i]
+            a = k + closer[i] * (j - k)
+            near[t0 + i] = a
+            far[t0 + i] = j + k - a
 
 
 @njit(nogil=True, cache=True)
-def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far, coins):
+def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far):
     """The comparisons of :func:`landmark_comparisons`, grouped in cache-sized tiles.
 
     Draws the same ``m`` pairs and coins from the same stream, but writes them
-    grouped by tile ``(j >> shift, k >> shift)`` of the drawn pair (a counting
-    sort: the stream is drawn twice), then answers them tile by tile, so the
-    points of two item blocks stay in cache. The result is a permutation of
+    grouped by tile ``(j >> shift, k >> shift)`` of the drawn pair, in the order
+    drawn within a tile (a counting sort: the stream is drawn twice, the first
+    time for the pairs only). The result is a permutation of
     :func:`landmark_comparisons`' output: the same answered comparisons.
-    ``coins`` (float64, length >= m) is scratch space.
     """
     n = X.shape[0]
     nb = ((n - 1) >> shift) + 1
@@ -142,25 +212,25 @@ def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far, 
         starts[(j >> shift) * nb + (k >> shift) + 1] += 1
     for q in range(nb * nb):
         starts[q + 1] += starts[q]
+    dh = head_distances(X, head)
+    jb = np.empty(_BLOCK, dtype=np.int64)
+    kb = np.empty(_BLOCK, dtype=np.int64)
+    ub = np.empty(_BLOCK)
+    zb = np.empty(_BLOCK)
+    closer = np.empty(_BLOCK, dtype=np.int64)
     state = np.uint64(seed)
-    for t in range(m):
-        j, k, state = _pair(state, head, n)
-        state, u = uniform01(state)
-        q = (j >> shift) * nb + (k >> shift)
-        p = starts[q]
-        starts[q] = p + 1
-        near[p] = j
-        far[p] = k
-        coins[p] = u
-    dh = np.empty(n)  # one number per item instead of a row of X: half the bytes a tile touches
-    for a in range(n):
-        dh[a] = _sqdist(X, head, a)
-    for p in range(m):
-        j = near[p]
-        k = far[p]
-        if not _j_closer(dh[j], dh[k], temperature, coins[p]):
-            near[p] = k
-            far[p] = j
+    for t0 in range(0, m, _BLOCK):
+        count = min(_BLOCK, m - t0)
+        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
+        for i in range(count):
+            j = jb[i]
+            k = kb[i]
+            q = (j >> shift) * nb + (k >> shift)
+            p = starts[q]
+            starts[q] = p + 1
+            a = k + closer[i] * (j - k)
+            near[p] = a
+            far[p] = j + k - a
 
 
 @njit(nogil=True, cache=True)
