@@ -250,21 +250,26 @@ def _fast(src, spec, opts):
     finally:
         if not src.owned:
             fh.detach()
-    roles, crowd, swap, notes, layout = spec.roles, spec.layout == "crowd", None, [], spec.layout
+    roles, crowd, notes, layout = spec.roles, spec.layout == "crowd", [], spec.layout
     if arr.shape[1] != len(roles) or not len(arr):
         return None
     col = {r: arr[:, j] for j, r in enumerate(roles) if r is not None}
     h, a, b = (col[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
     hi = opts["n_items"] or (LIMIT if opts["relabel"] is False else None)
-    if (min(h.min(), a.min(), b.min()) < 0 or (hi is not None and max(h.max(), a.max(), b.max()) >= hi)
-            or ((h == a) | (h == b) | (a == b)).any()):
+    if ((arr.min() if "response" not in col else min(h.min(), a.min(), b.min())) < 0  # a crowd answer is an item
+            or (hi is not None and max(h.max(), a.max(), b.max()) >= hi) or ((h == a) | (h == b) | (a == b)).any()):
         return None
+    if roles == ("head", "near", "far"):
+        return arr, layout, notes  # the parsed array is the result
+    tri = np.empty((len(arr), 3), np.int32)
+    tri[:, 0], tri[:, 1], tri[:, 2] = h, a, b
     if crowd:
         ans, mode = col["answer"], opts["answer"]
         if mode in ("auto", "label") and ((ans == a) | (ans == b)).all():
-            mode, swap = "label", ans == b
+            mode, tri[:, 1] = "label", ans
+            np.bitwise_xor(tri[:, 2], a ^ ans, out=tri[:, 2])  # the other of the two: b ^ a ^ answer
         elif mode in ("auto", "index") and ((ans == 0) | (ans == 1)).all():
-            mode, swap = "index", ans == 1
+            mode, tri[:, 1], tri[:, 2] = "index", np.where(ans == 1, b, a), np.where(ans == 1, a, b)
         else:
             return None
         notes.append(ANSWER_NOTE[mode])
@@ -272,12 +277,8 @@ def _fast(src, spec, opts):
         y = col["response"]
         if y.min() < -1 or y.max() > 1:
             return None
-        swap, layout = y != 1, "list-count" if (y == -1).any() else layout
-    if swap is None and roles == ("head", "near", "far"):
-        return arr, layout, notes  # the parsed array is the result
-    tri = np.empty((len(arr), 3), np.int32)
-    tri[:, 0] = h
-    tri[:, 1], tri[:, 2] = (a, b) if swap is None else (np.where(swap, b, a), np.where(swap, a, b))
+        layout = "list-count" if (y == -1).any() else layout
+        tri[:, 1], tri[:, 2] = np.where(y == 1, a, b), np.where(y == 1, b, a)
     return tri, layout, notes
 
 
@@ -308,40 +309,41 @@ class _Reader:
         self.bad, self.skipped, self.unfit, self.n_bad = {}, [], {md: [] for md in ANSWER_MODES}, 0
         self.width = f"{len(spec.roles)} fields ({', '.join(r or '(ignored)' for r in spec.roles)})"
 
-    def item(self, tok: str, role: str):
-        """(id, None) of one item cell (the integer, or the index of the label), or (None, its problem)."""
-        if (tok, role) not in self.memo:
-            self.memo[tok, role] = self._item(tok.strip(), ITEM_WORD[role])
-        return self.memo[tok, role]
+    def item(self, tok: str):
+        """(id, None) of one item cell (the integer, or the index of the label), or (None, problem(column word))."""
+        if tok not in self.memo:
+            self.memo[tok] = self._item(tok.strip())
+        return self.memo[tok]
 
-    def _item(self, t, what):
-        lim, kind = self.opts["n_items"] if self.lookup is None else None, self.spec.kind
+    def _item(self, t):
+        lim, kind, opts = self.opts["n_items"] if self.lookup is None else None, self.spec.kind, self.opts
         if not t:
-            return None, f"empty {what} field"
-        if kind == "str" and self.opts["item_type"] != "str" and is_number(t):
-            return None, (f"mixed types: {what} item {t!r} is a number, but the file's ids are text labels; "
-                          "pass item_type='str' to read numbers as labels too")
+            return None, lambda what: f"empty {what} field"
+        if kind == "str" and opts["item_type"] != "str" and is_number(t):
+            return None, lambda what: (f"mixed types: {what} item {t!r} is a number, but the file's ids are text "
+                                       "labels; pass item_type='str' to read numbers as labels too")
         if kind == "int" and not NUM_RE.match(t):
-            return None, (f"mixed types: {what} item {t!r} is not an integer, but the file's ids are integers; "
-                          "pass item_type='str' to read every id as a text label")
+            return None, lambda what: (f"mixed types: {what} item {t!r} is not an integer, but the file's ids are "
+                                       "integers; pass item_type='str' to read every id as a text label")
         v = t
         if kind == "int":
             f = None if INT_RE.match(t) else float(t)
             if f is not None and (not math.isfinite(f) or f != int(f)):
-                return None, f"non-integer item index {t!r} in the {what} column"
+                return None, lambda what: f"non-integer item index {t!r} in the {what} column"
             v = int(t) if f is None else int(f)
             if f is not None:
                 self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
             if v < 0:
-                return None, f"negative item index {t} in the {what} column"
-            if v >= 2**63 or (v >= LIMIT and lim is None and self.opts["relabel"] is False):
-                return None, (f"item index {t} in the {what} column is too large: indices must be below {LIMIT} "
-                              "(2**31 - 2) and ids below 2**63; pass item_type='str' to read them as labels")
+                return None, lambda what: f"negative item index {t} in the {what} column"
+            if v >= 2**63 or (v >= LIMIT and lim is None and opts["relabel"] is False):
+                return None, lambda what: (f"item index {t} in the {what} column is too large: indices must be "
+                                           f"below {LIMIT} (2**31 - 2) and ids below 2**63; pass item_type='str' to "
+                                           "read them as labels")
             if lim is not None and v >= lim:
-                return None, f"item index {v} in the {what} column is out of range for n_items={lim}"
+                return None, lambda what: f"item index {v} in the {what} column is out of range for n_items={lim}"
         if self.lookup is not None:
-            return (self.lookup[v], None) if v in self.lookup else (None, f"{what} item {v!r} is not one of the "
-                                                                           "given labels")
+            return (self.lookup[v], None) if v in self.lookup else (None, lambda what: f"{what} item {v!r} is not "
+                                                                                         "one of the given labels")
         if kind == "int":
             return v, None
         if self.gid.setdefault(v, len(self.names)) == len(self.names):
@@ -360,9 +362,10 @@ class _Reader:
         cell = {r: f.strip() for f, r in zip(fields, self.spec.roles) if r is not None}
         items = [r for r in ITEM_WORD if r in cell]
         for r in items:
-            if (problem := self.item(cell[r], r)[1]) is not None:
-                return problem + (" ('#' starts a comment: quote labels that contain it)" if "#" in cell[r] else "")
-        if len({self.item(cell[r], r)[0] for r in items}) < 3:
+            if (problem := self.item(cell[r])[1]) is not None:
+                return problem(ITEM_WORD[r]) + (" ('#' starts a comment: quote labels that contain it)"
+                                                if "#" in cell[r] else "")
+        if len({self.item(cell[r])[0] for r in items}) < 3:
             return f"the row repeats an item {tuple(cell[r] for r in items)}; a triplet needs three distinct items"
         if "response" in cell and cell["response"].lower() not in TRUE | FALSE:
             return f"the response {cell['response']!r} is not one of True/False/1/0/-1"
@@ -407,7 +410,8 @@ class _Reader:
         blank = (np.logical_and.reduce([on(j, e) for j, e in enumerate(empty)]) if all(map(any, empty))
                  else np.zeros(len(df), bool))
         blank[:1] |= r0 == 0 and self.spec.drop_first  # the header, read to keep pandas from dropping fields
-        ids = {r: on(j, [-1 if v is None else v for v, _ in (self.item(u, r) for u in fac[j][1])], np.int64)
+        wide = np.int64 if self.spec.kind == "int" and self.lookup is None else np.int32  # raw ids reach 2**63
+        ids = {r: on(j, [-1 if v is None else v for v, _ in map(self.item, fac[j][1])], wide)
                for j, r in enumerate(roles) if r in ITEM_WORD}
         h, a, b = (ids[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
         bad, codes = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b), None
@@ -417,14 +421,16 @@ class _Reader:
             y = on(roles.index("response"), [1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])
             bad |= y < 0
             a, b = np.where(y == 0, b, a), np.where(y == 0, a, b)
-        if crowd:
-            j, look = roles.index("answer"), self.lookup if self.lookup is not None else self.gid
-            toks = [u.strip() for u in fac[j][1]]
+        if crowd:  # per row and encoding: 0 = left chosen, 1 = right, -1 = the answer does not read so
+            j, look, toks = roles.index("answer"), self.lookup if self.lookup is not None else self.gid, fac[
+                roles.index("answer")][1]
+            toks = [u.strip() for u in toks]
             ans = on(j, [(int(t) if INT_RE.match(t) else -2) if self.spec.kind == "int" and self.lookup is None else
-                         look.get(int(t) if self.spec.kind == "int" and INT_RE.match(t) else t, -2) for t in toks])
-            codes = [np.where(ans == a, 0, np.where(ans == b, 1, -1)).astype(np.int8),
-                     on(j, [{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks], np.int8),
-                     on(j, [{"0": 0, "1": 1}.get(t, -1) for t in toks], np.int8)]
+                         look.get(int(t) if self.spec.kind == "int" and INT_RE.match(t) else t, -2) for t in toks], wide)
+            codes = [(ans == b).view(np.int8) - ((ans != a) & (ans != b)).view(np.int8)] + [
+                on(j, table, np.int8) if max(table, default=-1) >= 0 else None for table in (
+                    [{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks],
+                    [{"0": 0, "1": 1}.get(t, -1) for t in toks])]  # None: no answer of the chunk reads so
             bad |= on(j, [not t for t in toks], bool)
         bad &= ~blank
         keep, self.n_bad = ~(bad | blank), self.n_bad + int(bad.sum())
@@ -433,18 +439,19 @@ class _Reader:
         self.report(new)  # or a line with too many fields
         for md, c in zip(ANSWER_MODES, codes or ()):
             if len(self.unfit[md]) < MAX_NOTES:
-                self.unfit[md] += (r0 + np.flatnonzero(keep & (c < 0))[:MAX_NOTES]).tolist()
-        out, codes = np.column_stack([h, a, b]), codes and np.column_stack(codes)
-        return (out, codes) if keep.all() else (out[keep], None if codes is None else codes[keep])
+                self.unfit[md] += (r0 + np.flatnonzero(keep if c is None else keep & (c < 0))[:MAX_NOTES]).tolist()
+        full, out = keep.all(), np.column_stack([h, a, b])
+        return out if full else out[keep], codes and [c if c is None or full else c[keep] for c in codes]
 
-    def resolve(self, tri, C, notes):
+    def resolve(self, tri, codes, notes):
         """Pick the answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
-        fails = {md: int((C[:, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
+        parts = [[np.full(len(c[0]), -1, np.int8) if c[j] is None else c[j] for c in codes] for j in range(3)]
+        fails = {md: sum(int((c < 0).sum()) for c in parts[j]) for j, md in enumerate(ANSWER_MODES)}
         fit = [md for md in ANSWER_MODES if fails[md] == 0]
         mode = self.opts["answer"] if self.opts["answer"] != "auto" else fit[0] if fit else min(ANSWER_MODES,
                                                                                                  key=fails.get)
         notes.append(ANSWER_NOTE[mode])
-        code = C[:, ANSWER_MODES.index(mode)]
+        code = np.concatenate(parts[ANSWER_MODES.index(mode)])
         if fails[mode]:
             self.report(self.unfit[mode][:1], mode if fit or self.opts["answer"] != "auto" else "auto")
             self.n_bad, self.skipped = self.n_bad + fails[mode], self.skipped + self.unfit[mode]
@@ -487,7 +494,7 @@ class _Reader:
                                      "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
         tri, notes, mode = np.concatenate([p[0] for p in parts] or [np.empty((0, 3), np.int64)]), [], None
         if spec.layout == "crowd" and len(tri):
-            tri, mode = self.resolve(tri, np.concatenate([p[1] for p in parts]), notes)
+            tri, mode = self.resolve(tri, [p[1] for p in parts], notes)
         n_skipped, notes = self.n_bad + len(self.bad), notes + sorted(self.notes)
         if n_skipped:
             found = self.where(sorted(self.skipped)[:MAX_NOTES])
