@@ -1,4 +1,4 @@
-"""read_triplets: text parsed by NumPy (clean integer files) or pandas, checked column by column; NumPy files in
+"""read_triplets: clean integer text parsed by NumPy, the rest by pandas, checked column by column; NumPy files in
 arrays.py."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
                       roles_from_header)
 
-_CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (a chunk's parser buffers stay a few MB)
+_CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
@@ -35,8 +35,7 @@ class _Source:
         elif hasattr(obj, "read"):
             self.name = obj.name if isinstance(getattr(obj, "name", None), str) else "<buffer>"
             seekable = getattr(obj, "seekable", lambda: False)()
-            self.user, self.user_pos = obj, obj.tell() if seekable else None
-            first = obj.read(0)
+            self.user, self.user_pos, first = obj, obj.tell() if seekable else None, obj.read(0)
             self.stream = io.BytesIO(obj.read().encode("utf-8")) if isinstance(first, str) else (
                 obj if seekable else io.BytesIO(obj.read()))
         else:
@@ -142,10 +141,10 @@ def _split(line: str, delim):
 
 
 class _Spec:
-    """What sniffing the start of a text file found."""
+    """What sniffing the start of a text file found; pandas reads from byte data_start, line first_line."""
 
-    delimiter, header_line, roles, layout, kind, ignored, drop_first = None, 0, (), "list-order", "int", (), False
-    data_start, first_line = 0, 1  # byte offset and line number of the first line pandas reads
+    delimiter, header_line, roles, layout, kind, drop_first, data_start, first_line = None, 0, (), "list-order", \
+        "int", False, 0, 1
 
 
 def _sniff(src, opts, fmt, notes) -> _Spec:
@@ -193,9 +192,11 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
             raise err(name, f"the {problem} (header {f0})" if n_known else f"the header {f0} names no known column; "
                       "name the columns e.g. head,winner,loser or head,left,right,winner, or pass columns=", first_no)
         if columns is None:
-            spec.roles, spec.layout, spec.ignored = roles, hlayout, tuple(f for f, r in zip(f0, roles) if r is None)
+            spec.roles, spec.layout = roles, hlayout
             if [r for r in roles if r is not None] != list(LAYOUT_ROLES[hlayout]):
                 notes.append(f"columns taken by their header names ({', '.join(f0)})")
+            if None in roles:
+                notes.append(f"ignored column(s): {', '.join(f for f, r in zip(f0, roles) if r is None)}")
         elif len(columns) != len(f0):
             raise err(name, f"columns= gives {len(columns)} roles but the header has {len(f0)} columns", first_no)
     if columns is not None:
@@ -214,14 +215,12 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
-    notes += [f"ignored column(s): {', '.join(spec.ignored)}"] if spec.ignored else []
-    extra = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop the first row's extra fields
-    if extra and not hdr:
-        raise err(name, f"expected {len(spec.roles)} fields ({', '.join(r or '(ignored)' for r in spec.roles)}), "
-                        f"got {len(rows[0])}", first_no)
-    # pandas then starts at the header (a row as wide as the roles); lines end in CR LF, LF or a lone CR
+    if rows and len(rows[0]) > len(spec.roles) and not hdr:  # pandas would drop the first row's extra fields
+        raise err(name, f"expected {_width(spec.roles)}, got {len(rows[0])}", first_no)
+    # ... so with a header, it starts at the header (a row as wide as the roles); lines end in CR LF, LF or CR
     starts = [bom] + [bom + m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
-    spec.drop_first, spec.first_line = extra, spec.header_line + (not extra)
+    spec.drop_first = bool(rows) and len(rows[0]) > len(spec.roles)
+    spec.first_line = spec.header_line + (not spec.drop_first)
     spec.data_start = starts[spec.first_line - 1] if spec.first_line <= len(starts) else len(raw)
     return spec
 
@@ -234,6 +233,10 @@ def _sniff_delimiter(lines, forced):
         if all(len(_split(ln, d)) == len(_split(lines[0], d)) for ln in lines[1:20]):
             return d
     return cands[0] if cands else None
+
+
+def _width(roles) -> str:
+    return f"{len(roles)} fields ({', '.join(r or '(ignored)' for r in roles)})"
 
 
 def _fast(src, spec, opts):
@@ -290,12 +293,12 @@ def _factorize(s):
     """Codes and distinct values (text) of a column."""
     import pandas as pd
 
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        if s.cat.categories.dtype.kind in "biuf":
-            raise _Typed
-        return s.cat.codes.to_numpy(), s.cat.categories.tolist()
-    codes, uniq = pd.factorize(s)
-    return codes, [str(u) for u in uniq]
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        codes, uniq = pd.factorize(s)
+        return codes, [str(u) for u in uniq]
+    if s.cat.categories.dtype.kind in "biuf":
+        raise _Typed
+    return s.cat.codes.to_numpy(), s.cat.categories.tolist()
 
 
 class _Reader:
@@ -303,11 +306,10 @@ class _Reader:
     walked only to word a problem (its line number and fields)."""
 
     def __init__(self, src, spec, opts, lim):
-        self.src, self.spec, self.opts, self.lim = src, spec, opts, lim
+        self.src, self.spec, self.opts, self.lim, self.kind = src, spec, opts, lim, spec.kind
         self.names, self.gid, self.memo, self.label_bytes, self.notes, self.saw_minus = [], {}, {}, 0, set(), False
         self.lookup = None if opts["labels"] is None else {v: i for i, v in enumerate(opts["labels"].tolist())}
         self.bad, self.skipped, self.unfit, self.n_bad = {}, [], {md: [] for md in ANSWER_MODES}, 0
-        self.width = f"{len(spec.roles)} fields ({', '.join(r or '(ignored)' for r in spec.roles)})"
 
     def item(self, tok: str):
         """(id, None) of one item cell (the integer, or the index of the label), or (None, problem(column word))."""
@@ -316,23 +318,22 @@ class _Reader:
         return self.memo[tok]
 
     def _item(self, t):
-        lim, kind, opts = self.opts["n_items"] if self.lookup is None else None, self.spec.kind, self.opts
+        lim, opts = self.opts["n_items"] if self.lookup is None else None, self.opts
         if not t:
             return None, lambda what: f"empty {what} field"
-        if kind == "str" and opts["item_type"] != "str" and is_number(t):
+        if self.kind == "str" and opts["item_type"] != "str" and is_number(t):
             return None, lambda what: (f"mixed types: {what} item {t!r} is a number, but the file's ids are text "
                                        "labels; pass item_type='str' to read numbers as labels too")
-        if kind == "int" and not NUM_RE.match(t):
+        if self.kind == "int" and not NUM_RE.match(t):
             return None, lambda what: (f"mixed types: {what} item {t!r} is not an integer, but the file's ids are "
                                        "integers; pass item_type='str' to read every id as a text label")
-        v = t
-        if kind == "int":
-            f = None if INT_RE.match(t) else float(t)
-            if f is not None and (not math.isfinite(f) or f != int(f)):
-                return None, lambda what: f"non-integer item index {t!r} in the {what} column"
+        v, f = t, None if self.kind == "str" or INT_RE.match(t) else float(t)
+        if f is not None and (not math.isfinite(f) or f != int(f)):
+            return None, lambda what: f"non-integer item index {t!r} in the {what} column"
+        if f is not None:
+            self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
+        if self.kind == "int":
             v = int(t) if f is None else int(f)
-            if f is not None:
-                self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
             if v < 0:
                 return None, lambda what: f"negative item index {t} in the {what} column"
             if v >= 2**63 or (v >= LIMIT and lim is None and opts["relabel"] is False):
@@ -342,23 +343,21 @@ class _Reader:
             if lim is not None and v >= lim:
                 return None, lambda what: f"item index {v} in the {what} column is out of range for n_items={lim}"
         if self.lookup is not None:
-            return (self.lookup[v], None) if v in self.lookup else (None, lambda what: f"{what} item {v!r} is not "
-                                                                                         "one of the given labels")
-        if kind == "int":
-            return v, None
-        if self.gid.setdefault(v, len(self.names)) == len(self.names):
+            return (self.lookup[v], None) if v in self.lookup else (
+                None, lambda what: f"{what} item {v!r} is not one of the given labels")
+        if self.kind == "str" and self.gid.setdefault(v, len(self.names)) == len(self.names):
             self.names.append(v)
             self.label_bytes += len(v)
             if self.label_bytes > self.lim["label_bytes"]:
                 raise err(self.src.name, f"the text labels exceed the limit of {self.lim['label_bytes']:,} characters "
                                          "in all (raise it with read_triplets(..., limits={'label_bytes': ...}) or "
                                          "loe_viz.io.MAX_LABEL_BYTES)")
-        return self.gid[v], None
+        return self.gid[v] if self.kind == "str" else v, None
 
     def word(self, fields, mode=None) -> str:
         """The first problem of a row, from its fields as split from its line."""
         if len(fields) != len(self.spec.roles):
-            return f"expected {self.width}, got {len(fields)}"
+            return f"expected {_width(self.spec.roles)}, got {len(fields)}"
         cell = {r: f.strip() for f, r in zip(fields, self.spec.roles) if r is not None}
         items = [r for r in ITEM_WORD if r in cell]
         for r in items:
@@ -402,7 +401,8 @@ class _Reader:
                 raise err(self.src.name, self.word(fields, mode), line)
 
     def chunk(self, df, r0):
-        """(ids (k, 3), answer codes of the label, side and index readings or None) of the good rows of a chunk."""
+        """(ids (k, 3), codes or None) of the good rows of a chunk; codes: per answer encoding, 0 = the left item
+        chosen, 1 = the right one, -1 = the answer does not read so (None: no answer of the chunk does)."""
         roles, crowd = self.spec.roles, self.spec.layout == "crowd"
         fac = [_factorize(df[j]) for j in range(len(roles))]
         on = lambda j, values, dtype=None: np.array(values, dtype=dtype)[fac[j][0]]  # noqa: E731  (per row)
@@ -410,9 +410,9 @@ class _Reader:
         blank = (np.logical_and.reduce([on(j, e) for j, e in enumerate(empty)]) if all(map(any, empty))
                  else np.zeros(len(df), bool))
         blank[:1] |= r0 == 0 and self.spec.drop_first  # the header, read to keep pandas from dropping fields
-        wide = np.int64 if self.spec.kind == "int" and self.lookup is None else np.int32  # raw ids reach 2**63
+        wide = np.int64 if self.kind == "int" and self.lookup is None else np.int32  # raw ids reach 2**63
         ids = {r: on(j, [-1 if v is None else v for v, _ in map(self.item, fac[j][1])], wide)
-               for j, r in enumerate(roles) if r in ITEM_WORD}
+               for j, r in enumerate(roles) if r in ITEM_WORD or r == "answer"}
         h, a, b = (ids[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
         bad, codes = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b), None
         if "response" in roles:
@@ -421,16 +421,12 @@ class _Reader:
             y = on(roles.index("response"), [1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])
             bad |= y < 0
             a, b = np.where(y == 0, b, a), np.where(y == 0, a, b)
-        if crowd:  # per row and encoding: 0 = left chosen, 1 = right, -1 = the answer does not read so
-            j, look, toks = roles.index("answer"), self.lookup if self.lookup is not None else self.gid, fac[
-                roles.index("answer")][1]
-            toks = [u.strip() for u in toks]
-            ans = on(j, [(int(t) if INT_RE.match(t) else -2) if self.spec.kind == "int" and self.lookup is None else
-                         look.get(int(t) if self.spec.kind == "int" and INT_RE.match(t) else t, -2) for t in toks], wide)
+        if crowd:
+            j, ans, toks = roles.index("answer"), ids["answer"], [u.strip() for u in fac[roles.index("answer")][1]]
             codes = [(ans == b).view(np.int8) - ((ans != a) & (ans != b)).view(np.int8)] + [
                 on(j, table, np.int8) if max(table, default=-1) >= 0 else None for table in (
                     [{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks],
-                    [{"0": 0, "1": 1}.get(t, -1) for t in toks])]  # None: no answer of the chunk reads so
+                    [{"0": 0, "1": 1}.get(t, -1) for t in toks])]
             bad |= on(j, [not t for t in toks], bool)
         bad &= ~blank
         keep, self.n_bad = ~(bad | blank), self.n_bad + int(bad.sum())
@@ -447,9 +443,8 @@ class _Reader:
         """Pick the answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
         parts = [[np.full(len(c[0]), -1, np.int8) if c[j] is None else c[j] for c in codes] for j in range(3)]
         fails = {md: sum(int((c < 0).sum()) for c in parts[j]) for j, md in enumerate(ANSWER_MODES)}
-        fit = [md for md in ANSWER_MODES if fails[md] == 0]
-        mode = self.opts["answer"] if self.opts["answer"] != "auto" else fit[0] if fit else min(ANSWER_MODES,
-                                                                                                 key=fails.get)
+        fit, mode = [md for md in ANSWER_MODES if fails[md] == 0], self.opts["answer"]
+        mode = mode if mode != "auto" else fit[0] if fit else min(ANSWER_MODES, key=fails.get)
         notes.append(ANSWER_NOTE[mode])
         code = np.concatenate(parts[ANSWER_MODES.index(mode)])
         if fails[mode]:
@@ -457,9 +452,7 @@ class _Reader:
             self.n_bad, self.skipped = self.n_bad + fails[mode], self.skipped + self.unfit[mode]
             tri, code = tri[code >= 0], code[code >= 0]
         swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
-        near = np.where(swap, tri[:, 2], tri[:, 1])
-        tri[:, 2] = np.where(swap, tri[:, 1], tri[:, 2])
-        tri[:, 1] = near
+        tri[:, 1], tri[:, 2] = np.where(swap, tri[:, 2], tri[:, 1]), np.where(swap, tri[:, 1], tri[:, 2])
         return tri, mode
 
     def read(self, dtype):
@@ -469,14 +462,14 @@ class _Reader:
         spec, enc, parts, r0 = self.spec, self.opts["encoding"], [], 0
         kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=range(len(spec.roles)),
                   index_col=False, na_filter=False, comment="#", skip_blank_lines=False, on_bad_lines="warn",
-                  low_memory=False, skipinitialspace=spec.kind == "str", dtype=dtype, encoding=enc, chunksize=_CHUNK)
+                  low_memory=False, skipinitialspace=self.kind == "str", dtype=dtype, encoding=enc, chunksize=_CHUNK)
         try:
             with warnings.catch_warnings(record=True) as caught, pd.read_csv(self.src.rewind(spec.data_start),
                                                                              **kw) as reader:
                 warnings.simplefilter("always")
                 for df in reader:
                     for n, k in re.findall(r"line (\d+): expected \d+ fields, saw (\d+)", " ".join(map(str, caught))):
-                        self.bad[spec.first_line + int(n) - 1] = f"expected {self.width}, got {k}"
+                        self.bad[spec.first_line + int(n) - 1] = f"expected {_width(spec.roles)}, got {k}"
                     caught.clear()
                     parts.append(self.chunk(df, r0))
                     r0 += len(df)
@@ -497,10 +490,10 @@ class _Reader:
             tri, mode = self.resolve(tri, [p[1] for p in parts], notes)
         n_skipped, notes = self.n_bad + len(self.bad), notes + sorted(self.notes)
         if n_skipped:
-            found = self.where(sorted(self.skipped)[:MAX_NOTES])
-            shown = sorted([(ln, self.word(f, mode)) for ln, f in found.values()] + list(self.bad.items()))
+            shown = sorted([(ln, self.word(f, mode)) for ln, f in self.where(sorted(self.skipped)[:MAX_NOTES]).values()]
+                           + list(self.bad.items()))[:MAX_NOTES]
             notes.append(f"skipped {n_skipped} row(s) with problems (first: "
-                         + "; ".join(f"line {ln}: {msg}" for ln, msg in shown[:MAX_NOTES]) + ")")
+                         + "; ".join(f"line {ln}: {msg}" for ln, msg in shown) + ")")
         return tri, "list-count" if self.saw_minus else spec.layout, n_skipped, notes
 
 
