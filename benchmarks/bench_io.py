@@ -158,7 +158,10 @@ def measure(name, path, src=ROOT, show=True):
 
 
 def extract(rev, dest):
-    """``loe_viz/`` of git revision ``rev`` unpacked under ``dest``."""
+    """``loe_viz/`` of git revision ``rev`` unpacked under ``dest`` (``rev`` may also be a directory holding one)."""
+    if os.path.isdir(os.path.join(rev, "loe_viz")):
+        shutil.copytree(os.path.join(rev, "loe_viz"), os.path.join(dest, "loe_viz"))
+        return os.path.abspath(rev)
     archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "loe_viz"], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
     return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
@@ -194,7 +197,8 @@ def main(argv=None):
     parser.add_argument("--rows", type=float, default=3e5, help="rows of the medium files (default 3e5)")
     parser.add_argument("--big-rows", type=float, default=1e7, help="rows of the big file (default 1e7; 0 skips)")
     parser.add_argument("--no-loadtxt", action="store_true", help="skip the np.loadtxt comparison")
-    parser.add_argument("--against", metavar="REV", help="also time the reader of git revision REV, same run")
+    parser.add_argument("--against", metavar="REV", help="also time the reader of git revision REV (or of a directory "
+                                                          "holding loe_viz/), same run")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per reader with --against")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "io.json"))
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)

@@ -355,19 +355,22 @@ class _Reader:
         return self.gid[v] if self.kind == "str" else v, None
 
     def word(self, fields, mode=None) -> str:
-        """The first problem of a row, from its fields as split from its line."""
+        """The first problem of a row, from its fields as split from its line (None: a '#' cut the line)."""
+        hint = " ('#' starts a comment: quote labels that contain it)" if fields[-1] is None else ""
+        fields = fields[:-1] if hint else fields
         if len(fields) != len(self.spec.roles):
-            return f"expected {_width(self.spec.roles)}, got {len(fields)}"
+            return f"expected {_width(self.spec.roles)}, got {len(fields)}{hint}"
         cell = {r: f.strip() for f, r in zip(fields, self.spec.roles) if r is not None}
         items = [r for r in ITEM_WORD if r in cell]
         for r in items:
             if (problem := self.item(cell[r])[1]) is not None:
-                return problem(ITEM_WORD[r]) + (" ('#' starts a comment: quote labels that contain it)"
-                                                if "#" in cell[r] else "")
+                return problem(ITEM_WORD[r]) + hint
         if len({self.item(cell[r])[0] for r in items}) < 3:
             return f"the row repeats an item {tuple(cell[r] for r in items)}; a triplet needs three distinct items"
         if "response" in cell and cell["response"].lower() not in TRUE | FALSE:
             return f"the response {cell['response']!r} is not one of True/False/1/0/-1"
+        if "answer" not in cell:  # not met: a bad row has one of the problems above
+            return f"the row {fields} cannot be read as {_width(self.spec.roles)}"
         ans, h, a, b = (cell[r] for r in ("answer", "head", "left", "right"))
         want = {"label": "the label of the left or right item", "side": "'left' or 'right'",
                 "index": "0 (left) or 1 (right)"}.get(mode, "the left or right item's label, 'left'/'right', or 0/1")
@@ -384,7 +387,9 @@ class _Reader:
             lines = ((no, ln) for no, ln in enumerate(text, self.spec.first_line)
                      if not ln.startswith("#") and no not in self.bad)
             for r, (no, ln) in zip(range(max(want, default=-1) + 1), lines):
-                found.update({r: (no, _split(ln.rstrip("\r\n"), self.spec.delimiter))} if r in want else {})
+                cut = re.match(r'(?:[^"#\r\n]|"[^"]*")*', ln)[0]  # up to a '#' (a comment) outside quotes, as pandas
+                found.update({r: (no, _split(cut, self.spec.delimiter) + [None] * (ln[len(cut):len(cut) + 1] == "#"))}
+                             if r in want else {})
         finally:
             text.detach()
             self.src.stream.seek(pos)
