@@ -205,8 +205,9 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     present = None
     if labels is None and (keep or maxv < max(tri.size, 1 << 16)):
         present = np.zeros(maxv + 1 if n is None or not keep else n, dtype=bool)
-        for s in range(0, tri.shape[0], step):  # bincount in blocks: its int64 copy of the ids stays small
-            present |= np.bincount(tri[s:s + step].ravel(), minlength=present.size) > 0
+        rows = max(1 << 15, present.size // 3)  # bincount in blocks: its int64 copy of the ids stays small
+        for s in range(0, tri.shape[0], rows):
+            present |= np.bincount(tri[s:s + rows].ravel(), minlength=present.size) > 0
     if keep:
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []

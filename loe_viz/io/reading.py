@@ -20,7 +20,7 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
                       roles_from_header)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
-_SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
+_SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
@@ -262,17 +262,13 @@ def _fast(src, spec, opts):
     if ((arr.min() if "response" not in col else min(h.min(), a.min(), b.min())) < 0  # a crowd answer is an item
             or (hi is not None and max(h.max(), a.max(), b.max()) >= hi) or ((h == a) | (h == b) | (a == b)).any()):
         return None
-    if roles == ("head", "near", "far"):
-        return arr, layout, notes  # the parsed array is the result
-    tri = np.empty((len(arr), 3), np.int32)
-    tri[:, 0], tri[:, 1], tri[:, 2] = h, a, b
+    swap = None
     if crowd:
         ans, mode = col["answer"], opts["answer"]
         if mode in ("auto", "label") and ((ans == a) | (ans == b)).all():
-            mode, tri[:, 1] = "label", ans
-            np.bitwise_xor(tri[:, 2], a ^ ans, out=tri[:, 2])  # the other of the two: b ^ a ^ answer
+            mode = "label"
         elif mode in ("auto", "index") and ((ans == 0) | (ans == 1)).all():
-            mode, tri[:, 1], tri[:, 2] = "index", np.where(ans == 1, b, a), np.where(ans == 1, a, b)
+            mode, swap = "index", ans == 1
         else:
             return None
         notes.append(ANSWER_NOTE[mode])
@@ -280,8 +276,16 @@ def _fast(src, spec, opts):
         y = col["response"]
         if y.min() < -1 or y.max() > 1:
             return None
-        layout = "list-count" if (y == -1).any() else layout
-        tri[:, 1], tri[:, 2] = np.where(y == 1, a, b), np.where(y == 1, b, a)
+        layout, swap = "list-count" if (y == -1).any() else layout, y != 1
+    elif roles == ("head", "near", "far"):
+        return arr, layout, notes  # the parsed array is the result
+    tri = np.empty((len(arr), 3), np.int32)
+    tri[:, 0] = h
+    if crowd and mode == "label":  # the chosen item, then the other one: left ^ right ^ answer (no temporary)
+        tri[:, 1] = ans
+        np.bitwise_xor(np.bitwise_xor(a, b, out=tri[:, 2]), ans, out=tri[:, 2])
+    else:
+        tri[:, 1], tri[:, 2] = (a, b) if swap is None else (np.where(swap, b, a), np.where(swap, a, b))
     return tri, layout, notes
 
 
