@@ -205,7 +205,7 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     present = None
     if labels is None and (keep or maxv < max(tri.size, 1 << 16)):
         present = np.zeros(maxv + 1 if n is None or not keep else n, dtype=bool)
-        rows = max(1 << 15, present.size // 3)  # bincount in blocks: its int64 copy of the ids stays small
+        rows = max(1 << 15, present.size // 3, tri.shape[0] // 16)  # bincount in blocks: its int64 copy stays small
         for s in range(0, tri.shape[0], rows):
             present |= np.bincount(tri[s:s + rows].ravel(), minlength=present.size) > 0
     if keep:
