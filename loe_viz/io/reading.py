@@ -143,8 +143,8 @@ def _split(line: str, delim):
 class _Spec:
     """What sniffing the start of a text file found; pandas reads from byte data_start, line first_line."""
 
-    delimiter, header_line, roles, layout, kind, drop_first, data_start, first_line = None, 0, (), "list-order", \
-        "int", False, 0, 1
+    delimiter, header_line, roles, layout, kind, drop_first = None, 0, (), "list-order", "int", False
+    data_start, first_line = 0, 1
 
 
 def _sniff(src, opts, fmt, notes) -> _Spec:
