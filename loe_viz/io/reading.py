@@ -394,9 +394,9 @@ class _Reader:
             lines = ((no, ln) for no, ln in enumerate(text, self.spec.first_line)
                      if not ln.startswith("#") and no not in self.bad)
             for r, (no, ln) in zip(range(max(want, default=-1) + 1), lines):
-                cut = re.match(r'(?:[^"#\r\n]|"[^"]*")*', ln)[0]  # up to a '#' (a comment) outside quotes, as pandas
-                found.update({r: (no, _split(cut, self.spec.delimiter) + [None] * (ln[len(cut):len(cut) + 1] == "#"))}
-                             if r in want else {})
+                if r in want:  # cut at a '#' outside quotes (a comment, as pandas reads it); None marks the cut
+                    cut = re.match(r'(?:[^"#\r\n]|"[^"]*")*', ln)[0]
+                    found[r] = (no, _split(cut, self.spec.delimiter) + ([None] if ln[len(cut):][:1] == "#" else []))
         finally:
             text.detach()
             self.src.stream.seek(pos)
