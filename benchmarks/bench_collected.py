@@ -118,7 +118,7 @@ def methods(d, n_heads):
         f"LOE (l = {d + 3})": lambda seed: lv.LOE(n_components=d, n_landmarks=d + 3, random_state=seed),
         f"LOE (l = {many})": lambda seed: lv.LOE(n_components=d, n_landmarks=many, random_state=seed),
         "STE (random start)": lambda seed: STE(n_components=d, random_state=seed),
-        f"LOE-STE (l = {d + 3})": lambda seed: LOESTE(n_components=d, random_state=seed),
+        f"LOE-STE (l = {d + 3})": lambda seed: LOESTE(n_components=d, random_state=seed),  # d + 3: its default
         f"LOE-STE (l = {many})": lambda seed: LOESTE(n_components=d, n_landmarks=many, random_state=seed),
     }
 

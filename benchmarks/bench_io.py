@@ -3,6 +3,8 @@
     python benchmarks/bench_io.py                  # 300k-row files and a 10^7-row file
     python benchmarks/bench_io.py --big-rows 1e6   # a smaller big file
     python benchmarks/bench_io.py --no-loadtxt     # skip the np.loadtxt comparison
+    python benchmarks/bench_io.py --against c73810b^   # this reader beside an older revision's
+
 
 Writes the test files to a temporary directory (removed afterwards), then reads
 each one in a fresh interpreter so that memory figures are not polluted by
@@ -18,6 +20,12 @@ earlier runs:
 Files: 300k list-order triplets (CSV, integer ids, n = 1000), the same in the
 crowd layout (head,left,right,winner), the crowd layout with text labels, and a
 10^7-row list-order CSV (n = 10^5). Results go to benchmarks/results/io.json.
+
+``--against REV`` extracts ``loe_viz/`` of git revision REV (``git archive``) to a
+temporary directory and times its ``read_triplets`` beside the current one on the
+same files in the same run: the two readers alternate, ``--rounds`` fresh
+interpreters each, and the best time and the lowest peaks are compared (the
+machine may be shared, so only ratios taken in one run mean anything).
 """
 
 from __future__ import annotations
@@ -36,9 +44,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-from loe_viz.io import write_triplets  # noqa: E402
+ROOT = os.path.dirname(HERE)
 
 
 def random_triplets(n, m, seed):
@@ -65,12 +71,15 @@ def _rss_kb(field):
     raise OSError(field)
 
 
-def worker(path, mode):
-    """Runs in a fresh interpreter; prints one JSON line."""
+def worker(path, mode, src):
+    """Runs in a fresh interpreter on the ``loe_viz`` package under ``src``; prints one JSON line."""
     import io
     import tracemalloc
 
+    sys.path.insert(0, src)
     from loe_viz.io import read_triplets
+
+    assert os.path.samefile(sys.modules["loe_viz"].__path__[0], os.path.join(src, "loe_viz"))
 
     t0 = time.perf_counter()
     read_triplets(io.StringIO("0,1,2\n1,2,0\n"))
@@ -113,9 +122,9 @@ def worker(path, mode):
     print(json.dumps(out))
 
 
-def run_worker(path, mode):
-    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", path, mode],
-                         capture_output=True, text=True, check=True)
+def run_worker(path, mode, src=ROOT):
+    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", path, mode, src],
+                         capture_output=True, text=True, check=True, cwd=src)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -127,9 +136,9 @@ def loadtxt_time(path):
     return float(res.stdout.strip())
 
 
-def measure(name, path):
-    rss = run_worker(path, "rss")
-    trace = run_worker(path, "trace")
+def measure(name, path, src=ROOT, show=True):
+    rss = run_worker(path, "rss", src)
+    trace = run_worker(path, "trace", src)
     arr = rss["array_bytes"]
     row = {
         "file": name, "rows": rss["m"], "n_items": rss["n_items"], "layout": rss["layout"],
@@ -141,10 +150,46 @@ def measure(name, path):
         "tracemalloc_peak_MB": trace["tracemalloc_peak_bytes"] / 2**20,
         "tracemalloc_over_array": trace["tracemalloc_peak_bytes"] / arr,
     }
-    print(f"{name:<34} {row['rows']:>10,d} rows {row['file_MB']:7.1f} MB  read {row['read_s_best']:6.3f} s  "
-          f"peak RSS +{row['peak_rss_delta_MB']:6.1f} MB ({row['peak_rss_over_array']:.2f}x array)  "
-          f"tracemalloc {row['tracemalloc_peak_MB']:6.1f} MB ({row['tracemalloc_over_array']:.2f}x)", flush=True)
+    if show:
+        print(f"{name:<34} {row['rows']:>10,d} rows {row['file_MB']:7.1f} MB  read {row['read_s_best']:6.3f} s  "
+              f"peak RSS +{row['peak_rss_delta_MB']:6.1f} MB ({row['peak_rss_over_array']:.2f}x array)  "
+              f"tracemalloc {row['tracemalloc_peak_MB']:6.1f} MB ({row['tracemalloc_over_array']:.2f}x)", flush=True)
     return row
+
+
+def extract(rev, dest):
+    """``loe_viz/`` of git revision ``rev`` unpacked under ``dest`` (``rev`` may also be a directory holding one)."""
+    if os.path.isdir(os.path.join(rev, "loe_viz")):
+        shutil.copytree(os.path.join(rev, "loe_viz"), os.path.join(dest, "loe_viz"))
+        return os.path.abspath(rev)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "loe_viz"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def compare(files, rev, rounds, tmp):
+    """Rows of (current / rev) ratios: both readers measured alternately in fresh interpreters."""
+    old_src = os.path.join(tmp, "old")
+    os.makedirs(old_src)
+    sha = extract(rev, old_src)
+    keys = ("read_s_best", "peak_rss_delta_MB", "tracemalloc_peak_MB", "first_call_s")
+    print(f"\ncurrent reader / {rev} ({sha}), best of {rounds} alternating rounds (3 reads each)", flush=True)
+    print(f"{'file':<34} {'time':>7} {'peak RSS':>9} {'tracemalloc':>12} {'first call':>11}   new s / old s")
+    out = []
+    for name, path in files:
+        runs = {"new": [], "old": []}
+        for _ in range(rounds):
+            for who, src in (("new", ROOT), ("old", old_src)):
+                runs[who].append(measure(name, path, src, show=False))
+        best = {who: {k: min(r[k] for r in rs) for k in keys} for who, rs in runs.items()}
+        ratio = {k: best["new"][k] / best["old"][k] for k in keys}
+        out.append({"file": name, "rows": runs["new"][0]["rows"], "new": best["new"], "old": best["old"],
+                    "new_over_old": ratio, "load_average": os.getloadavg()})
+        print(f"{name:<34} {ratio['read_s_best']:6.2f}x {ratio['peak_rss_delta_MB']:8.2f}x "
+              f"{ratio['tracemalloc_peak_MB']:11.2f}x {ratio['first_call_s']:10.2f}x   "
+              f"{best['new']['read_s_best']:.3f} / {best['old']['read_s_best']:.3f}", flush=True)
+    return {"revision": rev, "commit": sha, "rounds": rounds, "files": out}
 
 
 def main(argv=None):
@@ -152,15 +197,20 @@ def main(argv=None):
     parser.add_argument("--rows", type=float, default=3e5, help="rows of the medium files (default 3e5)")
     parser.add_argument("--big-rows", type=float, default=1e7, help="rows of the big file (default 1e7; 0 skips)")
     parser.add_argument("--no-loadtxt", action="store_true", help="skip the np.loadtxt comparison")
+    parser.add_argument("--against", metavar="REV", help="also time the reader of git revision REV (or of a directory "
+                                                          "holding loe_viz/), same run")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per reader with --against")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "io.json"))
-    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker(*args.worker)
         return 0
+    sys.path.insert(0, ROOT)
+    from loe_viz.io import write_triplets
     m, big = int(args.rows), int(args.big_rows)
     tmp = tempfile.mkdtemp(prefix="bench_io_")
-    rows = []
+    rows, paths, against = [], [], None
     try:
         T = random_triplets(1000, m, seed=0)
         files = {
@@ -171,6 +221,7 @@ def main(argv=None):
         }
         for name, (fname, kw) in files.items():
             write_triplets(os.path.join(tmp, fname), T, **kw)
+            paths.append((name, os.path.join(tmp, fname)))
             rows.append(measure(name, os.path.join(tmp, fname)))
         lt = None
         if not args.no_loadtxt:
@@ -183,8 +234,11 @@ def main(argv=None):
             write_triplets(os.path.join(tmp, "big.csv"), TB)
             write_s = time.perf_counter() - t0
             del TB
-            rows.append(measure(f"list-order CSV, {big:.0e} rows", os.path.join(tmp, "big.csv")))
+            paths.append((f"list-order CSV, {big:.0e} rows", os.path.join(tmp, "big.csv")))
+            rows.append(measure(*paths[-1]))
             rows[-1]["write_s"] = write_s
+        if args.against:
+            against = compare(paths, args.against, args.rounds, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     result = {
@@ -194,6 +248,7 @@ def main(argv=None):
                     "load_average_at_end": os.getloadavg() if hasattr(os, "getloadavg") else None},
         "files": rows,
         "loadtxt_s": lt,
+        "against": against,
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:

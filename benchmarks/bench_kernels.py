@@ -75,9 +75,9 @@ def measure(n: int, m: int, reps: int) -> dict:
     out["CG iteration"] = _best(lambda: btl.newton_direction(near, far, h, hd, 1e-3, mask, grad, 5, 1e-300, d, work),
                                 reps) / 5
     if hasattr(btl, "newton_direction_coarse"):  # products in single precision, as rank_column past the cache
-        u = np.zeros(n)
+        none, empty = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
         out["CG iteration f32"] = _best(lambda: btl.newton_direction_coarse(
-            near, far, h, hd, 1e-3, mask, grad, 5, 1e-300, d, work, u, 0.0, True), reps) / 5
+            near, far, h, hd, 1e-3, mask, grad, 5, 1e-300, d, work, none, empty, True), reps) / 5
     counts = np.empty(n, dtype=np.int64)
     out["count_appearances"] = _best(lambda: btl.count_appearances(near, far, n, counts), reps)
     if hasattr(btl, "win_counts"):

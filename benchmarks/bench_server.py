@@ -48,10 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "app"))
 
-from serverlab import InProcessServer, cpu_seconds, job_threads, live, rss_bytes  # noqa: E402
+from serverlab import InProcessServer, cpu_seconds, job_threads, launch_chromium, live, rss_bytes  # noqa: E402
 
 STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 MB = 2**20
 
 
@@ -328,8 +327,7 @@ def main(argv=None) -> int:
     out = {"code": code_version(), "load_at_start": load()}
     print(f"load average at start: {out['load_at_start']}", flush=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=os.environ.get("LOE_VIZ_CHROMIUM", "/usr/bin/chromium"),
-                                    headless=True, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         try:
             if "memory" in parts:
                 out["memory"] = bench_memory(browser, args.sessions)

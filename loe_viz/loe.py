@@ -182,8 +182,9 @@ class LOE(ParamsMixin):
         well-covered heads by the accuracy on a held-out 10% of the triplets
         (``auto_search_``), and the final fit uses every triplet. Fewer than
         ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
-        same held-out choice among the heads with at least ``n`` triplets, or the
-        ``d + 3`` busiest when fewer than ``d + 4`` have that many.
+        same rules among the heads with at least ``n / 5`` triplets (all of them
+        when evenly covered, else the held-out choice), or the ``d + 3`` busiest
+        when fewer than ``d + 4`` have that many.
     landmarks : sequence of int, optional
         Item indices to use as landmarks.
     landmark_selection : {"auto", "maxmin", "random"}, default "auto"
@@ -659,13 +660,13 @@ class LOE(ParamsMixin):
         heads = np.flatnonzero(counts)
         ranked = heads[np.lexsort((heads, -counts[heads]))]
         covered = ranked[counts[ranked] >= need]
-        if covered.size <= d + 3:  # sparse heads (e.g. crowd answers): let held-out triplets judge more of them
+        if covered.size <= d + 3:  # sparse heads (e.g. crowd answers): more of them may still help
             need = SPARSE_COVERED * n
             covered = ranked[counts[ranked] >= need]
             if covered.size <= d + 3:
                 return d + 3, s.refine
-        elif counts[covered[-1]] >= 0.5 * counts[covered[0]]:
-            return int(covered.size), s.refine  # evenly covered heads: triplets drawn for LOE, use them all
+        if counts[covered[-1]] >= 0.5 * counts[covered[0]]:
+            return int(covered.size), s.refine  # evenly covered heads (a design, or uniform heads): use them all
         # Uneven coverage (collected triplets): judge on a held-out share.
         rng = np.random.default_rng(s.rng.integers(2**63 - 1))
         m = T.shape[0]

@@ -137,7 +137,10 @@ class LOESTE(ParamsMixin):
         rng = check_random_state(self.random_state)
         loe_kw.setdefault("random_state", int(rng.integers(0, 2**31 - 1)))
         try:
-            loe = LOE(n_components=d, n_landmarks=self.n_landmarks, **loe_kw)
+            # d + 3 unless told otherwise, also on stored triplets: a warm start needs no held-out
+            # search of the landmark count (n_landmarks="auto" cost several STE runs' time there)
+            l = self.n_landmarks if self.n_landmarks is not None or "landmarks" in loe_kw else d + 3
+            loe = LOE(n_components=d, n_landmarks=l, **loe_kw)
         except TypeError as exc:
             raise ValueError(f"loe_params has an argument LOE does not take: {exc}") from None
         try:

@@ -32,19 +32,19 @@ _CACHE_RESIDENT = 30_000
 
 
 #: Items with more than this many times the median number of comparisons are *heavy* (e.g. the
-#: other landmarks, which take the landmark share of the budget among themselves). Their scores
-#: move together against all the others along one direction that Jacobi-preconditioned CG
-#: resolves slowly (at n = 10^5 with the default share, 6-11 CG iterations per late Newton step
-#: instead of 2-3), so the preconditioner gets that direction exactly.
+#: other landmarks, which take the landmark share of the budget among themselves). They are
+#: coupled tightly to each other and loosely to the rest, which Jacobi-preconditioned CG resolves
+#: slowly (20 to 75 iterations per ranking instead of about 15 at n = 3 * 10^4, c = 50 with
+#: MaxMin's landmarks), so the preconditioner takes the Hessian's block on them exactly.
 HEAVY_FACTOR = 20.0
 
 
 def _heavy_direction(near, far, appearances, mask):
-    """The coarse direction of the heavy items, or None: ``(u, heavy, within, k, scored)``.
+    """The heavy items, or None: ``(heavy, within, pos)``.
 
-    ``u`` is the indicator of the ``k`` heavy items (boolean ``heavy``), centred
-    over the ``scored`` items of ``mask``; ``within`` the comparisons among heavy
-    items (one pass over the comparisons, only when there are heavy items).
+    ``heavy`` holds their indices, ``within`` the comparisons among them (one
+    pass over the comparisons, only when there are heavy items), ``pos`` each
+    item's position in ``heavy`` (-1 for the others).
     """
     scored = appearances[mask]
     if scored.size < 3:
@@ -54,24 +54,20 @@ def _heavy_direction(near, far, appearances, mask):
     if k == 0 or k > scored.size // 2:
         return None
     within = btl.pairs_within(near, far, heavy.view(np.uint8))
-    u = heavy.astype(np.float64)
-    u[mask] -= k / scored.size
-    u[~mask] = 0.0
-    return u, heavy, within, k, scored.size
+    idx = np.flatnonzero(heavy)
+    pos = np.full(heavy.shape[0], -1, dtype=np.int64)
+    pos[idx] = np.arange(k)
+    return idx, within, pos
 
 
-def _coarse_curvature(coarse, h, hdiag, lam):
-    """``(u, u' H u)`` of the heavy items' direction at the curvature ``h``; ``(zeros, 0)`` without one.
-
-    ``u' H u`` is the weight of the comparisons between heavy and other items
-    (each heavy item's diagonal less the comparisons among heavy items) plus
-    the penalty's share: no pass over the comparisons.
-    """
+def _block_inverse(near, far, coarse, h, hdiag):
+    """``(heavy, inverse of the Hessian's block on them)`` at the curvature ``h``; empty without heavy items."""
     if coarse is None:
-        return np.zeros(hdiag.shape[0]), 0.0
-    u, heavy, within, k, scored = coarse
-    cut = float(hdiag[heavy].sum()) - lam * k - 2.0 * btl.sum_at(h, within)
-    return u, max(cut, 0.0) + lam * k * (1.0 - k / scored)
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0))
+    heavy, within, pos = coarse
+    block = np.empty((heavy.size, heavy.size))
+    btl.block_hessian(near, far, h, hdiag, heavy, within, pos, block)
+    return heavy, np.linalg.inv(block)
 
 
 #: From this many comparisons on, each pass over them is computed as two halves whose sums are
@@ -118,7 +114,7 @@ class _Halves:
                  lambda: btl.gradient_accumulate(self.near[1], self.far[1], w, self.h[1], precise, gh2))
         return btl.gradient_finish(gh, gh2, mask, grad, hdiag)
 
-    def newton_direction(self, hdiag, lam, mask, grad, max_iter, rtol, d, u, uhu, single):
+    def newton_direction(self, hdiag, lam, mask, grad, max_iter, rtol, d, heavy, hinv, single):
         """:func:`loe_viz.kernels.btl.newton_direction_coarse` with each product as two halves."""
         n = grad.shape[0]
         dt = np.float32 if single else np.float64
@@ -139,7 +135,7 @@ class _Halves:
         Hp = np.empty(n)
         d[:] = 0.0
         r = -grad
-        btl.precondition(r, hdiag, mask, u, uhu, z)
+        btl.precondition(r, hdiag, mask, heavy, hinv, z)
         p = z.copy()
         rz = btl._dot(r, z)
         tol = rtol * np.sqrt(btl._dot(grad, grad))
@@ -154,7 +150,7 @@ class _Halves:
             alpha = rz / pHp
             d += alpha * p
             r -= alpha * Hp
-            btl.precondition(r, hdiag, mask, u, uhu, z)
+            btl.precondition(r, hdiag, mask, heavy, hinv, z)
             rz_new = btl._dot(r, z)
             beta = rz_new / rz
             rz = rz_new
@@ -433,14 +429,15 @@ def _newton(near, far, head, n, mask, w, trial, d, grad, grad_t, hdiag, hdiag_t,
         # Eisenstat-Walker forcing, loose far from the optimum and tight near it.
         ratio = gnorm / history[0] if history[0] > 0 else 1.0
         rtol = min(1e-2, ratio) if n <= _CACHE_RESIDENT else min(0.5, np.sqrt(ratio))
-        u, uhu = _coarse_curvature(coarse, h, hdiag, regularization)
+        heavy, hinv = _block_inverse(near, far, coarse, h, hdiag)
         single = n > _CACHE_RESIDENT  # past the cache, products in single precision: half the bytes
         if halves is not None:
             cg_total += halves.newton_direction(hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d,
-                                                u, uhu, single)
+                                                heavy, hinv, single)
         else:
             cg_total += btl.newton_direction_coarse(
-                near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, u, uhu, single
+                near, far, h, hdiag, regularization, mask, grad, cg_max_iter, max(rtol, 1e-6), d, work, heavy, hinv,
+                single,
             )
         # Trust region: near separation the curvature vanishes and the raw Newton
         # step can be huge; no score moves by more than max_step at once.

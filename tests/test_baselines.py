@@ -322,6 +322,8 @@ def test_loeste_fit_on_given_triplets(oracle_setup):
     assert 0 < model.n_landmark_triplets_ < 60_000
     assert triplet_error(X, model.embedding_, random_state=3) < triplet_error(X, model.loe_.embedding_, random_state=3)
     np.testing.assert_array_equal(model.fit_transform(T), model.embedding_)
+    # the warm start takes the d + 3 busiest heads, as documented: no held-out search
+    assert model.loe_.landmarks_.size == 5 and model.loe_.auto_search_ is None
 
 
 def test_loeste_callback_at_zero_skips_ste(oracle_setup):

@@ -231,6 +231,6 @@ def test_single_precision_hessian_vector(rng):
     mask[0] = False
     d1, d2 = np.empty(n), np.empty(n)
     btl.newton_direction(near, far, h, hd, 0.1, mask, g, 100, 1e-10, d1, np.empty((4, n)))
-    btl.newton_direction_coarse(near, far, h, hd, 0.1, mask, g, 100, 1e-10, d2, np.empty((4, n)), np.zeros(n), 0.0,
-                                True)
+    btl.newton_direction_coarse(near, far, h, hd, 0.1, mask, g, 100, 1e-10, d2, np.empty((4, n)),
+                                np.zeros(0, dtype=np.int64), np.zeros((0, 0)), True)
     np.testing.assert_allclose(d2, d1, rtol=0, atol=1e-5 * np.abs(d1).max())

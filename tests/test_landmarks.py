@@ -140,6 +140,27 @@ def test_auto_landmarks_on_zipf_heads_pick_more_and_predict_better():
     assert procrustes_error(X, auto.embedding_) < procrustes_error(X, fixed.embedding_)
 
 
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_auto_uses_sparse_heads_instead_of_only_d_plus_3():
+    # crowd-style answers: every item heads 100 triplets, far below "well covered" (5 n = 300)
+    n = 60
+    X = make_points("gaussian", n, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+    T = oracle.landmark_triplets(np.arange(n), 100)
+    auto = LOE(random_state=0).fit(T, n_items=n)
+    fixed = LOE(n_landmarks=5, random_state=0).fit(T, n_items=n)
+    assert auto.landmarks_.size == n and auto.auto_search_ is None  # evenly covered: all of them
+    # unevenly: the busiest 20 heads keep their 100 triplets, the others 15: a held-out choice
+    T2 = np.vstack([T[T[:, 0] < 20], T[(T[:, 0] >= 20) & (np.arange(len(T)) % 100 < 15)]])
+    uneven = LOE(random_state=0).fit(T2, n_items=n)
+    assert uneven.auto_search_ is not None and uneven.auto_search_["n_landmarks"][0] == 5
+    assert uneven.landmarks_.size > 5
+    held = oracle.uniform_triplets(20_000)
+    from loe_viz.kernels.sampling import triplet_agreement
+    assert triplet_agreement(auto.embedding_, held) > triplet_agreement(fixed.embedding_, held) + 0.05
+    assert procrustes_error(X, auto.embedding_) < procrustes_error(X, fixed.embedding_)
+
+
 def test_auto_uses_every_evenly_covered_head_without_a_search():
     X = make_points("gaussian", 200, random_state=0)
     T = TripletOracle(X, random_state=1).landmark_triplets([1, 20, 50, 77, 120, 160, 190], 4000)

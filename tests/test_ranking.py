@@ -159,7 +159,7 @@ def test_heavy_items_get_a_coarse_direction_and_the_same_optimum():
 
 
 def test_coarse_preconditioner_solves_the_same_system_in_fewer_iterations():
-    from loe_viz.ranking import _coarse_curvature, _heavy_direction
+    from loe_viz.ranking import _block_inverse, _heavy_direction
 
     X = make_points("gaussian", 400, random_state=7)
     oracle = TripletOracle(X, random_state=8)
@@ -176,15 +176,19 @@ def test_coarse_preconditioner_solves_the_same_system_in_fewer_iterations():
     wins = np.empty((n, 2), dtype=np.int32)
     btl.win_counts(near, far, wins)
     coarse = _heavy_direction(near, far, wins[:, 1], mask)
-    assert coarse is not None and np.flatnonzero(coarse[1]).tolist() == [50, 150, 250, 350]
-    u, uhu = _coarse_curvature(coarse, h, hd, 1e-3)
-    Hu = np.empty(n)
-    btl.hessian_vector(near, far, h, 1e-3, u, Hu)
-    assert uhu == pytest.approx(u @ Hu, rel=1e-5)  # the curvature without a pass over the comparisons
+    assert coarse is not None and coarse[0].tolist() == [50, 150, 250, 350]
+    heavy, hinv = _block_inverse(near, far, coarse, h, hd)
+    # the block is the Hessian's, built without a pass over all comparisons: H e_a against a pass
+    H = np.empty((4, n))
+    for r, a in enumerate(heavy):
+        e = np.zeros(n)
+        e[a] = 1.0
+        btl.hessian_vector(near, far, h, 1e-3, e, H[r])
+    np.testing.assert_allclose(np.linalg.inv(hinv), H[:, heavy], rtol=1e-5)
     d1, d2 = np.empty(n), np.empty(n)
     it_jacobi = btl.newton_direction(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d1, np.empty((4, n)))
-    it_coarse = btl.newton_direction_coarse(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d2, np.empty((4, n)), u, uhu,
-                                             False)
+    it_coarse = btl.newton_direction_coarse(near, far, h, hd, 1e-3, mask, g, 200, 1e-8, d2, np.empty((4, n)),
+                                            heavy, hinv, False)
     np.testing.assert_allclose(d2, d1, rtol=1e-5, atol=1e-7 * np.abs(d1).max())
     assert it_coarse < it_jacobi
     # without heavy items there is no coarse direction
@@ -203,6 +207,8 @@ def test_halves_on_a_helper_thread_give_the_same_scores(n, monkeypatch):
     X = make_points("gaussian", n, random_state=9)
     oracle = TripletOracle(X, random_state=10)
     near, far = oracle.comparisons(1, ranking.SPLIT_MIN + 1001, seed=16)
+    bn, bf = oracle.block_comparisons(1, np.array([7, 70, 700]), 30_000, seed=17)  # heavy items: block Jacobi
+    near, far = np.concatenate([near, bn]), np.concatenate([far, bf])
     serial = rank_column(near, far, 1, n)
     idle = threading.Event()
     idle.idle_workers = 1

@@ -205,6 +205,10 @@ class Explorer(Viewer):
                                  description="Stop the run in progress (the previous results stay)",
                                  css_classes=["loe-cancel"])
         self.b_cancel.on_click(lambda e: self.state.cancel())
+        # Panel waits 50 ms for more changes before it applies a value from the page; these
+        # boxes send one committed value (Enter, a click), so a rerun starts at once.
+        for w in (self.w_kind, self.w_seed, self.w_unit, self.w_budget, self.w_l, self.w_sel, self.w_paper):
+            w._debounce = 0
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
                                        css_classes=["loe-status"], margin=(0, 10))
         self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")

@@ -1,9 +1,8 @@
-"""The result type, layouts and column names, argument checks, the row judge and the relabelling."""
+"""The result type, layouts and column names, argument checks and the relabelling."""
 
 from __future__ import annotations
 
 import codecs
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -76,10 +75,6 @@ class TripletData:
         return (f"TripletData(source={self.source!r}, n_triplets={self.n_triplets}, n_items={self.n_items}, "
                 f"layout={self.layout!r}, format={self.format!r}, n_skipped={self.n_skipped}, "
                 f"notes={len(self.notes)})")
-
-
-class RowError(Exception):
-    """A problem with one row."""
 
 
 def err(source, msg, line=None) -> ValueError:
@@ -181,75 +176,6 @@ def roles_from_header(fields):
         return tuple(roles), None, n_known, str(exc)
 
 
-class Judge:
-    """Words the first problem of one row of raw fields (only rows the column checks flag get here)."""
-
-    def __init__(self, roles, kind, opts):
-        self.roles, self.kind, self.opts = roles, kind, opts
-        self.limit = opts["n_items"] if opts["labels"] is None else None
-        self.lookup = None if opts["labels"] is None else {v: i for i, v in enumerate(opts["labels"].tolist())}
-
-    def item(self, tok: str, role: str):
-        """The id of one item cell (the integer itself for integer ids), or a RowError."""
-        what, t = ITEM_WORD[role], tok.strip()
-        if not t:
-            raise RowError(f"empty {what} field")
-        if self.kind == "str":
-            if self.opts["item_type"] != "str" and is_number(t):
-                raise RowError(f"mixed types: {what} item {t!r} is a number, but the file's ids are text labels; "
-                               "pass item_type='str' to read numbers as labels too")
-            v = t
-        elif not NUM_RE.match(t):
-            raise RowError(f"mixed types: {what} item {t!r} is not an integer, but the file's ids are integers; "
-                           "pass item_type='str' to read every id as a text label")
-        else:
-            f = None if INT_RE.match(t) else float(t)
-            if f is not None and (not math.isfinite(f) or f != int(f)):
-                raise RowError(f"non-integer item index {t!r} in the {what} column")
-            v = int(t) if f is None else int(f)
-            if v < 0:
-                raise RowError(f"negative item index {t} in the {what} column")
-            if v >= 2**63 or (v >= LIMIT and self.limit is None and self.opts["relabel"] is False):
-                raise RowError(f"item index {t} in the {what} column is too large: indices must be below {LIMIT} "
-                               "(2**31 - 2) and ids below 2**63; pass item_type='str' to read them as labels")
-            if self.limit is not None and v >= self.limit:
-                raise RowError(f"item index {v} in the {what} column is out of range for n_items={self.limit}")
-        if self.lookup is not None and v not in self.lookup:
-            raise RowError(f"{what} item {v!r} is not one of the given labels")
-        return v
-
-    def problem(self, fields, mode=None) -> str | None:
-        """The row's first problem, or None; ``mode`` is the file's answer encoding (crowd)."""
-        try:
-            if len(fields) != len(self.roles):
-                names = ", ".join(r or "(ignored)" for r in self.roles)
-                raise RowError(f"expected {len(self.roles)} fields ({names}), got {len(fields)}")
-            cell = {r: fields[i].strip() for i, r in enumerate(self.roles) if r is not None}
-            items = [r for r in ITEM_WORD if r in cell]
-            if len({self.item(cell[r], r) for r in items}) < 3:
-                shown = tuple(cell[r] for r in items)
-                raise RowError(f"the row repeats an item {shown}; a triplet needs three distinct items")
-            if "response" in cell and cell["response"].lower() not in TRUE | FALSE:
-                raise RowError(f"the response {cell['response']!r} is not one of True/False/1/0/-1")
-        except RowError as exc:
-            return str(exc)
-        return self.answer_problem(cell, mode) if "answer" in cell else None
-
-    def answer_problem(self, cell, mode) -> str | None:
-        ans, h, a, b = (cell[r] for r in ("answer", "head", "left", "right"))
-        if not ans:
-            return "the answer field is empty"
-        same = ans in (a, b) or (self.kind == "int" and any(INT_RE.match(x) and int(x) == int(ans) for x in (a, b))
-                                 if INT_RE.match(ans) else False)
-        fits = {"label": same, "side": ans.lower() in ("left", "l", "right", "r"), "index": ans in ("0", "1")}
-        if mode is None or fits.get(mode, any(fits.values())):
-            return None
-        want = {"label": "the label of the left or right item", "side": "'left' or 'right'",
-                "index": "0 (left) or 1 (right)"}.get(mode, "the left or right item's label, 'left'/'right', or 0/1")
-        return (f"the answer {ans!r} names none of the row's items (head {h!r}, left {a!r}, right {b!r}); "
-                f"it must be {want}")
-
-
 def index_dtype(n_items: int) -> np.dtype:
     return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
 
@@ -272,22 +198,27 @@ def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletDa
 
 def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order (in place, in blocks)."""
-    n, maxv, relabel, step, labels = opts["n_items"], int(tri.max()), opts["relabel"], 1 << 20, opts["labels"]
-    if labels is None and (n is not None or relabel is False):
-        n = maxv + 1 if n is None else n
-        if maxv >= n:
-            raise err(name, f"item index {maxv} is out of range for n_items={n}")
-        absent = n - np.count_nonzero(np.bincount(tri.ravel(), minlength=n))
-        notes += [f"{absent} of the {n} items never appear in a triplet"] if absent else []
-        labels = np.arange(n, dtype=np.int64)
+    n, maxv, relabel, labels, step = opts["n_items"], int(tri.max()), opts["relabel"], opts["labels"], 1 << 18
+    keep = labels is None and (n is not None or relabel is False)
+    if keep and n is not None and maxv >= n:
+        raise err(name, f"item index {maxv} is out of range for n_items={n}")
+    present = None
+    if labels is None and (keep or maxv < max(tri.size, 1 << 16)):
+        present = np.zeros(maxv + 1 if n is None or not keep else n, dtype=bool)
+        rows = max(1 << 15, present.size // 3, tri.shape[0] // 16)  # bincount in blocks: its int64 copy stays small
+        for s in range(0, tri.shape[0], rows):
+            present |= np.bincount(tri[s:s + rows].ravel(), minlength=present.size) > 0
+    if keep:
+        absent = present.size - np.count_nonzero(present)
+        notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []
+        labels = np.arange(present.size, dtype=np.int64)
     elif labels is None:
-        present = np.zeros(maxv + 1 if maxv < max(tri.size, 1 << 16) else 0, dtype=bool)
-        present[tri.ravel() if present.size else []] = True
-        labels = np.flatnonzero(present) if present.size else np.unique(tri)
+        labels = np.flatnonzero(present) if present is not None else np.unique(tri)
         if labels.size <= maxv or relabel is True:
-            table = (np.cumsum(present) - 1).astype(tri.dtype) if present.size else None
+            table = (np.cumsum(present) - 1).astype(tri.dtype) if present is not None else None
             for s in range(0, tri.shape[0], step):
-                tri[s:s + step] = table[tri[s:s + step]] if present.size else np.searchsorted(labels, tri[s:s + step])
+                block = tri[s:s + step]
+                block[:] = table[block] if table is not None else np.searchsorted(labels, block)
             notes.append(f"item ids were not the contiguous range 0..{labels.size - 1}: the {labels.size} distinct ids "
                          f"({labels[0]}..{labels[-1]}) were mapped to 0..{labels.size - 1} in increasing order; "
                          "labels maps each index back to its id")

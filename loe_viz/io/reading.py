@@ -1,4 +1,5 @@
-"""read_triplets: text parsed by pandas and checked column by column; NumPy files in arrays.py."""
+"""read_triplets: clean integer text parsed by NumPy, the rest by pandas, checked column by column; NumPy files in
+arrays.py."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import codecs
 import csv
 import io
 import itertools
+import math
 import os
 import re
 import warnings
@@ -13,13 +15,12 @@ import warnings
 import numpy as np
 
 from . import arrays
-from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, TRUE,
-                      Judge, RowError, TripletData, check_read_args, err, finish_int, finish_str, is_number,
-                      layout_from_roles, roles_from_header)
+from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
+                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
+                      roles_from_header)
 
-_CHUNK = 1 << 15  # rows per pandas chunk of integers (its parser buffers take ~3 MB); 8 times more for text labels
-# (their distinct labels are judged once per chunk) and for large files
-_SAMPLE = 1 << 18  # bytes sniffed for the delimiter, the header and the layout
+_CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
+_SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
@@ -34,8 +35,7 @@ class _Source:
         elif hasattr(obj, "read"):
             self.name = obj.name if isinstance(getattr(obj, "name", None), str) else "<buffer>"
             seekable = getattr(obj, "seekable", lambda: False)()
-            self.user, self.user_pos = obj, obj.tell() if seekable else None
-            first = obj.read(0)
+            self.user, self.user_pos, first = obj, obj.tell() if seekable else None, obj.read(0)
             self.stream = io.BytesIO(obj.read().encode("utf-8")) if isinstance(first, str) else (
                 obj if seekable else io.BytesIO(obj.read()))
         else:
@@ -140,15 +140,11 @@ def _split(line: str, delim):
         return line.split(delim)
 
 
-class _Typed(Exception):
-    """pandas could not read a column as int64."""
-
-
 class _Spec:
-    """What sniffing the start of a text file found."""
+    """What sniffing the start of a text file found; pandas reads from byte data_start, line first_line."""
 
-    delimiter, header_line, roles, layout, kind, ignored, first_extra = None, 0, (), "list-order", "int", (), False
-    data_start, first_line = 0, 1  # byte offset and line number of the first line after the header
+    delimiter, header_line, roles, layout, kind, drop_first = None, 0, (), "list-order", "int", False
+    data_start, first_line = 0, 1
 
 
 def _sniff(src, opts, fmt, notes) -> _Spec:
@@ -196,9 +192,11 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
             raise err(name, f"the {problem} (header {f0})" if n_known else f"the header {f0} names no known column; "
                       "name the columns e.g. head,winner,loser or head,left,right,winner, or pass columns=", first_no)
         if columns is None:
-            spec.roles, spec.layout, spec.ignored = roles, hlayout, tuple(f for f, r in zip(f0, roles) if r is None)
+            spec.roles, spec.layout = roles, hlayout
             if [r for r in roles if r is not None] != list(LAYOUT_ROLES[hlayout]):
                 notes.append(f"columns taken by their header names ({', '.join(f0)})")
+            if None in roles:
+                notes.append(f"ignored column(s): {', '.join(f for f, r in zip(f0, roles) if r is None)}")
         elif len(columns) != len(f0):
             raise err(name, f"columns= gives {len(columns)} roles but the header has {len(f0)} columns", first_no)
     if columns is not None:
@@ -217,11 +215,13 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
-    spec.skipinit = spec.kind == "str"
-    spec.first_extra = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop the extra fields
-    ends = [m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
-    off = bom if not spec.header_line else bom + ends[-1] if len(ends) == spec.header_line else len(raw)
-    spec.data_start, spec.first_line = off, spec.header_line + 1  # lines may end in CR LF, LF or a lone CR
+    if rows and len(rows[0]) > len(spec.roles) and not hdr:  # pandas would drop the first row's extra fields
+        raise err(name, f"expected {_width(spec.roles)}, got {len(rows[0])}", first_no)
+    # ... so with a header, it starts at the header (a row as wide as the roles); lines end in CR LF, LF or CR
+    starts = [bom] + [bom + m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
+    spec.drop_first = bool(rows) and len(rows[0]) > len(spec.roles)
+    spec.first_line = spec.header_line + (not spec.drop_first)
+    spec.data_start = starts[spec.first_line - 1] if spec.first_line <= len(starts) else len(raw)
     return spec
 
 
@@ -235,163 +235,281 @@ def _sniff_delimiter(lines, forced):
     return cands[0] if cands else None
 
 
-def _records(src, spec, opts):
-    """Yield (line, fields) of every data record after the header, as pandas counts the records."""
-    text = io.TextIOWrapper(src.rewind(spec.data_start), encoding=opts["encoding"], errors="replace",
-                            newline="" if spec.delimiter is not None else None)
+def _width(roles) -> str:
+    return f"{len(roles)} fields ({', '.join(r or '(ignored)' for r in roles)})"
+
+
+def _fast(src, spec, opts):
+    """(triplets, layout, notes) of an integer file without a single problem, parsed by NumPy's C reader in one
+    pass into int32; None sends the file to the careful reader (anything odd: floats, quotes, text, a bad row)."""
+    # Latin-1 decodes fastest and maps ASCII as every ASCII-compatible encoding does: digits, delimiters and line
+    # ends are all an integer file holds, so any other byte fails the parse and the careful reader takes over
+    enc = "utf-8-sig" if src.rewind().read(3) == codecs.BOM_UTF8 and opts["encoding"] == "utf-8" else "latin-1"
+    fh = src.name if src.owned else io.TextIOWrapper(src.rewind(), encoding=enc)  # a path is read in large blocks
     try:
-        if spec.delimiter is None:
-            yield from ((spec.first_line + i, ln.split()) for i, ln in enumerate(text)
-                        if ln.split() and not ln.lstrip().startswith("#"))
-            return
-        csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # labels of any length, as pandas reads them
-        reader, prev = csv.reader(text, delimiter=spec.delimiter, skipinitialspace=spec.skipinit), 0
-        while True:
-            try:
-                rec = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:  # e.g. a field above csv.field_size_limit()
-                raise err(src.name, f"malformed CSV ({exc})", spec.first_line + prev) from None
-            line, prev = spec.first_line + prev, reader.line_num
-            if any(f.strip() for f in rec) and not rec[0].lstrip().startswith("#"):
-                yield line, rec
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # e.g. "input contained no data"
+            arr = np.loadtxt(fh, np.int32, delimiter=spec.delimiter, skiprows=spec.header_line, ndmin=2, encoding=enc)
+    except (ValueError, OverflowError, Warning):
+        return None
     finally:
-        text.detach()
-
-
-def _locate(src, spec, opts, wanted):
-    """[(line, fields)] of the wanted record indices (counted from 0), in file order."""
-    wanted, found = set(wanted), []
-    for r, rec in enumerate(_records(src, spec, opts)):
-        if r in wanted:
-            found.append(rec)
-            if len(found) == len(wanted):
-                break
-    return found
-
-
-class _Columns:
-    """Turns the parsed columns of one chunk into item ids, a bad-row mask and answer codes."""
-
-    def __init__(self, spec, opts, lim, name):
-        import pandas as pd
-
-        self.kind, self.layout, self.roles, self.lim, self.name = spec.kind, spec.layout, spec.roles, lim, name
-        self.judge, lab = Judge(spec.roles, spec.kind, opts), opts["labels"]
-        self.names, self.gid, self.label_bytes, self.notes, self.saw_minus, self.memo = [], {}, 0, set(), False, {}
-        self.hi = opts["n_items"] if lab is None and opts["n_items"] else LIMIT if opts["relabel"] is False else None
-        self.index = None if lab is None else pd.Index(lab)
-
-    def _map_ints(self, v):
-        return v if self.index is None else self.index.get_indexer(v)
-
-    def item_id(self, u, role) -> int:
-        got = self.memo.get((u, role))
-        if got is None:
-            got = self.memo[(u, role)] = self._item_id(u, role)
-        return got
-
-    def _item_id(self, u, role) -> int:
-        try:
-            v = self.judge.item(str(u), role)
-        except RowError:
-            return -1
-        if self.index is not None or self.kind == "int":
-            if not INT_RE.match(str(u).strip()) and self.kind == "int":
-                self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
-            return v if self.index is None else self.judge.lookup[v]
-        g = self.gid.setdefault(v, len(self.names))
-        if g == len(self.names):
-            self.names.append(v)
-            self.label_bytes += len(v)
-            if self.label_bytes > self.lim["label_bytes"]:
-                raise err(self.name, f"the text labels exceed the limit of {self.lim['label_bytes']:,} characters in "
-                                     "all (raise it with read_triplets(..., limits={'label_bytes': ...}) or "
-                                     "loe_viz.io.MAX_LABEL_BYTES)")
-        return g
-
-    def ids(self, s, role):
-        v = s.to_numpy()
-        if self.kind == "int" and v.dtype.kind in "iu":
-            bad = ((v > 2**63 - 1) if v.dtype.kind == "u" else (v < 0)) | (False if self.hi is None else v >= self.hi)
-            v = self._map_ints(v.astype(np.int64, copy=False))
-            return v, bad if self.index is None else bad | (v < 0)
-        codes, uniq = _factorize(s)
-        v = np.array([self.item_id(u, role) for u in uniq] + [-1], dtype=np.int64)[codes]
-        return v, v < 0
-
-    def answers(self, s, a, b):
-        """(k, 3) int8 codes of the label, side and index readings (-1: no fit), and the empty answers."""
-        codes, v = np.full((len(s), 3), -1, dtype=np.int8), s.to_numpy()
-        if self.kind == "int" and v.dtype.kind in "iu":
-            ans, empty = self._map_ints(v.astype(np.int64)), np.zeros(len(s), dtype=bool)
-            codes[:, 2] = np.where(v == 0, 0, np.where(v == 1, 1, -1))
+        if not src.owned:
+            fh.detach()
+    roles, crowd, notes, layout = spec.roles, spec.layout == "crowd", [], spec.layout
+    if arr.shape[1] != len(roles) or not len(arr):
+        return None
+    col = {r: arr[:, j] for j, r in enumerate(roles) if r is not None}
+    h, a, b = (col[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
+    hi = opts["n_items"] or (LIMIT if opts["relabel"] is False else None)
+    if ((arr.min() if "response" not in col else min(h.min(), a.min(), b.min())) < 0  # a crowd answer is an item
+            or (hi is not None and max(h.max(), a.max(), b.max()) >= hi)
+            or any((x == y).any() for x, y in ((h, a), (h, b), (a, b)))):
+        return None
+    swap = None
+    if crowd:
+        ans, mode = col["answer"], opts["answer"]
+        if mode in ("auto", "label") and ((ans == a) | (ans == b)).all():
+            mode = "label"
+        elif mode in ("auto", "index") and ((ans == 0) | (ans == 1)).all():
+            mode, swap = "index", ans == 1
         else:
-            c, uniq = _factorize(s)
-            toks = [str(u).strip() for u in uniq] + [""]
-            ids = ([int(t) if INT_RE.match(t) else -2 for t in toks] if self.kind == "int" else
-                   [(self.judge.lookup or self.gid).get(t, -2) for t in toks])
-            ans = (self._map_ints(np.array(ids)) if self.kind == "int" else np.array(ids))[c]
-            codes[:, 1] = np.array([{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks])[c]
-            codes[:, 2] = np.array([{"0": 0, "1": 1}.get(t, -1) for t in toks])[c]
-            empty = np.array([t == "" for t in toks])[c]
-        codes[:, 0] = np.where((ans == a) & (ans >= 0), 0, np.where((ans == b) & (ans >= 0), 1, -1))
-        return codes, empty
+            return None
+        notes.append(ANSWER_NOTE[mode])
+    elif "response" in col:
+        y = col["response"]
+        if y.min() < -1 or y.max() > 1:
+            return None
+        layout, swap = "list-count" if (y == -1).any() else layout, y != 1
+    elif roles == ("head", "near", "far"):
+        return arr, layout, notes  # the parsed array is the result
+    tri = np.empty((len(arr), 3), np.int32)
+    tri[:, 0] = h
+    if crowd and mode == "label":  # the chosen item, then the other one: left ^ right ^ answer (no temporary)
+        tri[:, 1] = ans
+        np.bitwise_xor(np.bitwise_xor(a, b, out=tri[:, 2]), ans, out=tri[:, 2])
+    else:
+        tri[:, 1], tri[:, 2] = (a, b) if swap is None else (np.where(swap, b, a), np.where(swap, a, b))
+    return tri, layout, notes
 
-    def chunk(self, df):
-        """(head, a, b, bad, codes) of one chunk; ``codes`` is None for the list layouts."""
-        col = {r: df[j] for j, r in enumerate(self.roles) if r is not None}
-        crowd = self.layout == "crowd"
-        (h, bh), (a, ba), (b, bb) = (self.ids(col[r], r) for r in
-                                     (("head", "left", "right") if crowd else ("head", "near", "far")))
-        bad, codes = bh | ba | bb | (h == a) | (h == b) | (a == b), None
-        if crowd:
-            codes, empty = self.answers(col["answer"], a, b)
-            bad |= empty
-        elif "response" in col:
-            c, uniq = _factorize(col["response"])
-            toks = [str(u).strip().lower() for u in uniq] + [""]
-            self.saw_minus |= "-1" in toks
-            y = np.array([1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])[c]
-            bad |= y < 0
-            a, b = np.where(y == 0, b, a), np.where(y == 0, a, b)
-        return h, a, b, bad, codes
+
+class _Typed(Exception):
+    """pandas typed a column of categories (numbers, booleans): the file is read again as exact text."""
 
 
 def _factorize(s):
-    """Codes and distinct values of a column (text columns arrive as pandas categoricals)."""
+    """Codes and distinct values (text) of a column."""
     import pandas as pd
 
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return s.cat.codes.to_numpy(), s.cat.categories.tolist()
-    codes, uniq = pd.factorize(s)
-    return codes, np.asarray(uniq, dtype=object).tolist()
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        codes, uniq = pd.factorize(s)
+        return codes, [str(u) for u in uniq]
+    if s.cat.categories.dtype.kind in "biuf":
+        raise _Typed
+    return s.cat.codes.to_numpy(), s.cat.categories.tolist()
 
 
-def _empty(s):
-    """Mask of the blank fields of a text column (None when there are none)."""
-    if s.dtype.kind in "iufb":
-        return None
-    codes, uniq = _factorize(s)
-    e = np.array([not str(u).strip() for u in uniq] + [False])[codes]
-    return e if e.any() else None
+class _Reader:
+    """The careful reader: cells read as text by pandas in chunks, each distinct value judged once; the lines are
+    walked only to word a problem (its line number and fields)."""
 
+    def __init__(self, src, spec, opts, lim):
+        self.src, self.spec, self.opts, self.lim, self.kind = src, spec, opts, lim, spec.kind
+        self.names, self.gid, self.memo, self.label_bytes, self.notes, self.saw_minus = [], {}, {}, 0, set(), False
+        self.lookup = None if opts["labels"] is None else {v: i for i, v in enumerate(opts["labels"].tolist())}
+        self.bad, self.skipped, self.unfit, self.n_bad = {}, [], {md: [] for md in ANSWER_MODES}, 0
 
-def _scan(src, spec):
-    """An upper bound on the data rows (one per line: the output is allocated once) and whether a cell could be a
-    float such as '3.0' (int64 columns would take it silently)."""
-    stream, n_nl, n_cr, floats = src.rewind(spec.data_start), 0, 0, False
-    while block := stream.read(1 << 20):
-        n_nl += block.count(b"\n")
-        n_cr += 0 if n_nl else block.count(b"\r")  # lines end in a lone CR only in a file without LF
-        floats = floats or b"." in block or b"e" in block or b"E" in block
-    return max(n_nl, n_cr) + 1, floats
+    def item(self, tok: str):
+        """(id, None) of one item cell (the integer, or the index of the label), or (None, problem(column word))."""
+        if tok not in self.memo:
+            self.memo[tok] = self._item(tok.strip())
+        return self.memo[tok]
+
+    def _item(self, t):
+        lim, opts = self.opts["n_items"] if self.lookup is None else None, self.opts
+        if not t:
+            return None, lambda what: f"empty {what} field"
+        if self.kind == "str" and opts["item_type"] != "str" and is_number(t):
+            return None, lambda what: (f"mixed types: {what} item {t!r} is a number, but the file's ids are text "
+                                       "labels; pass item_type='str' to read numbers as labels too")
+        if self.kind == "int" and not NUM_RE.match(t):
+            return None, lambda what: (f"mixed types: {what} item {t!r} is not an integer, but the file's ids are "
+                                       "integers; pass item_type='str' to read every id as a text label")
+        v, f = t, None if self.kind == "str" or INT_RE.match(t) else float(t)
+        if f is not None and (not math.isfinite(f) or f != int(f)):
+            return None, lambda what: f"non-integer item index {t!r} in the {what} column"
+        if f is not None:
+            self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
+        if self.kind == "int":
+            v = int(t) if f is None else int(f)
+            if v < 0:
+                return None, lambda what: f"negative item index {t} in the {what} column"
+            if v >= 2**63 or (v >= LIMIT and lim is None and opts["relabel"] is False):
+                return None, lambda what: (f"item index {t} in the {what} column is too large: indices must be "
+                                           f"below {LIMIT} (2**31 - 2) and ids below 2**63; pass item_type='str' to "
+                                           "read them as labels")
+            if lim is not None and v >= lim:
+                return None, lambda what: f"item index {v} in the {what} column is out of range for n_items={lim}"
+        if self.lookup is not None:
+            return (self.lookup[v], None) if v in self.lookup else (
+                None, lambda what: f"{what} item {v!r} is not one of the given labels")
+        if self.kind == "str" and self.gid.setdefault(v, len(self.names)) == len(self.names):
+            self.names.append(v)
+            self.label_bytes += len(v)
+            if self.label_bytes > self.lim["label_bytes"]:
+                raise err(self.src.name, f"the text labels exceed the limit of {self.lim['label_bytes']:,} characters "
+                                         "in all (raise it with read_triplets(..., limits={'label_bytes': ...}) or "
+                                         "loe_viz.io.MAX_LABEL_BYTES)")
+        return self.gid[v] if self.kind == "str" else v, None
+
+    def word(self, fields, mode=None) -> str:
+        """The first problem of a row, from its fields as split from its line (None: a '#' cut the line)."""
+        hint = " ('#' starts a comment: quote labels that contain it)" if fields[-1] is None else ""
+        fields = fields[:-1] if hint else fields
+        if len(fields) != len(self.spec.roles):
+            return f"expected {_width(self.spec.roles)}, got {len(fields)}{hint}"
+        cell = {r: f.strip() for f, r in zip(fields, self.spec.roles) if r is not None}
+        items = [r for r in ITEM_WORD if r in cell]
+        for r in items:
+            if (problem := self.item(cell[r])[1]) is not None:
+                return problem(ITEM_WORD[r]) + hint
+        if len({self.item(cell[r])[0] for r in items}) < 3:
+            return f"the row repeats an item {tuple(cell[r] for r in items)}; a triplet needs three distinct items"
+        if "response" in cell and cell["response"].lower() not in TRUE | FALSE:
+            return f"the response {cell['response']!r} is not one of True/False/1/0/-1"
+        if "answer" not in cell:  # not met: a bad row has one of the problems above
+            return f"the row {fields} cannot be read as {_width(self.spec.roles)}"
+        ans, h, a, b = (cell[r] for r in ("answer", "head", "left", "right"))
+        want = {"label": "the label of the left or right item", "side": "'left' or 'right'",
+                "index": "0 (left) or 1 (right)"}.get(mode, "the left or right item's label, 'left'/'right', or 0/1")
+        return "the answer field is empty" if not ans else (f"the answer {ans!r} names none of the row's items (head "
+                                                            f"{h!r}, left {a!r}, right {b!r}); it must be {want}")
+
+    def where(self, rows) -> dict:
+        """{row: (line, fields)} of frame rows: the lines after the header walked as pandas turned them into rows
+        (a line starting with '#' or skipped for too many fields is no row)."""
+        want, found, pos = set(rows), {}, self.src.stream.tell()  # pandas may be reading on
+        text = io.TextIOWrapper(self.src.rewind(self.spec.data_start), encoding=self.opts["encoding"],
+                                errors="replace")
+        try:
+            lines = ((no, ln) for no, ln in enumerate(text, self.spec.first_line)
+                     if not ln.startswith("#") and no not in self.bad)
+            for r, (no, ln) in zip(range(max(want, default=-1) + 1), lines):
+                if r in want:  # cut at a '#' outside quotes (a comment, as pandas reads it); None marks the cut
+                    cut = re.match(r'(?:[^"#\r\n]|"[^"]*")*', ln)[0]
+                    found[r] = (no, _split(cut, self.spec.delimiter) + ([None] if ln[len(cut):][:1] == "#" else []))
+        finally:
+            text.detach()
+            self.src.stream.seek(pos)
+        return found
+
+    def report(self, rows, mode=None):
+        """errors="raise": raise the first problem among these rows and the lines with too many fields."""
+        if self.opts["errors"] == "raise":
+            line, fields = next(iter(self.where(rows[:1]).values()), (None, None))
+            first = min((ln for ln in self.bad if line is None or ln < line), default=None)
+            if first is not None:
+                raise err(self.src.name, self.bad[first], first)
+            if rows:
+                raise err(self.src.name, self.word(fields, mode), line)
+
+    def chunk(self, df, r0):
+        """(ids (k, 3), codes or None) of the good rows of a chunk; codes: per answer encoding, 0 = the left item
+        chosen, 1 = the right one, -1 = the answer does not read so (None: no answer of the chunk does)."""
+        roles, crowd = self.spec.roles, self.spec.layout == "crowd"
+        fac = [_factorize(df[j]) for j in range(len(roles))]
+        on = lambda j, values, dtype=None: np.array(values, dtype=dtype)[fac[j][0]]  # noqa: E731  (per row)
+        empty = [[not u.strip() for u in uniq] for _, uniq in fac]
+        blank = (np.logical_and.reduce([on(j, e) for j, e in enumerate(empty)]) if all(map(any, empty))
+                 else np.zeros(len(df), bool))
+        blank[:1] |= r0 == 0 and self.spec.drop_first  # the header, read to keep pandas from dropping fields
+        wide = np.int64 if self.kind == "int" and self.lookup is None else np.int32  # raw ids reach 2**63
+        ids = {r: on(j, [-1 if v is None else v for v, _ in map(self.item, fac[j][1])], wide)
+               for j, r in enumerate(roles) if r in ITEM_WORD or r == "answer"}
+        h, a, b = (ids[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
+        bad, codes = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b), None
+        if "response" in roles:
+            toks = [u.strip().lower() for u in fac[roles.index("response")][1]]
+            self.saw_minus |= "-1" in toks
+            y = on(roles.index("response"), [1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])
+            bad |= y < 0
+            a, b = np.where(y == 0, b, a), np.where(y == 0, a, b)
+        if crowd:
+            j, ans, toks = roles.index("answer"), ids["answer"], [u.strip() for u in fac[roles.index("answer")][1]]
+            codes = [(ans == b).view(np.int8) - ((ans != a) & (ans != b)).view(np.int8)] + [
+                on(j, table, np.int8) if max(table, default=-1) >= 0 else None for table in (
+                    [{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks],
+                    [{"0": 0, "1": 1}.get(t, -1) for t in toks])]
+            bad |= on(j, [not t for t in toks], bool)
+        bad &= ~blank
+        keep, self.n_bad = ~(bad | blank), self.n_bad + int(bad.sum())
+        new = (r0 + np.flatnonzero(bad)[:MAX_NOTES]).tolist()
+        self.skipped = (self.skipped + new)[:MAX_NOTES]
+        self.report(new)  # or a line with too many fields
+        for md, c in zip(ANSWER_MODES, codes or ()):
+            if len(self.unfit[md]) < MAX_NOTES:
+                self.unfit[md] += (r0 + np.flatnonzero(keep if c is None else keep & (c < 0))[:MAX_NOTES]).tolist()
+        full, out = keep.all(), np.column_stack([h, a, b])
+        return out if full else out[keep], codes and [c if c is None or full else c[keep] for c in codes]
+
+    def resolve(self, tri, codes, notes):
+        """Pick the answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
+        parts = [[np.full(len(c[0]), -1, np.int8) if c[j] is None else c[j] for c in codes] for j in range(3)]
+        fails = {md: sum(int((c < 0).sum()) for c in parts[j]) for j, md in enumerate(ANSWER_MODES)}
+        fit, mode = [md for md in ANSWER_MODES if fails[md] == 0], self.opts["answer"]
+        mode = mode if mode != "auto" else fit[0] if fit else min(ANSWER_MODES, key=fails.get)
+        notes.append(ANSWER_NOTE[mode])
+        code = np.concatenate(parts[ANSWER_MODES.index(mode)])
+        if fails[mode]:
+            self.report(self.unfit[mode][:1], mode if fit or self.opts["answer"] != "auto" else "auto")
+            self.n_bad, self.skipped = self.n_bad + fails[mode], self.skipped + self.unfit[mode]
+            tri, code = tri[code >= 0], code[code >= 0]
+        swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
+        tri[:, 1], tri[:, 2] = np.where(swap, tri[:, 2], tri[:, 1]), np.where(swap, tri[:, 1], tri[:, 2])
+        return tri, mode
+
+    def read(self, dtype):
+        """(triplets, layout, n_skipped, notes) of the file."""
+        import pandas as pd
+
+        spec, enc, parts, r0 = self.spec, self.opts["encoding"], [], 0
+        kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=range(len(spec.roles)),
+                  index_col=False, na_filter=False, comment="#", skip_blank_lines=False, on_bad_lines="warn",
+                  low_memory=False, skipinitialspace=self.kind == "str", dtype=dtype, encoding=enc, chunksize=_CHUNK)
+        try:
+            with warnings.catch_warnings(record=True) as caught, pd.read_csv(self.src.rewind(spec.data_start),
+                                                                             **kw) as reader:
+                warnings.simplefilter("always")
+                for df in reader:
+                    for n, k in re.findall(r"line (\d+): expected \d+ fields, saw (\d+)", " ".join(map(str, caught))):
+                        self.bad[spec.first_line + int(n) - 1] = f"expected {_width(spec.roles)}, got {k}"
+                    caught.clear()
+                    parts.append(self.chunk(df, r0))
+                    r0 += len(df)
+        except pd.errors.EmptyDataError:
+            pass
+        except pd.errors.ParserError as exc:
+            row = re.search(r"EOF inside string starting at row (\d+)", str(exc))
+            raise err(self.src.name, 'an unterminated quote: a field opened with " on this line is never closed (it '
+                      "runs to the end of the file)" if row else f"malformed text ({str(exc).strip()})",
+                      spec.first_line + int(row[1]) if row else None) from None
+        except UnicodeDecodeError:
+            raw = self.src.rewind(spec.data_start).read()
+            start = len(raw.decode(enc, "replace").split("\ufffd", 1)[0].encode(enc))
+            raise err(self.src.name, f"is not valid {enc} text (byte 0x{raw[start]:02x}); pass encoding= with the "
+                                     "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
+        tri, notes, mode = np.concatenate([p[0] for p in parts] or [np.empty((0, 3), np.int64)]), [], None
+        if spec.layout == "crowd" and len(tri):
+            tri, mode = self.resolve(tri, [p[1] for p in parts], notes)
+        n_skipped, notes = self.n_bad + len(self.bad), notes + sorted(self.notes)
+        if n_skipped:
+            shown = sorted([(ln, self.word(f, mode)) for ln, f in self.where(sorted(self.skipped)[:MAX_NOTES]).values()]
+                           + list(self.bad.items()))[:MAX_NOTES]
+            notes.append(f"skipped {n_skipped} row(s) with problems (first: "
+                         + "; ".join(f"line {ln}: {msg}" for ln, msg in shown) + ")")
+        return tri, "list-count" if self.saw_minus else spec.layout, n_skipped, notes
 
 
 def _read_text(src, opts, fmt, lim) -> TripletData:
-    import pandas as pd
-
     name, notes = src.name, []
     if opts["encoding"] not in _ASCII_COMPATIBLE:  # e.g. UTF-16: decode once, go on as UTF-8
         try:
@@ -401,148 +519,20 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         src, opts = _Source(io.BytesIO(text.encode("utf-8"))), dict(opts, encoding="utf-8")
         src.name = name
     spec = _sniff(src, opts, fmt, notes)
-    if spec.ignored:
-        notes.append(f"ignored column(s): {', '.join(spec.ignored)}")
-    skip, crowd, ncols = opts["errors"] == "skip", spec.layout == "crowd", len(spec.roles)
-    cols = _Columns(spec, opts, lim, name)
-    # pandas' integer parser skips the spaces around a number itself; skipinitialspace doubles its time
-    cap, floats = _scan(src, spec)
-    # chunks of 2**15 rows up to 2**18 for large files (pandas builds a DataFrame per chunk); text labels: 2**18
-    rows = max(_CHUNK, min(cap // 16, _CHUNK * 8)) if spec.kind == "int" else _CHUNK * 8
-    kw = dict(sep=r"\s+" if spec.delimiter is None else spec.delimiter, header=None, names=list(range(ncols)),
-              index_col=False, na_filter=False, comment="#", skipinitialspace=spec.skipinit, low_memory=False,
-              encoding=opts["encoding"], engine="c", chunksize=rows)
-    kw_dtype = None if spec.kind == "int" else {j: object if opts["item_type"] == "str" else "category" for j, r
-                                                in enumerate(spec.roles) if r in ITEM_WORD or r == "answer"}
-    st = dict(out=np.empty((cap, 3), dtype=np.int32), m=0, rec=0, skipped=[], n_skipped=0,
-              codes=np.empty((cap, 3), np.int8) if crowd else None,
-              recs=np.empty(cap if crowd and skip else 0, np.int64))
-
-    def take(df, rec_of=None):
-        blank = _empty(df[0])  # rows whose fields are all blank (an indented comment line) are no records
-        for j in df.columns[1:] if blank is not None else ():
-            e = _empty(df[j])
-            blank &= e if e is not None else False
-        df = df if blank is None or not blank.any() else df[~blank]
-        k, r0, m = len(df), st["rec"], st["m"]
-        st["rec"] += k
-        if not k:
-            return
-        h, a, b, bad, codes = cols.chunk(df)
-        recs = (np.arange(r0, r0 + k) if rec_of is None else rec_of[r0:r0 + k]) if skip or bad.any() else None
-        if bad.any():
-            if not skip:
-                _raise_row(src, spec, opts, cols.judge, int(recs[np.argmax(bad)]))
-            st["n_skipped"] += int(bad.sum())
-            st["skipped"] += recs[bad][:MAX_NOTES].tolist()
-            h, a, b, recs, codes = h[~bad], a[~bad], b[~bad], recs[~bad], None if codes is None else codes[~bad]
-        if max(h.max(initial=0), a.max(initial=0), b.max(initial=0)) >= 2**31 - 1 and st["out"].dtype != np.int64:
-            st["out"] = st["out"].astype(np.int64)
-        st["out"][m:m + len(h), 0], st["out"][m:m + len(h), 1], st["out"][m:m + len(h), 2] = h, a, b
-        if crowd:
-            st["codes"][m:m + len(h)] = codes
-        if crowd and skip:
-            st["recs"][m:m + len(h)] = recs
-        st["m"] = m + len(h)
-
-    def frames(dtype):
-        with warnings.catch_warnings(), pd.read_csv(src.rewind(spec.data_start), dtype=dtype, **kw) as reader:
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            while True:
-                try:
-                    df = next(reader)
-                except StopIteration:
-                    return
-                except (ValueError, OverflowError) as exc:  # a cell the int64 columns refuse: read again, typed
-                    if dtype is kw_dtype or isinstance(exc, (pd.errors.ParserError, UnicodeDecodeError)):
-                        raise
-                    raise _Typed from None
-                yield df
-
-    try:
-        if spec.first_extra:
-            raise pd.errors.ParserError("the first row has too many fields")
-        try:  # integer ids: int64 columns first (pandas then skips inferring each column's type)
-            for df in frames({j: np.int64 for j, r in enumerate(spec.roles) if r in ITEM_WORD}
-                             if spec.kind == "int" and not floats else kw_dtype):
-                take(df)
+    fmt = {",": "csv", "\t": "tsv"}.get(spec.delimiter, "text")
+    if spec.kind == "int" and opts["labels"] is None and not spec.drop_first and (fast := _fast(src, spec, opts)):
+        return finish_int(fast[0], opts, name, fast[1], fmt, 0, notes + fast[2])
+    for dtype in ("category", object) if spec.kind == "str" and opts["item_type"] == "auto" else (object,):
+        try:  # categories: each distinct label is parsed once
+            reader = _Reader(src, spec, opts, lim)
+            tri, layout, n_skipped, more = reader.read(dtype)
+            break
         except _Typed:
-            st.update(m=0, rec=0, skipped=[], n_skipped=0)
-            for df in frames(kw_dtype):
-                take(df)
-    except pd.errors.ParserError as exc:  # a line pandas cannot split: word it, or read the records in Python
-        records = _bad_records(src, spec, opts, cols.judge, str(exc), skip)
-        good = [r for r, (_, f) in enumerate(records) if len(f) == ncols]
-        wrong = [r for r, (_, f) in enumerate(records) if len(f) != ncols]
-        st.update(m=0, rec=0, n_skipped=len(wrong), skipped=wrong[:MAX_NOTES])
-        take(pd.DataFrame([records[r][1] for r in good], columns=range(ncols), dtype=object),
-             np.asarray(good, dtype=np.int64))
-    except UnicodeDecodeError:
-        raw = src.rewind(spec.data_start).read()
-        start = len(raw.decode(opts["encoding"], "replace").split("\ufffd", 1)[0].encode(opts["encoding"]))
-        raise err(name, f"is not valid {opts['encoding']} text (byte 0x{raw[start]:02x}); pass encoding= with the "
-                        "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
-    tri = st["out"][:st["m"]]
-    if crowd and len(tri):
-        tri = _resolve_answers(src, spec, opts, cols.judge, st, tri, notes)
-    notes.extend(sorted(cols.notes))
-    if st["n_skipped"]:
-        shown = "; ".join(f"line {ln}: {cols.judge.problem(f, st.get('mode')) or 'cannot be read'}"
-                          for ln, f in _locate(src, spec, opts, sorted(st["skipped"])[:MAX_NOTES]))
-        notes.append(f"skipped {st['n_skipped']} row(s) with problems (first: {shown})")
+            continue
     if tri.shape[0] == 0:
-        raise err(name, f"no valid rows: all {st['n_skipped']} data row(s) have problems" if st["n_skipped"] else
+        raise err(name, f"no valid rows: all {n_skipped} data row(s) have problems" if n_skipped else
                   "the file has a header but no data rows" if spec.header_line else "the file holds no data rows",
-                  spec.header_line if spec.header_line and not st["n_skipped"] else None)
-    args = (opts, name, "list-count" if cols.saw_minus else spec.layout,
-            {",": "csv", "\t": "tsv"}.get(spec.delimiter, "text"), st["n_skipped"], notes)
-    return finish_str(tri, cols.names, *args) if spec.kind == "str" and cols.index is None else finish_int(tri, *args)
-
-
-def _raise_row(src, spec, opts, judge, rec, mode=None):
-    line, fields = (_locate(src, spec, opts, [rec]) or [(None, [])])[0]
-    msg = judge.problem(fields, mode) or f"the row {fields} cannot be read as {len(spec.roles)} fields" + (
-        " ('#' starts a comment: quote labels that contain it)" if any("#" in f for f in fields) else "")
-    raise err(src.name, msg, line)
-
-
-def _bad_records(src, spec, opts, judge, message, skip):
-    """pandas refused a line: word the file's first problem (raise), or return every record (skip)."""
-    records = list(_records(src, spec, opts))
-    if "EOF inside string" in message and records:
-        if not skip:
-            raise err(src.name, 'an unterminated quote: a field opened with " on this line is never closed '
-                                "(it runs to the end of the file)", records[-1][0])
-        records[-1] = (records[-1][0], [])
-    for line, fields in records if not skip else ():
-        if judge.problem(fields) is not None:
-            raise err(src.name, judge.problem(fields), line)
-    if not skip:
-        raise err(src.name, f"malformed text ({message.strip()})")
-    return records
-
-
-def _resolve_answers(src, spec, opts, judge, st, tri, notes):
-    """Pick the file's answer encoding, drop (skip) or report the rows it does not fit, put the chosen item second."""
-    C = st["codes"][:st["m"]]
-    fails = {md: int((C[:, j] < 0).sum()) for j, md in enumerate(ANSWER_MODES)}
-    mode = shown = opts["answer"]
-    if mode == "auto":
-        fit = [md for md in ANSWER_MODES if fails[md] == 0]
-        mode = fit[0] if fit else min(ANSWER_MODES, key=lambda md: (fails[md], ANSWER_MODES.index(md)))
-        shown = mode if fit else "auto"
-    st["mode"] = mode
-    notes.append(ANSWER_NOTE[mode])
-    code = C[:, ANSWER_MODES.index(mode)]
-    if fails[mode]:
-        bad = code < 0
-        if opts["errors"] != "skip":  # no row was dropped: rows are records
-            _raise_row(src, spec, opts, judge, int(np.argmax(bad)), shown)
-        st["n_skipped"] += int(bad.sum())
-        st["skipped"] += st["recs"][:st["m"]][bad][:MAX_NOTES].tolist()
-        tri, code = tri[~bad], code[~bad]
-    swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
-    near = np.where(swap, tri[:, 2], tri[:, 1])
-    tri[:, 2] = np.where(swap, tri[:, 1], tri[:, 2])
-    tri[:, 1] = near
-    return tri
+                  spec.header_line if spec.header_line and not n_skipped else None)
+    args = (opts, name, layout, fmt, n_skipped, notes + more)
+    return finish_str(tri, reader.names, *args) if spec.kind == "str" and reader.lookup is None else finish_int(
+        tri, *args)

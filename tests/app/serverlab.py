@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import resource
+import shutil
 import socket
 import threading
 import time
@@ -19,6 +20,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "apps" / "explorer.py"
+#: Chromium: $LOE_VIZ_CHROMIUM, ``chromium`` on the PATH, or Debian's /usr/bin/chromium (None: not found).
+CHROMIUM = next((c for c in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
+                 if c and os.path.exists(c)), None)
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+
+
+def launch_chromium(playwright):
+    """Headless :data:`CHROMIUM` through a running ``sync_playwright()``."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
 def free_port() -> int:

@@ -6,8 +6,6 @@ can count the explorer's objects that are still alive after a garbage collection
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 import time
 
@@ -15,10 +13,8 @@ import pytest
 
 from loe_viz.app.state import ExplorerState
 
-from serverlab import InProcessServer, cpu_seconds, job_threads, live
+from serverlab import CHROMIUM, InProcessServer, cpu_seconds, job_threads, launch_chromium, live
 
-CHROMIUM = next((c for c in (os.environ.get("LOE_VIZ_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
-                 if c and os.path.exists(c)), None)
 
 STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState")
 
@@ -43,8 +39,7 @@ def test_closed_sessions_leave_nothing_alive():
     srv = InProcessServer(unused_ms=3000)
     try:
         with sync_api.sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            b = launch_chromium(p)
             for seed in range(3):
                 ctx = b.new_context()
                 page = ctx.new_page()
@@ -81,8 +76,7 @@ def test_eight_concurrent_sessions_each_show_their_own_result():
     configs = [(200 + 40 * k, k) for k in range(8)]
     try:
         with sync_api.sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            b = launch_chromium(p)
             pages = []
             for n, seed in configs:  # every page requested before any result is awaited
                 ctx = b.new_context()
@@ -118,8 +112,7 @@ def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
     srv = InProcessServer(unused_ms=120_000)  # the session outlives the test: only the closed tab stops the sweep
     try:
         with sync_api.sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                  args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            b = launch_chromium(p)
             earlier = {id(o) for o in gc.get_objects() if isinstance(o, Explorer)}
             ctx = b.new_context()
             page = ctx.new_page()
