@@ -156,6 +156,13 @@ def _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer
     return state
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _block_buffers():
+    """Scratch space of :func:`_answer_block`: pairs, coins, log-odds and answers of one block."""
+    return (np.empty(_BLOCK, dtype=np.int64), np.empty(_BLOCK, dtype=np.int64), np.empty(_BLOCK),
+            np.empty(_BLOCK), np.empty(_BLOCK, dtype=np.int64))
+
+
 @njit(nogil=True, cache=True)
 def landmark_comparisons(X, head, m, temperature, seed, near, far):
     """Draw ``m`` answered comparisons headed by ``head`` into ``near``/``far``.
@@ -175,11 +182,7 @@ def landmark_comparisons(X, head, m, temperature, seed, near, far):
     """
     n = X.shape[0]
     dh = head_distances(X, head)
-    jb = np.empty(_BLOCK, dtype=np.int64)
-    kb = np.empty(_BLOCK, dtype=np.int64)
-    ub = np.empty(_BLOCK)
-    zb = np.empty(_BLOCK)
-    closer = np.empty(_BLOCK, dtype=np.int64)
+    jb, kb, ub, zb, closer = _block_buffers()
     state = np.uint64(seed)
     for t0 in range(0, m, _BLOCK):
         count = min(_BLOCK, m - t0)
@@ -213,11 +216,7 @@ def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far):
     for q in range(nb * nb):
         starts[q + 1] += starts[q]
     dh = head_distances(X, head)
-    jb = np.empty(_BLOCK, dtype=np.int64)
-    kb = np.empty(_BLOCK, dtype=np.int64)
-    ub = np.empty(_BLOCK)
-    zb = np.empty(_BLOCK)
-    closer = np.empty(_BLOCK, dtype=np.int64)
+    jb, kb, ub, zb, closer = _block_buffers()
     state = np.uint64(seed)
     for t0 in range(0, m, _BLOCK):
         count = min(_BLOCK, m - t0)
