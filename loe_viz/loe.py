@@ -54,6 +54,9 @@ WELL_COVERED = 5
 #: ``n_landmarks="auto"`` on stored triplets with fewer than ``d + 3`` well-covered heads: heads
 #: with this many triplets per item still compete on held-out triplets (each item in about two).
 SPARSE_COVERED = 0.2
+#: ``n_landmarks="auto"`` on stored triplets uses at most this many heads (the busiest): a file where
+#: every one of 10^4 items heads as many triplets would otherwise give 10^4 landmarks.
+AUTO_MAX_LANDMARKS = 100
 #: ``n_landmarks="auto"`` on stored triplets: share of the triplets held out to judge the choices.
 HELDOUT_SHARE = 0.1
 
@@ -184,7 +187,8 @@ class LOE(ParamsMixin):
         ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
         same rules among the heads with at least ``n / 5`` triplets (all of them
         when evenly covered, else the held-out choice), or the ``d + 3`` busiest
-        when fewer than ``d + 4`` have that many.
+        when fewer than ``d + 4`` have that many. Never more than the 100 busiest
+        heads (``AUTO_MAX_LANDMARKS``).
     landmarks : sequence of int, optional
         Item indices to use as landmarks.
     landmark_selection : {"auto", "maxmin", "random"}, default "auto"
@@ -665,6 +669,7 @@ class LOE(ParamsMixin):
             covered = ranked[counts[ranked] >= need]
             if covered.size <= d + 3:
                 return d + 3, s.refine
+        covered = covered[:AUTO_MAX_LANDMARKS]
         if counts[covered[-1]] >= 0.5 * counts[covered[0]]:
             return int(covered.size), s.refine  # evenly covered heads (a design, or uniform heads): use them all
         # Uneven coverage (collected triplets): judge on a held-out share.
@@ -676,7 +681,7 @@ class LOE(ParamsMixin):
         train = np.ascontiguousarray(T[np.sort(perm[n_test:])])
         tcounts = np.empty(n, dtype=np.int64)
         triplet_kernels.count_heads(train, n, tcounts)
-        n_cov = int(np.sum(tcounts >= need))
+        n_cov = min(int(np.sum(tcounts >= need)), AUTO_MAX_LANDMARKS)
         grid = []
         l = d + 3
         while l < n_cov:

@@ -161,6 +161,16 @@ def test_auto_uses_sparse_heads_instead_of_only_d_plus_3():
     assert procrustes_error(X, auto.embedding_) < procrustes_error(X, fixed.embedding_)
 
 
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_auto_takes_at_most_the_100_busiest_heads():
+    n = 300
+    X = make_points("gaussian", n, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets(np.arange(n), 80)  # every item heads 80 (>= n / 5)
+    est = LOE(random_state=0).fit(T, n_items=n)
+    assert est.landmarks_.size == 100 and est.auto_search_ is None
+    assert np.isfinite(est.embedding_).all()
+
+
 def test_auto_uses_every_evenly_covered_head_without_a_search():
     X = make_points("gaussian", 200, random_state=0)
     T = TripletOracle(X, random_state=1).landmark_triplets([1, 20, 50, 77, 120, 160, 190], 4000)
