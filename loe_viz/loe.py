@@ -51,8 +51,9 @@ HEARTBEAT = 0.25
 #: ``n_landmarks="auto"`` on stored triplets: a head is well covered with this many triplets per item
 #: (each item then takes part in about ten of its comparisons).
 WELL_COVERED = 5
-#: ``n_landmarks="auto"`` on stored triplets with fewer than ``d + 3`` well-covered heads: heads
-#: with this many triplets per item still compete on held-out triplets (each item in about two).
+#: ``n_landmarks="auto"`` on stored triplets with fewer than ``d + 4`` well-covered heads: heads
+#: with this many triplets per item are still used (each item then takes part in about 0.4 of a
+#: head's comparisons; many such heads together still place it, as the held-out checks showed).
 SPARSE_COVERED = 0.2
 #: ``n_landmarks="auto"`` on stored triplets uses at most this many heads (the busiest): a file where
 #: every one of 10^4 items heads as many triplets would otherwise give 10^4 landmarks.
