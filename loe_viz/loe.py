@@ -454,8 +454,10 @@ class LOE(ParamsMixin):
                     key, f_task, args, ranking = queue.pop(0)
                     kw = {} if remote else {"cancel": cancel}
                     pending[pool.submit(f_task, *args, **kw)] = (key, ranking)
-                # Rankings split their passes over a helper thread while workers idle (the last tasks).
-                cancel.idle_workers = 0 if queue or remote else workers - len(pending)
+                # Rankings could split their passes over a helper thread while workers idle (the last
+                # tasks): off until a first compile on two threads at once is shown safe (a cold-cache
+                # Compare run in the served explorer stalled with it on).
+                cancel.idle_workers = 0
                 finished, _ = wait(pending, timeout=HEARTBEAT, return_when=FIRST_COMPLETED)
                 for f in finished:
                     key, ranking = pending.pop(f)

@@ -119,6 +119,7 @@ class CompareState(RunsJobs, param.Parameterized):
 
     def _run(self, X, triplets, cfg, methods, max_seconds, token) -> None:
         from . import scoring
+        from .warmup import wait_warm_up, warming_up
 
         records: list[CompareRecord] = []
         d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
@@ -136,6 +137,10 @@ class CompareState(RunsJobs, param.Parameterized):
                           version=self.version + 1)
 
         try:
+            if warming_up():  # the server's first minute: the kernels still compile
+                self._publish(message="Preparing the compiled kernels (the server has just started)…",
+                              progress=0)
+                wait_warm_up(token.check)
             for i, name in enumerate(methods):
                 token.check()
                 base = i / len(methods)

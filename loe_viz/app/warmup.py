@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-__all__ = ["warm_up", "start_warm_up"]
+__all__ = ["warm_up", "start_warm_up", "warming_up", "wait_warm_up"]
 
 log = logging.getLogger(__name__)
 
@@ -89,3 +89,26 @@ def start_warm_up() -> threading.Thread | None:
         _warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
         _warm_thread.start()
         return _warm_thread
+
+
+def warming_up() -> bool:
+    """Whether the warm-up thread is compiling (or loading) the kernels right now."""
+    t = _warm_thread
+    return t is not None and t.is_alive()
+
+
+def wait_warm_up(check=None, poll: float = 0.25) -> None:
+    """Block until a running warm-up ends (at once when none runs).
+
+    A timed run (Compare's baselines stop at their time budget) that starts while the
+    kernels still compile would spend its budget on compilation and report a worse
+    embedding. ``check()`` is called every ``poll`` seconds and may raise to stop waiting
+    (a cancelled job).
+    """
+    t = _warm_thread
+    if t is threading.current_thread():  # the warm-up's own runs
+        return
+    while t is not None and t.is_alive():
+        if check is not None:
+            check()
+        t.join(poll)

@@ -297,6 +297,26 @@ def test_compare_baselines_report_progress(fitted):
     assert c.message == "Done." and c.progress == 100
 
 
+def test_compare_waits_for_a_running_warm_up_before_its_clock_starts(fitted, monkeypatch):
+    from loe_viz.app import warmup
+
+    release = threading.Event()
+    fake = threading.Thread(target=release.wait, daemon=True)  # a warm-up still compiling
+    fake.start()
+    monkeypatch.setattr(warmup, "_warm_thread", fake)
+    c = CompareState(fitted, methods=["STE"], max_seconds=1.0)
+    c.start(background=True)
+    deadline = time.perf_counter() + 30
+    while "Preparing the compiled kernels" not in c.message and time.perf_counter() < deadline:
+        time.sleep(0.02)
+    assert "Preparing the compiled kernels" in c.message
+    time.sleep(1.5)  # longer than STE's budget: none of it is spent while waiting
+    assert c.running and not c.records
+    release.set()
+    assert c.wait(60) and c.message == "Done."
+    assert [r.method for r in c.records if r.final] == ["STE"]
+
+
 def test_warm_up_is_cached():
     t = warm_up()
     assert t >= 0 and warm_up() == t
