@@ -168,7 +168,7 @@ class Explorer(Viewer):
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
         # switching the unit converts the number (c <-> comparisons per landmark)
-        self.w_unit = W.RadioButtonGroup(name="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
+        self.w_unit = W.RadioButtonGroup(label="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
                                          sizing_mode="stretch_width", orientation="vertical",
                                          css_classes=["loe-unit"])
         self.w_unit.param.watch(lambda e: self.state.set_budget_unit(e.new), "value")

@@ -152,3 +152,20 @@ def test_live_embedding_patches_the_rendered_plots_in_place():
     assert {m.id for m in doc.models} == ids  # patched, not rebuilt
     check(doc)
     check(render())  # a page opened later
+
+
+def test_no_deprecated_panel_spelling():
+    """Every widget uses Panel 1.9's names (label=, color=, variant=), so building warns of nothing."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PendingDeprecationWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        e = Explorer(n=60, seed=1)
+        try:
+            for k, view in enumerate(e._views):
+                e.state.step = k
+                view.refresh(force=True)
+                pn.panel(view).get_root()
+        finally:
+            e.close()

@@ -51,7 +51,7 @@ nearly unconstrained, while LOE was designed for exactly this design.
         self._methods = pn.widgets.MultiChoice.from_param(c.param.methods, label="Methods", width=380)
         self._protocol = pn.widgets.RadioButtonGroup.from_param(
             c.param.protocol, label="Baselines get", options=COMPARE_PROTOCOLS, orientation="vertical",
-            button_type="primary", button_style="outline", css_classes=["loe-protocol"])
+            color="primary", variant="outline", css_classes=["loe-protocol"])
         self._limit = pn.widgets.FloatInput.from_param(c.param.max_seconds, label="Time limit per method (s)",
                                                        width=200)
         self._start = pn.widgets.Button(label="Run comparison", color="primary", width=180)

@@ -43,7 +43,7 @@ class LessonsView(Viewer):
         self._sweep_view = SweepView(sweep=self.sweep)
         self._picker = pn.widgets.RadioButtonGroup(
             options={f"{i + 1}. {x.title}": x.key for i, x in enumerate(LESSONS)}, value=None,
-            orientation="vertical", button_type="primary", button_style="outline",
+            orientation="vertical", color="primary", variant="outline",
             sizing_mode="stretch_width", css_classes=["loe-lesson-picker"])
         self._picker.param.watch(lambda e: e.new and e.new != self.current and self.open(e.new), "value")
         self._body = pn.Column(sizing_mode="stretch_width", css_classes=["loe-lesson"])
