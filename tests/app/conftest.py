@@ -24,13 +24,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+_LAUNCH = (
+    "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1, all_threads=True); "
+    "from panel.command import main; main(['panel', *sys.argv[1:]])"
+)
+
+
 class Server:
     """``panel serve apps/explorer.py`` in a subprocess, stopped by its pid."""
 
     def __init__(self, app: Path = APP, port: int | None = None, extra=()):
         self.port = port or free_port()
         self.url = f"http://localhost:{self.port}/{app.stem}"
-        cmd = [sys.executable, "-m", "panel", "serve", str(app), "--port", str(self.port),
+        # ``panel serve`` with faulthandler on SIGUSR1, so a failing test can show every thread's stack
+        cmd = [sys.executable, "-c", _LAUNCH, "serve", str(app), "--port", str(self.port),
                "--address", "127.0.0.1", "--allow-websocket-origin", f"localhost:{self.port}",
                "--allow-websocket-origin", f"127.0.0.1:{self.port}", *extra]
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"loe_viz_serve_{self.port}.log"
@@ -61,6 +68,18 @@ class Server:
             self._log.flush()
         return self.log_path.read_text(errors="replace")[-5000:]
 
+    def thread_stacks(self, wait: float = 2.0) -> str:
+        """Every thread's Python stack in the server right now (from its log), or ``""``."""
+        if self.proc.poll() is not None or not hasattr(signal, "SIGUSR1"):
+            return ""
+        before = self.log_path.stat().st_size if self.log_path.exists() else 0
+        os.kill(self.proc.pid, signal.SIGUSR1)
+        time.sleep(wait)
+        self.log()
+        with open(self.log_path, "rb") as f:
+            f.seek(before)
+            return f.read().decode("utf-8", "replace")[-20000:]
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             try:
@@ -73,6 +92,19 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
         self._log.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that used the ``server`` fixture reports the server's thread stacks and log."""
+    outcome = yield
+    report = outcome.get_result()
+    srv = getattr(item, "funcargs", {}).get("server")
+    if report.failed and call.when == "call" and isinstance(srv, Server):
+        try:
+            report.sections.append(("panel serve: thread stacks", srv.thread_stacks() or "(server not running)"))
+        except Exception as exc:  # a diagnostic must not hide the failure
+            report.sections.append(("panel serve: thread stacks", f"unavailable: {exc!r}"))
 
 
 @pytest.fixture(scope="module")
