@@ -115,7 +115,13 @@ class CompareState(RunsJobs, param.Parameterized):
 
     # -------------------------------------------------------------- internals
     def _publish(self, **updates) -> None:
-        self._jobs.publish(partial(self.param.update, **updates))
+        self._jobs.publish_update(self._apply, **updates)
+
+    def _apply(self, **updates) -> None:
+        """On the UI thread: one (possibly merged) update; new records bump ``version``."""
+        if "records" in updates:
+            updates["version"] = self.version + 1
+        self.param.update(**updates)
 
     def _run(self, X, triplets, cfg, methods, max_seconds, token) -> None:
         from . import scoring
@@ -133,8 +139,7 @@ class CompareState(RunsJobs, param.Parameterized):
 
         def push(rec, frac, msg):
             records.append(rec)
-            self._publish(records=list(records), progress=int(round(100 * frac)), message=msg,
-                          version=self.version + 1)
+            self._publish(records=list(records), progress=int(round(100 * frac)), message=msg)
 
         try:
             if warming_up():  # the server's first minute: the kernels still compile

@@ -16,7 +16,9 @@ step, "Your triplets") runs through a :class:`JobRunner`:
   the ``callback`` of the baselines (they stop when it returns True);
 * results go to the UI through :meth:`JobRunner.publish`, which hands a function
   to ``dispatch`` (the Panel session's event loop, or a direct call) unless the
-  runner was closed;
+  runner was closed; :meth:`JobRunner.publish_update` merges frequent updates
+  into the one still waiting for the UI, so a job that reports faster than the
+  UI redraws never queues stale frames;
 * a job that fails is logged at WARNING with its traceback.
 
 No Panel import: the dispatcher comes from :mod:`loe_viz.app.session`.
@@ -122,6 +124,7 @@ class JobRunner:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._seq = 0
+        self._queued: dict | None = None  # the merged update waiting for dispatch (publish_update)
 
     # ------------------------------------------------------------------ public
     def submit(self, job: Callable[[Token], None], cancel_running: bool = True,
@@ -209,6 +212,35 @@ class JobRunner:
         try:
             self.dispatch(guarded)
         except Exception:  # e.g. the session's document went away
+            log.warning("%s: could not publish a result", self.name, exc_info=True)
+
+    def publish_update(self, apply: Callable[..., None], **updates) -> None:
+        """Publish ``apply(**updates)``, merged into an update that still waits for the UI.
+
+        A job that reports four times a second while the UI needs longer than that to
+        redraw (a plot rebuilt on a busy server) would otherwise queue one redraw per
+        report, and its last message would reach the screen long after the job ended.
+        Here at most one update waits: later keys override earlier ones, and the UI
+        applies the newest state once. Use one ``apply`` per runner.
+        """
+        if self._closed:
+            return
+        with self._lock:
+            if self._queued is not None:
+                self._queued.update(updates)
+                return
+            self._queued = dict(updates)
+
+        def flush():
+            with self._lock:
+                merged, self._queued = self._queued, None
+            if merged is not None and not self._closed:
+                apply(**merged)
+        try:
+            self.dispatch(flush)
+        except Exception:  # e.g. the session's document went away
+            with self._lock:
+                self._queued = None
             log.warning("%s: could not publish a result", self.name, exc_info=True)
 
     # ---------------------------------------------------------------- internals

@@ -645,7 +645,13 @@ class TripletsState(RunsJobs, param.Parameterized):
             self.param.update(data=None, truth=None, summary={}, results={}, run_info={})
 
     def _publish(self, **updates) -> None:
-        self._jobs.publish(partial(self.param.update, **updates))
+        self._jobs.publish_update(self._apply, **updates)
+
+    def _apply(self, **updates) -> None:
+        """On the UI thread: one (possibly merged) update; new results bump ``version``."""
+        if "results" in updates:
+            updates["version"] = self.version + 1
+        self.param.update(**updates)
 
     def _job(self, data, truth, data_version, cfg, token) -> None:
         results: dict[str, MethodResult] = {}
@@ -664,8 +670,7 @@ class TripletsState(RunsJobs, param.Parameterized):
             results[res.method] = res
             if current():
                 self._publish(results=dict(results), progress=int(round(100 * frac)),
-                              message=f"{res.label} " + ("failed" if res.error else f"done in {format_seconds(res.seconds)}"),
-                              version=self.version + 1)
+                              message=f"{res.label} " + ("failed" if res.error else f"done in {format_seconds(res.seconds)}"))
 
         try:
             final, info = embed_triplets(
@@ -691,8 +696,7 @@ class TripletsState(RunsJobs, param.Parameterized):
         if failed:
             done += " Could not run: " + ", ".join(failed) + " (see the table)."
         self._publish(results=dict(final), run_info=info, shown=shown, running=False,
-                      progress=100 if not info["cancelled"] else self.progress, message=done,
-                      version=self.version + 1)
+                      progress=100 if not info["cancelled"] else self.progress, message=done)
 
     # ------------------------------------------------------------------ outputs
     def best_method(self) -> str:

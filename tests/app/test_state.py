@@ -13,7 +13,7 @@ import pytest
 
 from loe_viz.points import POINT_KINDS
 from loe_viz.app.compare_state import CompareState
-from loe_viz.app.jobs import Cancelled, JobRunner
+from loe_viz.app.jobs import Cancelled, JobRunner, direct_dispatch
 from loe_viz.app.limits import MAX_BYTES, estimate_run
 from loe_viz.app.state import CONFIG_PARAMS, STEPS, URL_PARAMS, ExplorerState
 from loe_viz.app.warmup import warm_up
@@ -267,6 +267,40 @@ def test_closed_runner_publishes_nothing():
     w.close()
     w.publish(lambda: None)
     assert published == [1]
+
+
+def test_updates_merge_while_the_ui_is_behind():
+    """Reports that arrive faster than the UI applies them wait as one merged update."""
+    queue = []
+    w = JobRunner(background=False, dispatch=queue.append)  # the UI runs nothing until we say
+    applied = []
+    for i in range(50):
+        w.publish_update(lambda **u: applied.append(u), progress=i, message=f"step {i}")
+    w.publish_update(lambda **u: applied.append(u), running=False)
+    assert len(queue) == 1 and not applied
+    queue.pop()()
+    assert applied == [{"progress": 49, "message": "step 49", "running": False}]
+    w.publish_update(lambda **u: applied.append(u), progress=50)  # the next one is dispatched anew
+    assert len(queue) == 1
+    w.close()
+    queue.pop()()  # dispatched before the close: dropped
+    w.publish_update(lambda **u: applied.append(u), progress=51)
+    assert not queue and len(applied) == 1
+
+
+def test_compare_on_a_slow_ui_queues_one_update_and_ends_with_done(fitted):
+    """A UI slower than the comparison's reports sees the end, not a backlog of old frames."""
+    c = CompareState(fitted, methods=["STE", "LOESTE"], max_seconds=1.0)
+    queue = []
+    fitted.dispatch = queue.append
+    try:
+        c.start(background=False)
+    finally:
+        fitted.dispatch = direct_dispatch
+    assert len(queue) == 1, len(queue)
+    queue.pop()()
+    assert c.message == "Done." and c.progress == 100 and not c.running and c.version == 1
+    assert {r.method for r in c.records if r.final} == {"STE", "LOESTE"}
 
 
 def test_compare_loe_and_cancel(fitted):
