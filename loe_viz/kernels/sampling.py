@@ -164,6 +164,36 @@ def _block_buffers():
 
 
 @njit(nogil=True, cache=True)
+def _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb):
+    """Draw and answer ``m`` comparisons of ``head`` from ``seed`` and write them to ``near``/``far``.
+
+    In the order drawn when ``starts`` is None (numba compiles that case
+    without the branch); otherwise at the next free place of the drawn pair's
+    tile ``(j >> shift) * nb + (k >> shift)``, ``starts`` holding each tile's
+    next place (advanced in place).
+    """
+    n = X.shape[0]
+    dh = head_distances(X, head)
+    jb, kb, ub, zb, closer = _block_buffers()
+    state = np.uint64(seed)
+    for t0 in range(0, m, _BLOCK):
+        count = min(_BLOCK, m - t0)
+        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
+        for i in range(count):
+            j = jb[i]
+            k = kb[i]
+            if starts is None:
+                p = t0 + i
+            else:
+                q = (j >> shift) * nb + (k >> shift)
+                p = starts[q]
+                starts[q] = p + 1
+            a = k + closer[i] * (j - k)
+            near[p] = a
+            far[p] = j + k - a
+
+
+@njit(nogil=True, cache=True)
 def landmark_comparisons(X, head, m, temperature, seed, near, far):
     """Draw ``m`` answered comparisons headed by ``head`` into ``near``/``far``.
 
@@ -180,19 +210,7 @@ def landmark_comparisons(X, head, m, temperature, seed, near, far):
     seed : uint64
     near, far : int arrays of length >= m, written in place.
     """
-    n = X.shape[0]
-    dh = head_distances(X, head)
-    jb, kb, ub, zb, closer = _block_buffers()
-    state = np.uint64(seed)
-    for t0 in range(0, m, _BLOCK):
-        count = min(_BLOCK, m - t0)
-        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
-        for i in range(count):
-            j = jb[i]
-            k = kb[i]
-            a = k + closer[i] * (j - k)
-            near[t0 + i] = a
-            far[t0 + i] = j + k - a
+    _write_answered(X, head, m, temperature, seed, near, far, None, 0, 0)
 
 
 @njit(nogil=True, cache=True)
@@ -215,21 +233,7 @@ def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far):
         starts[(j >> shift) * nb + (k >> shift) + 1] += 1
     for q in range(nb * nb):
         starts[q + 1] += starts[q]
-    dh = head_distances(X, head)
-    jb, kb, ub, zb, closer = _block_buffers()
-    state = np.uint64(seed)
-    for t0 in range(0, m, _BLOCK):
-        count = min(_BLOCK, m - t0)
-        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
-        for i in range(count):
-            j = jb[i]
-            k = kb[i]
-            q = (j >> shift) * nb + (k >> shift)
-            p = starts[q]
-            starts[q] = p + 1
-            a = k + closer[i] * (j - k)
-            near[p] = a
-            far[p] = j + k - a
+    _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb)
 
 
 @njit(nogil=True, cache=True)
