@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .fastexp import expneg as _expneg
+from .fastexp import sigmoid as _sigmoid
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -122,8 +122,8 @@ def _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer
     Writes the pairs to ``jb``/``kb`` and ``closer[i] = 1`` when ``jb[i]`` is
     answered closer; returns the advanced state. The answers are exactly
     :func:`_j_closer`'s (libm's exponential) on the same draws: the logistic is
-    evaluated with :func:`_expneg`, and a coin within ``_NEAR_TIE`` of it is
-    decided again by :func:`_j_closer`. Phases (draw, gather, logistic, decide)
+    evaluated with :func:`_sigmoid` (plain arithmetic), and a coin within
+    ``_NEAR_TIE`` of it is decided again by :func:`_j_closer`. Phases (draw, gather, logistic, decide)
     are separate loops so that the gathers overlap and the logistic vectorises.
     """
     for i in range(count):
@@ -136,13 +136,7 @@ def _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer
         for i in range(count):
             zb[i] = (dh[kb[i]] - dh[jb[i]]) / temperature
         for i in range(count):
-            # P(j closer) = sigmoid(z): 1 / (1 + e) for z >= 0, e / (1 + e) below, e = exp(-|z|)
-            z = zb[i]
-            a = abs(z)
-            a = a if a < 700.0 else 700.0
-            e = _expneg(a)
-            s = np.float64(z >= 0.0)
-            zb[i] = (s + (1.0 - s) * e) / (1.0 + e)
+            zb[i] = _sigmoid(zb[i], 700.0)  # P(j closer)
         for i in range(count):
             u = ub[i]
             p = zb[i]
