@@ -16,26 +16,22 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 
-@intrinsic
-def f64_from_bits(typingctx, bits):
-    """The float64 whose IEEE-754 bit pattern is the int64 ``bits``."""
-    sig = types.float64(types.int64)
+def _bitcast(int_type, float_type, name):
+    """An intrinsic that reads an ``int_type`` bit pattern as the IEEE-754 ``float_type`` of the same width."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    def impl(typingctx, bits):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(float_type))
 
-    return sig, codegen
+        return float_type(int_type), codegen
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"The {float_type} whose IEEE-754 bit pattern is the {int_type} ``bits``."
+    return intrinsic(impl)
 
 
-@intrinsic
-def f32_from_bits(typingctx, bits):
-    """The float32 whose IEEE-754 bit pattern is the int32 ``bits``."""
-    sig = types.float32(types.int32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-
-    return sig, codegen
+f64_from_bits = _bitcast(types.int64, types.float64, "f64_from_bits")
+f32_from_bits = _bitcast(types.int32, types.float32, "f32_from_bits")
 
 
 @njit(nogil=True, cache=True, inline="always")
