@@ -343,20 +343,7 @@ class LOE(ParamsMixin):
         random_state=None,
         landmark_share: float = 0.02,
     ):
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.landmark_selection = landmark_selection
-        self.regularization = regularization
-        self.offset = offset
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_jobs = n_jobs
-        self.executor = executor
-        self.memory_limit = memory_limit
-        self.refine = refine
-        self.random_state = random_state
-        self.landmark_share = landmark_share
+        self._set_params_from(locals())
 
     def _validated(self, n_items: int) -> _Settings:
         d = check_int(self.n_components, "n_components", minimum=1)
