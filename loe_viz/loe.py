@@ -345,7 +345,8 @@ class LOE(ParamsMixin):
     ):
         self._set_params_from(locals())
 
-    def _validated(self, n_items: int) -> _Settings:
+    def _validated(self, n_items: int, auto_selection: str | None = None) -> _Settings:
+        """The checked settings for ``n_items`` items; ``landmark_selection="auto"`` becomes ``auto_selection`` if given."""
         d = check_int(self.n_components, "n_components", minimum=1)
         lm = None
         if self.landmarks is not None:
@@ -397,9 +398,11 @@ class LOE(ParamsMixin):
             raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
         share = check_float(self.landmark_share, "landmark_share", minimum=0.0, maximum=0.5)
         rng = check_random_state(self.random_state)
-        # (landmark_selection "auto" is resolved by the fitting method)
+        selection = self.landmark_selection
+        if selection == "auto" and auto_selection is not None:
+            selection = auto_selection
         return _Settings(
-            d=d, l=l, landmarks=lm, selection=self.landmark_selection, offset=self.offset,
+            d=d, l=l, landmarks=lm, selection=selection, offset=self.offset,
             rank=RankSettings(regularization=reg, tol=tol, max_iter=max_iter), n_jobs=n_jobs, refine=self.refine,
             landmark_share=share, rng=rng,
         )
@@ -522,8 +525,9 @@ class LOE(ParamsMixin):
             Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1).
-        progress : callable, optional
-            ``progress(stage, done, total)``: see the class notes.
+        progress : None, True or callable, optional
+            True draws a tqdm bar; a callable is called as ``progress(stage, done,
+            total)`` and stops the fit by raising (see the class notes).
 
         Returns
         -------
@@ -532,9 +536,7 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
-        s = self._validated(n)
-        if s.selection == "auto":
-            s = _replace(s, selection="random")  # the busiest heads: the best covered
+        s = self._validated(n, auto_selection="random")  # the busiest heads: the best covered
         cancel = threading.Event()
         counts = np.empty(n, dtype=np.int64)
         triplet_kernels.count_heads(T, n, counts)
@@ -730,8 +732,8 @@ class LOE(ParamsMixin):
             Comparisons per landmark (the paper's ``m``), including MaxMin's pilot
             and the ``landmark_share`` among landmarks. With ``l`` landmarks the
             total budget is ``l * per_landmark``; see :func:`loe_viz.total_budget`.
-        progress : callable, optional
-            ``progress(stage, done, total)``: see the class notes.
+        progress : None, True or callable, optional
+            As for :meth:`fit`.
 
         Returns
         -------
@@ -740,9 +742,7 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         n = int(oracle.n_items)
-        s = self._validated(n)
-        if s.selection == "auto":
-            s = _replace(s, selection="maxmin")
+        s = self._validated(n, auto_selection="maxmin")
         l = s.l if s.l is not None else s.d + 3
         per_landmark = check_int(per_landmark, "per_landmark", minimum=1)
         need = n // 2  # ceil((n - 1) / 2): each comparison touches two of the other n - 1 items
