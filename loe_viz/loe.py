@@ -808,69 +808,53 @@ class LOE(ParamsMixin):
         l = landmarks.size
         unranked = ranking.unranked_items
         if unranked.size:
-            warnings.warn(
+            _warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
-                f"(e.g. {unranked[:5].tolist()}); their distance to that landmark is unknown and set to the mean",
-                LOEWarning,
-                stacklevel=3,
+                f"(e.g. {unranked[:5].tolist()}); their distance to that landmark is unknown and set to the mean"
             )
         agree = min(c.agreement for c in columns)
         noiseless = agree >= NOISELESS_AGREEMENT
         polish = s.refine == "ordinal" or (s.refine == "auto" and noiseless)
         if noiseless and not polish:
-            warnings.warn(
+            _warn(
                 f"the fitted rankings reproduce {100 * agree:.2f}% of the comparisons: the answers look noiseless. "
                 "BTL scores of noiseless answers are rank-like, not distances, so the embedding is distorted "
-                "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead",
-                LOEWarning,
-                stacklevel=3,
+                "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead"
             )
         t0 = time.perf_counter()
         W = ranking.R[landmarks, :].copy()
         np.fill_diagonal(W, 0.0)
         shifts = estimate_shifts(W, d, s.offset)
-        t1 = time.perf_counter()
-        if progress is not None:
-            progress("shifts", 1, 1)
+        t1 = _stage_done(progress, "shifts")
         edm = project_edm(shifts.shifted)
         if not edm.converged:
-            warnings.warn(
+            _warn(
                 f"EDM projection stopped after {edm.n_iter} iterations without reaching its tolerance "
-                f"(last relative change {edm.residuals[-1]:.2e})",
-                LOEWarning,
-                stacklevel=3,
+                f"(last relative change {edm.residuals[-1]:.2e})"
             )
-        t2 = time.perf_counter()
-        if progress is not None:
-            progress("edm", 1, 1)
+        t2 = _stage_done(progress, "edm")
         D_landmarks = ranking.R + shifts.s[None, :]
         D_landmarks[landmarks, np.arange(l)] = 0.0
         lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor")
         if lmds.n_supported < d:
             k = lmds.n_supported
-            warnings.warn(
+            _warn(
                 f"the landmark distances support only {k} of the n_components={d} dimensions: the top eigenvalues "
                 f"of the landmark block are {np.array2string(lmds.eigenvalues[:d], precision=3)}; axes {k + 1} to {d} "
                 f"are placed with the smallest positive eigenvalue ({lmds.eigenvalues[k - 1]:.3g}) and are unreliable. "
-                f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark",
-                LOEWarning,
-                stacklevel=3,
+                f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark"
             )
-        t3 = time.perf_counter()
-        if progress is not None:
-            progress("lmds", 1, 1)
+        t3 = _stage_done(progress, "lmds")
         refined = None
         if polish:
             refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
                                      progress=progress)  # its heartbeats let a cancel stop the polish
             if refined is None and noiseless:
-                warnings.warn(
+                _warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "
                     "so the BTL scores are rank-like; the ordinal polish found no consistent fit of their order "
                     "(try landmark_selection='maxmin' or more comparisons per landmark), so the embedding is "
-                    "the paper's algorithm's, distorted monotonically",
-                    LOEWarning,
-                    stacklevel=3,
+                    "the paper's algorithm's, distorted monotonically"
                 )
             if progress is not None:
                 progress("refine", 1, 1)
@@ -908,6 +892,19 @@ class LOE(ParamsMixin):
         """Fit on triplets and return ``embedding_``."""
         progress = resolve_progress(progress)
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_
+
+
+def _warn(message: str) -> None:
+    """An :class:`LOEWarning` from :meth:`LOE._finish`, shown at the line that called ``fit``/``fit_oracle``."""
+    warnings.warn(message, LOEWarning, stacklevel=4)  # _warn, _finish, fit, the caller
+
+
+def _stage_done(progress, stage: str) -> float:
+    """The time ``stage`` ended, after calling ``progress(stage, 1, 1)`` (when given)."""
+    t = time.perf_counter()
+    if progress is not None:
+        progress(stage, 1, 1)
+    return t
 
 
 def _replace(s: _Settings, **changes) -> _Settings:
