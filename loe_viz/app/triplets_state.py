@@ -626,16 +626,6 @@ class TripletsState(RunsJobs, param.Parameterized):
         self._jobs.submit(job, background=background)
         return True
 
-    def cancel(self) -> None:
-        """Ask the running fit to stop (LOE at its next landmark, the others at their next iteration)."""
-        self._jobs.cancel()
-        if self.running:
-            self.message = "Cancelling…"
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background run to end; False on time-out."""
-        return self._jobs.wait(timeout)
-
     def close(self) -> None:
         """Cancel a running fit and drop the data and results (without touching the UI)."""
         self._closed = True
