@@ -2,8 +2,9 @@
 
 The parameters of an estimator are the arguments of its ``__init__``, read
 from the signature (as scikit-learn's ``BaseEstimator._get_param_names``
-does): ``__init__`` only stores each argument under its own name, and every
-check happens in ``fit``.
+does): ``__init__`` only stores each argument under its own name (its one
+statement ``self._set_params_from(locals())``), and every check happens in
+``fit``.
 
 A subclass that adds parameters to its base may write only its own ones and
 pass the rest on::
@@ -69,6 +70,16 @@ class ParamsMixin:
         if bad:
             raise TypeError(f"{cls.__name__}.__init__ must name its parameters, not take *{bad[0]}")
         return [p.name for p in params if p.name != "self"]
+
+    def _set_params_from(self, arguments: dict) -> None:
+        """Store each parameter found in ``arguments`` (``__init__``'s ``locals()``) under its own name.
+
+        Only the names of the signature are read, so a subclass's ``__init__``
+        stores its own parameters after its base's call stored the others.
+        """
+        for name in self._get_param_names():
+            if name in arguments:
+                setattr(self, name, arguments[name])
 
     @classmethod
     def _param_defaults(cls) -> dict:

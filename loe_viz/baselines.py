@@ -177,15 +177,7 @@ class TripletEmbedding(ParamsMixin):
         init_scale: float = 0.1,
         n_jobs: int = 1,
     ):
-        self.n_components = n_components
-        self.max_iter = max_iter
-        self.tol = tol
-        self.time_budget = time_budget
-        self.callback = callback
-        self.random_state = random_state
-        self.verbose = verbose
-        self.init_scale = init_scale
-        self.n_jobs = n_jobs
+        self._set_params_from(locals())
 
     # -------------------------------------------------------------- checking
     def _loss_params(self, d: int) -> tuple[float, float]:  # pragma: no cover - abstract

@@ -343,22 +343,10 @@ class LOE(ParamsMixin):
         random_state=None,
         landmark_share: float = 0.02,
     ):
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.landmark_selection = landmark_selection
-        self.regularization = regularization
-        self.offset = offset
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_jobs = n_jobs
-        self.executor = executor
-        self.memory_limit = memory_limit
-        self.refine = refine
-        self.random_state = random_state
-        self.landmark_share = landmark_share
+        self._set_params_from(locals())
 
-    def _validated(self, n_items: int) -> _Settings:
+    def _validated(self, n_items: int, auto_selection: str | None = None) -> _Settings:
+        """The checked settings for ``n_items`` items; ``landmark_selection="auto"`` becomes ``auto_selection`` if given."""
         d = check_int(self.n_components, "n_components", minimum=1)
         lm = None
         if self.landmarks is not None:
@@ -410,9 +398,11 @@ class LOE(ParamsMixin):
             raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
         share = check_float(self.landmark_share, "landmark_share", minimum=0.0, maximum=0.5)
         rng = check_random_state(self.random_state)
-        # (landmark_selection "auto" is resolved by the fitting method)
+        selection = self.landmark_selection
+        if selection == "auto" and auto_selection is not None:
+            selection = auto_selection
         return _Settings(
-            d=d, l=l, landmarks=lm, selection=self.landmark_selection, offset=self.offset,
+            d=d, l=l, landmarks=lm, selection=selection, offset=self.offset,
             rank=RankSettings(regularization=reg, tol=tol, max_iter=max_iter), n_jobs=n_jobs, refine=self.refine,
             landmark_share=share, rng=rng,
         )
@@ -535,8 +525,9 @@ class LOE(ParamsMixin):
             Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1).
-        progress : callable, optional
-            ``progress(stage, done, total)``: see the class notes.
+        progress : None, True or callable, optional
+            True draws a tqdm bar; a callable is called as ``progress(stage, done,
+            total)`` and stops the fit by raising (see the class notes).
 
         Returns
         -------
@@ -545,9 +536,7 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
-        s = self._validated(n)
-        if s.selection == "auto":
-            s = _replace(s, selection="random")  # the busiest heads: the best covered
+        s = self._validated(n, auto_selection="random")  # the busiest heads: the best covered
         cancel = threading.Event()
         counts = np.empty(n, dtype=np.int64)
         triplet_kernels.count_heads(T, n, counts)
@@ -743,8 +732,8 @@ class LOE(ParamsMixin):
             Comparisons per landmark (the paper's ``m``), including MaxMin's pilot
             and the ``landmark_share`` among landmarks. With ``l`` landmarks the
             total budget is ``l * per_landmark``; see :func:`loe_viz.total_budget`.
-        progress : callable, optional
-            ``progress(stage, done, total)``: see the class notes.
+        progress : None, True or callable, optional
+            As for :meth:`fit`.
 
         Returns
         -------
@@ -753,9 +742,7 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         n = int(oracle.n_items)
-        s = self._validated(n)
-        if s.selection == "auto":
-            s = _replace(s, selection="maxmin")
+        s = self._validated(n, auto_selection="maxmin")
         l = s.l if s.l is not None else s.d + 3
         per_landmark = check_int(per_landmark, "per_landmark", minimum=1)
         need = n // 2  # ceil((n - 1) / 2): each comparison touches two of the other n - 1 items
@@ -821,69 +808,53 @@ class LOE(ParamsMixin):
         l = landmarks.size
         unranked = ranking.unranked_items
         if unranked.size:
-            warnings.warn(
+            _warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
-                f"(e.g. {unranked[:5].tolist()}); their distance to that landmark is unknown and set to the mean",
-                LOEWarning,
-                stacklevel=3,
+                f"(e.g. {unranked[:5].tolist()}); their distance to that landmark is unknown and set to the mean"
             )
         agree = min(c.agreement for c in columns)
         noiseless = agree >= NOISELESS_AGREEMENT
         polish = s.refine == "ordinal" or (s.refine == "auto" and noiseless)
         if noiseless and not polish:
-            warnings.warn(
+            _warn(
                 f"the fitted rankings reproduce {100 * agree:.2f}% of the comparisons: the answers look noiseless. "
                 "BTL scores of noiseless answers are rank-like, not distances, so the embedding is distorted "
-                "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead",
-                LOEWarning,
-                stacklevel=3,
+                "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead"
             )
         t0 = time.perf_counter()
         W = ranking.R[landmarks, :].copy()
         np.fill_diagonal(W, 0.0)
         shifts = estimate_shifts(W, d, s.offset)
-        t1 = time.perf_counter()
-        if progress is not None:
-            progress("shifts", 1, 1)
+        t1 = _stage_done(progress, "shifts")
         edm = project_edm(shifts.shifted)
         if not edm.converged:
-            warnings.warn(
+            _warn(
                 f"EDM projection stopped after {edm.n_iter} iterations without reaching its tolerance "
-                f"(last relative change {edm.residuals[-1]:.2e})",
-                LOEWarning,
-                stacklevel=3,
+                f"(last relative change {edm.residuals[-1]:.2e})"
             )
-        t2 = time.perf_counter()
-        if progress is not None:
-            progress("edm", 1, 1)
+        t2 = _stage_done(progress, "edm")
         D_landmarks = ranking.R + shifts.s[None, :]
         D_landmarks[landmarks, np.arange(l)] = 0.0
         lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor")
         if lmds.n_supported < d:
             k = lmds.n_supported
-            warnings.warn(
+            _warn(
                 f"the landmark distances support only {k} of the n_components={d} dimensions: the top eigenvalues "
                 f"of the landmark block are {np.array2string(lmds.eigenvalues[:d], precision=3)}; axes {k + 1} to {d} "
                 f"are placed with the smallest positive eigenvalue ({lmds.eigenvalues[k - 1]:.3g}) and are unreliable. "
-                f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark",
-                LOEWarning,
-                stacklevel=3,
+                f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark"
             )
-        t3 = time.perf_counter()
-        if progress is not None:
-            progress("lmds", 1, 1)
+        t3 = _stage_done(progress, "lmds")
         refined = None
         if polish:
             refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
                                      progress=progress)  # its heartbeats let a cancel stop the polish
             if refined is None and noiseless:
-                warnings.warn(
+                _warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "
                     "so the BTL scores are rank-like; the ordinal polish found no consistent fit of their order "
                     "(try landmark_selection='maxmin' or more comparisons per landmark), so the embedding is "
-                    "the paper's algorithm's, distorted monotonically",
-                    LOEWarning,
-                    stacklevel=3,
+                    "the paper's algorithm's, distorted monotonically"
                 )
             if progress is not None:
                 progress("refine", 1, 1)
@@ -921,6 +892,19 @@ class LOE(ParamsMixin):
         """Fit on triplets and return ``embedding_``."""
         progress = resolve_progress(progress)
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_
+
+
+def _warn(message: str) -> None:
+    """An :class:`LOEWarning` from :meth:`LOE._finish`, shown at the line that called ``fit``/``fit_oracle``."""
+    warnings.warn(message, LOEWarning, stacklevel=4)  # _warn, _finish, fit, the caller
+
+
+def _stage_done(progress, stage: str) -> float:
+    """The time ``stage`` ended, after calling ``progress(stage, 1, 1)`` (when given)."""
+    t = time.perf_counter()
+    if progress is not None:
+        progress(stage, 1, 1)
+    return t
 
 
 def _replace(s: _Settings, **changes) -> _Settings:

@@ -100,14 +100,7 @@ class LOESTE(ParamsMixin):
         callback=None,
         time_budget: float | None = None,
     ):
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.eps = eps
-        self.loe_params = loe_params
-        self.ste_params = ste_params
-        self.random_state = random_state
-        self.callback = callback
-        self.time_budget = time_budget
+        self._set_params_from(locals())
 
     # ------------------------------------------------------------------ checks
     @staticmethod

@@ -97,16 +97,6 @@ class CompareState(RunsJobs, param.Parameterized):
         job = partial(self._run, src.points, src.triplets, cfg, list(self.methods), float(self.max_seconds))
         self._jobs.submit(job, background=background)
 
-    def cancel(self) -> None:
-        """Ask the running comparison to stop (LOE at its next landmark, a baseline at its next iteration)."""
-        self._jobs.cancel()
-        if self.running:
-            self.message = "Cancelling…"
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background comparison to end; False on time-out."""
-        return self._jobs.wait(timeout)
-
     def close(self) -> None:
         """Cancel a running comparison and drop the data (without touching the UI: its session may be gone)."""
         self._jobs.close()

@@ -286,3 +286,17 @@ class RunsJobs:
     def jobs(self) -> JobRunner:
         """The runner of this state's work (its thread exists only while a run is in progress)."""
         return self._jobs
+
+    def cancel(self) -> None:
+        """Ask the running work to stop (LOE at its next landmark, the other methods at their next iteration).
+
+        A state with ``running`` and ``message`` parameters says so in
+        ``message`` while it stops; one that shows it otherwise overrides this.
+        """
+        self._jobs.cancel()
+        if self.running:
+            self.message = "Cancelling…"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for background work to end; False on time-out."""
+        return self._jobs.wait(timeout)

@@ -31,6 +31,7 @@ import param
 
 from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, RunsJobs, Token
+from .uploads import ReadsUploads
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
 __all__ = [
@@ -69,7 +70,7 @@ URL_PARAMS = (
 CONFIG_PARAMS = tuple(p for p in URL_PARAMS if p != "step")
 
 
-class ExplorerState(RunsJobs, param.Parameterized):
+class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
     """Configuration and results of one explorer session.
 
     Parameters
@@ -227,13 +228,8 @@ class ExplorerState(RunsJobs, param.Parameterized):
             True when the file was accepted; otherwise :attr:`error` says why and the
             previous results stay.
         """
-        try:
-            X = read_points_upload(content, filename)
-        except ValueError as exc:
-            self.error = f"Upload rejected: {exc}"
-            return False
-        except Exception as exc:  # never raise out of the state
-            self.error = f"Upload rejected: {filename} could not be read ({type(exc).__name__}: {exc})"
+        X = self._read_upload(lambda: read_points_upload(content, filename), filename)
+        if X is None:
             return False
         self._uploaded = X
         self._upload_token += 1

@@ -235,10 +235,6 @@ class SweepState(RunsJobs, param.Parameterized):
             self._jobs.cancel()
             self.message = "Cancelling…"
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background sweep to end; False on time-out."""
-        return self._jobs.wait(timeout)
-
     def close(self) -> None:
         """Cancel and drop the results without touching the UI (its session may be gone)."""
         self._jobs.close()

@@ -39,6 +39,7 @@ from .colors import position_colors
 from .._format import format_seconds
 from ..io import spreadsheet_safe
 from .jobs import Cancelled, JobRunner, RunsJobs
+from .uploads import ReadsUploads
 
 __all__ = [
     "SAMPLE_DIR",
@@ -443,8 +444,19 @@ def _detail(name, model, m_train) -> str:
     return f"{model.n_iter_} iterations, {model.stop_reason_}"
 
 
+def _read_triplet_upload(content, filename: str):
+    """The :class:`~loe_viz.io.TripletData` of an uploaded file's ``content`` (bytes or str)."""
+    from ..io import read_triplets
+
+    if content is None or len(content) == 0:
+        raise ValueError(f"{filename}: the file is empty")
+    buf = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else bytes(content))
+    buf.name = filename
+    return read_triplets(buf)
+
+
 # ====================================================================== state
-class TripletsState(RunsJobs, param.Parameterized):
+class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     """One triplet data set, the run settings and the results of the "Your triplets" mode.
 
     Parameters
@@ -558,18 +570,8 @@ class TripletsState(RunsJobs, param.Parameterized):
             previous data and results stay.
         """
         filename = os.path.basename(str(filename or "")) or "triplets.csv"
-        try:
-            from ..io import read_triplets
-            if content is None or len(content) == 0:
-                raise ValueError(f"{filename}: the file is empty")
-            buf = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else bytes(content))
-            buf.name = filename
-            data = read_triplets(buf)
-        except ValueError as exc:
-            self.error = f"Upload rejected: {exc}"
-            return False
-        except Exception as exc:  # never raise out of the state
-            self.error = f"Upload rejected: {filename} could not be read ({type(exc).__name__}: {exc})"
+        data = self._read_upload(lambda: _read_triplet_upload(content, filename), filename)
+        if data is None:
             return False
         self._set_data(data, filename, sample="", truth=None)
         return True
@@ -625,16 +627,6 @@ class TripletsState(RunsJobs, param.Parameterized):
             max_seconds=float(self.max_seconds)))
         self._jobs.submit(job, background=background)
         return True
-
-    def cancel(self) -> None:
-        """Ask the running fit to stop (LOE at its next landmark, the others at their next iteration)."""
-        self._jobs.cancel()
-        if self.running:
-            self.message = "Cancelling…"
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background run to end; False on time-out."""
-        return self._jobs.wait(timeout)
 
     def close(self) -> None:
         """Cancel a running fit and drop the data and results (without touching the UI)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .fastexp import expneg, expneg32
+from .fastexp import expneg32, sigmoid
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -62,12 +62,7 @@ def _logistic_block(zb, qb, cb, count, precise, h, t0):
     """
     if precise:
         for i in range(count):
-            z = zb[i]
-            a = abs(z)
-            a = a if a < 80.0 else 80.0
-            e = expneg(a)
-            s = np.float64(z >= 0.0)
-            q = (s * e + (1.0 - s)) / (1.0 + e)  # e / (1 + e) for z >= 0, 1 / (1 + e) below
+            q = sigmoid(-zb[i], 80.0)  # 1 - sigmoid(z)
             qb[i] = q
             c = q * (1.0 - q)
             cb[i] = c

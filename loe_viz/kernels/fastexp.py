@@ -6,7 +6,7 @@ arithmetic (a Cody-Waite reduction and a polynomial) accurate to about one
 unit in the last place; kernels that must reproduce libm's results exactly
 use it as a first guess and fall back to libm where the guess could matter.
 Loops that call it vectorise only when compiled with ``error_model="numpy"``
-(no division-by-zero checks).
+(no division-by-zero checks). :func:`sigmoid` is the logistic built on it.
 """
 
 from __future__ import annotations
@@ -16,26 +16,22 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 
-@intrinsic
-def f64_from_bits(typingctx, bits):
-    """The float64 whose IEEE-754 bit pattern is the int64 ``bits``."""
-    sig = types.float64(types.int64)
+def _bitcast(int_type, float_type, name):
+    """An intrinsic that reads an ``int_type`` bit pattern as the IEEE-754 ``float_type`` of the same width."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    def impl(typingctx, bits):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(float_type))
 
-    return sig, codegen
+        return float_type(int_type), codegen
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"The {float_type} whose IEEE-754 bit pattern is the {int_type} ``bits``."
+    return intrinsic(impl)
 
 
-@intrinsic
-def f32_from_bits(typingctx, bits):
-    """The float32 whose IEEE-754 bit pattern is the int32 ``bits``."""
-    sig = types.float32(types.int32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-
-    return sig, codegen
+f64_from_bits = _bitcast(types.int64, types.float64, "f64_from_bits")
+f32_from_bits = _bitcast(types.int32, types.float32, "f32_from_bits")
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -87,3 +83,18 @@ def expneg(a):
     p = p * r + 1.0
     p = p * r + 1.0
     return p * f64_from_bits((np.int64(kf) + 1023) << 52)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def sigmoid(z, cap):
+    """``1 / (1 + exp(-z))`` through :func:`expneg`, with ``|z|`` clamped at ``cap`` (at most 700).
+
+    Branch-free, so that a loop calling it vectorises: ``e = exp(-|z|)`` and
+    ``1 / (1 + e)`` for ``z >= 0``, ``e / (1 + e)`` below; no cancellation on
+    either side. ``1 - sigmoid(z)`` is ``sigmoid(-z)``, to the last bit.
+    """
+    a = abs(z)
+    a = a if a < cap else cap
+    e = expneg(a)
+    s = np.float64(z >= 0.0)
+    return (s + (1.0 - s) * e) / (1.0 + e)

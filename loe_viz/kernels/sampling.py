@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .fastexp import expneg as _expneg
+from .fastexp import sigmoid as _sigmoid
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -122,8 +122,8 @@ def _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer
     Writes the pairs to ``jb``/``kb`` and ``closer[i] = 1`` when ``jb[i]`` is
     answered closer; returns the advanced state. The answers are exactly
     :func:`_j_closer`'s (libm's exponential) on the same draws: the logistic is
-    evaluated with :func:`_expneg`, and a coin within ``_NEAR_TIE`` of it is
-    decided again by :func:`_j_closer`. Phases (draw, gather, logistic, decide)
+    evaluated with :func:`_sigmoid` (plain arithmetic), and a coin within
+    ``_NEAR_TIE`` of it is decided again by :func:`_j_closer`. Phases (draw, gather, logistic, decide)
     are separate loops so that the gathers overlap and the logistic vectorises.
     """
     for i in range(count):
@@ -136,13 +136,7 @@ def _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer
         for i in range(count):
             zb[i] = (dh[kb[i]] - dh[jb[i]]) / temperature
         for i in range(count):
-            # P(j closer) = sigmoid(z): 1 / (1 + e) for z >= 0, e / (1 + e) below, e = exp(-|z|)
-            z = zb[i]
-            a = abs(z)
-            a = a if a < 700.0 else 700.0
-            e = _expneg(a)
-            s = np.float64(z >= 0.0)
-            zb[i] = (s + (1.0 - s) * e) / (1.0 + e)
+            zb[i] = _sigmoid(zb[i], 700.0)  # P(j closer)
         for i in range(count):
             u = ub[i]
             p = zb[i]
@@ -164,6 +158,36 @@ def _block_buffers():
 
 
 @njit(nogil=True, cache=True)
+def _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb):
+    """Draw and answer ``m`` comparisons of ``head`` from ``seed`` and write them to ``near``/``far``.
+
+    In the order drawn when ``starts`` is None (numba compiles that case
+    without the branch); otherwise at the next free place of the drawn pair's
+    tile ``(j >> shift) * nb + (k >> shift)``, ``starts`` holding each tile's
+    next place (advanced in place).
+    """
+    n = X.shape[0]
+    dh = head_distances(X, head)
+    jb, kb, ub, zb, closer = _block_buffers()
+    state = np.uint64(seed)
+    for t0 in range(0, m, _BLOCK):
+        count = min(_BLOCK, m - t0)
+        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
+        for i in range(count):
+            j = jb[i]
+            k = kb[i]
+            if starts is None:
+                p = t0 + i
+            else:
+                q = (j >> shift) * nb + (k >> shift)
+                p = starts[q]
+                starts[q] = p + 1
+            a = k + closer[i] * (j - k)
+            near[p] = a
+            far[p] = j + k - a
+
+
+@njit(nogil=True, cache=True)
 def landmark_comparisons(X, head, m, temperature, seed, near, far):
     """Draw ``m`` answered comparisons headed by ``head`` into ``near``/``far``.
 
@@ -180,19 +204,7 @@ def landmark_comparisons(X, head, m, temperature, seed, near, far):
     seed : uint64
     near, far : int arrays of length >= m, written in place.
     """
-    n = X.shape[0]
-    dh = head_distances(X, head)
-    jb, kb, ub, zb, closer = _block_buffers()
-    state = np.uint64(seed)
-    for t0 in range(0, m, _BLOCK):
-        count = min(_BLOCK, m - t0)
-        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
-        for i in range(count):
-            j = jb[i]
-            k = kb[i]
-            a = k + closer[i] * (j - k)
-            near[t0 + i] = a
-            far[t0 + i] = j + k - a
+    _write_answered(X, head, m, temperature, seed, near, far, None, 0, 0)
 
 
 @njit(nogil=True, cache=True)
@@ -215,21 +227,7 @@ def landmark_comparisons_tiled(X, head, m, temperature, seed, shift, near, far):
         starts[(j >> shift) * nb + (k >> shift) + 1] += 1
     for q in range(nb * nb):
         starts[q + 1] += starts[q]
-    dh = head_distances(X, head)
-    jb, kb, ub, zb, closer = _block_buffers()
-    state = np.uint64(seed)
-    for t0 in range(0, m, _BLOCK):
-        count = min(_BLOCK, m - t0)
-        state = _answer_block(dh, head, n, temperature, state, count, jb, kb, ub, zb, closer)
-        for i in range(count):
-            j = jb[i]
-            k = kb[i]
-            q = (j >> shift) * nb + (k >> shift)
-            p = starts[q]
-            starts[q] = p + 1
-            a = k + closer[i] * (j - k)
-            near[p] = a
-            far[p] = j + k - a
+    _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb)
 
 
 @njit(nogil=True, cache=True)

@@ -13,12 +13,17 @@ from panel.viewable import Viewer
 from ..state import ExplorerState
 from ..text import md
 
-__all__ = ["StepView", "explanation", "swatch", "fmt", "hvpane", "use_local_katex_fonts"]
+__all__ = ["StepView", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row", "use_local_katex_fonts"]
 
 
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
     """A HoloViews pane sized by its plot (responsive plots stretch, square ones keep their size)."""
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
+
+
+def plot_row(*plots) -> pn.Row:
+    """HoloViews plots side by side, each in its :func:`hvpane`, across the page."""
+    return pn.Row(*(hvpane(p) for p in plots), sizing_mode="stretch_width")
 
 
 def _katex_font_faces() -> str:
@@ -78,6 +83,11 @@ def explanation(blocks) -> pn.Column:
             objs.append(pn.pane.Markdown(b, margin=(0, 10), styles={"font-size": "1.05em"},
                                          disable_math=True))
     return pn.Column(*objs, sizing_mode="stretch_width")
+
+
+def summary(text: str) -> pn.pane.Markdown:
+    """The paragraph of figures that sums up a step's results, above its plots."""
+    return pn.pane.Markdown(text, styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
 
 
 def swatch(color: str, text: str) -> str:
@@ -155,6 +165,11 @@ class StepView(Viewer):
         # Panel rebuild the layout and re-run every link of the document (seconds at n = 2000)
         if len(new) != len(old) or any(a is not b for a, b in zip(new, old)):
             self._body.objects = new
+
+    def _results(self) -> tuple:
+        """``(points, config_used, model, landmarks)`` of the run shown (:meth:`refresh` renders only when they exist)."""
+        s = self.state
+        return s.points, s.config_used, s.model, np.asarray(s.model.landmarks_)
 
     def _render(self) -> list:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -13,7 +13,7 @@ from ...methods import method_colour
 from .. import plots
 from ..compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, CompareState
 from ..text import md
-from .base import StepView, fmt, hvpane
+from .base import StepView, fmt, hvpane, summary
 
 
 class CompareView(StepView):
@@ -126,10 +126,9 @@ nearly unconstrained, while LOE was designed for exactly this design.
 
     def _render(self):
         cfg = self.state.config_used
-        info = pn.pane.Markdown(
+        info = summary(
             f"Data: n = {cfg['n']:,}, d = {cfg['d']}; LOE used **{self.state.metrics['n_triplets']:,} "
-            f"triplets** headed by its {cfg['n_landmarks']} landmarks. The baselines get as many comparisons.",
-            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
+            f"triplets** headed by its {cfg['n_landmarks']} landmarks. The baselines get as many comparisons.")
         return [
             info,
             pn.Row(pn.Column(pn.pane.Markdown("**The baselines get**", margin=(0, 10)), self._protocol),

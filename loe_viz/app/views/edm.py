@@ -5,10 +5,9 @@ from __future__ import annotations
 import holoviews as hv
 import numpy as np
 import pandas as pd
-import panel as pn
 
 from .. import plots
-from .base import StepView, fmt, hvpane
+from .base import StepView, fmt, plot_row, summary
 from ..truth import landmark_truth
 
 
@@ -31,10 +30,8 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
     )
 
     def _render(self):
-        s = self.state
-        X, cfg, model = s.points, s.config_used, s.model
+        X, cfg, model, landmarks = self._results()
         edm = model.stages_.edm
-        landmarks = np.asarray(model.landmarks_)
         DL, _ = landmark_truth(X, landmarks, cfg["temperature"])
         E = np.asarray(edm.E)
         lim = (0.0, float(max(E.max(), DL.max())))
@@ -60,14 +57,9 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
         ev = np.asarray(model.stages_.lmds.eigenvalues, dtype=float)  # of −½VEV, descending (LOE's own)
-        info = pn.pane.Markdown(
+        info = summary(
             f"Dykstra {'converged' if edm.converged else '**did not converge**'} after {edm.n_iter} iterations.  "
             f"Relative error of the landmark distances: {fmt(rel_in)} before → **{fmt(rel)}** after projection.  "
             f"Leading eigenvalues of −½VEV: {', '.join(fmt(v) for v in ev[:min(5, ev.size)])} "
-            f"(d = {cfg['d']} of them are used by landmark MDS).",
-            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
-        return [
-            info,
-            pn.Row(hvpane(h_est), hvpane(h_true), sizing_mode="stretch_width"),
-            pn.Row(hvpane(sc), hvpane(conv), sizing_mode="stretch_width"),
-        ]
+            f"(d = {cfg['d']} of them are used by landmark MDS).")
+        return [info, plot_row(h_est, h_true), plot_row(sc, conv)]

@@ -8,7 +8,7 @@ import panel as pn
 from .. import plots
 from ..colors import principal_plane, project
 from ..truth import true_scores
-from .base import StepView, fmt, hvpane
+from .base import StepView, fmt, hvpane, plot_row, summary
 
 
 class RankingView(StepView):
@@ -50,10 +50,9 @@ information and keep score 0.
         return [self._select]
 
     def _render(self):
-        s = self.state
-        X, cfg, model = s.points, s.config_used, s.model
+        s = self.state  # the colours of the points
+        X, cfg, model, landmarks = self._results()
         rk = model.stages_.ranking
-        landmarks = np.asarray(model.landmarks_)
         l = landmarks.size
         opts = {f"L{c}: item {int(lm)}": c for c, lm in enumerate(landmarks)}
         if self._select.options != opts:
@@ -94,18 +93,13 @@ information and keep score 0.
         unranked = len(getattr(col, "unranked", ())) if col is not None else 0
         corr = float(np.corrcoef(truth[mask], est[mask])[0, 1]) if mask.sum() > 2 else float("nan")
         rmse = float(np.sqrt(np.mean((truth[mask] - est[mask]) ** 2)))
-        info = pn.pane.Markdown(
+        info = summary(
             f"**L{c}** (item {head}): {getattr(col, 'n_comparisons', 0):,} comparisons, "
             f"{getattr(col, 'n_iter', 0)} Newton iterations, "
             f"{'converged' if getattr(col, 'converged', False) else '**not converged**'}, "
             f"final gradient norm {fmt(getattr(col, 'grad_norm', float('nan')))}; "
             f"correlation with the truth **{corr:.3f}**, RMS error {fmt(rmse)}; "
             f"{unranked} item{'s' if unranked != 1 else ''} never compared "
-            f"(regularisation λ = {fmt(getattr(rk, 'regularization', float('nan')))}).",
-            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
-        return [
-            info,
-            pn.Row(hvpane(fit_plot), hvpane(where), sizing_mode="stretch_width"),
-            hvpane(conv),
-        ]
+            f"(regularisation λ = {fmt(getattr(rk, 'regularization', float('nan')))}).")
+        return [info, plot_row(fit_plot, where), hvpane(conv)]
 

@@ -9,7 +9,7 @@ import panel as pn
 
 from .. import plots
 from ..truth import landmark_truth
-from .base import StepView, fmt, hvpane
+from .base import StepView, fmt, hvpane, summary
 
 
 class ShiftsView(StepView):
@@ -45,10 +45,8 @@ red dashed line is the offset LOE used and the broad orange line the true offset
     )
 
     def _render(self):
-        s = self.state
-        X, cfg, model = s.points, s.config_used, s.model
+        X, cfg, model, landmarks = self._results()
         sh = model.stages_.shifts
-        landmarks = np.asarray(model.landmarks_)
         l = landmarks.size
         DL, s_true = landmark_truth(X, landmarks, cfg["temperature"])
         W = np.asarray(sh.W)
@@ -101,12 +99,11 @@ red dashed line is the offset LOE used and the broad orange line the true offset
         mult = l - d - 2
         same = ("; at l = d + 3 the “mean” rule averages this one eigenvalue, so it equals λ₂"
                 if mult == 1 else f"; the “mean” rule averages λ₂ … λ{_sub(l - d - 1)} ({mult} eigenvalues)")
-        info = pn.pane.Markdown(
+        info = summary(
             f"Offset rule **{sh.method}**: offset = {fmt(sh.offset)}, the true common offset here is "
             f"**{fmt(offset_true)}**.  With l = {l} and d = {d} the offset is an eigenvalue of C of "
             f"multiplicity at least l − d − 2 = {mult} without noise{same}.  "
-            f"RMS error of the shifts: least squares {fmt(err_ls)} → final {fmt(err_fin)}.",
-            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
+            f"RMS error of the shifts: least squares {fmt(err_ls)} → final {fmt(err_fin)}.")
         return [
             info,
             plots.wrap(hvpane(h_before), hvpane(h_after), hvpane(h_true)),
