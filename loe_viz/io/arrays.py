@@ -6,7 +6,7 @@ import zipfile
 
 import numpy as np
 
-from .layouts import LIMIT, TripletData, err, finish_int, text_labels
+from .layouts import LIMIT, TripletData, as_labels, err, finish_int
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
 
@@ -76,14 +76,14 @@ def _labels(name, lab, lim):
         raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
     try:
         vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
-        if lab.dtype.kind in "US":
-            _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
-        out = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(vals)
     except UnicodeDecodeError:
         raise err(name, "labels are bytes that are not UTF-8") from None
-    if np.unique(out).size != out.size:
-        raise err(name, "labels are not distinct")
-    return out
+    if lab.dtype.kind in "US":
+        _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
+    try:
+        return as_labels(vals)
+    except ValueError as exc:
+        raise err(name, str(exc)) from None
 
 
 def _npz(src, opts, lim):

@@ -85,10 +85,14 @@ def is_number(tok: str) -> bool:
     return NUM_RE.match(tok.strip()) is not None
 
 
-def text_labels(values) -> np.ndarray:
-    """Distinct stripped text labels as an object array (no fixed-width ``<U`` copy)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = [str(v).strip() for v in values]
+def as_labels(values) -> np.ndarray:
+    """Distinct labels: ``int64`` ids, or stripped text as an object array (no fixed-width ``<U`` copy)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        out = arr.astype(np.int64)
+    else:
+        out = np.empty(len(arr), dtype=object)
+        out[:] = [str(v).strip() for v in arr.tolist()]
     if len(set(out.tolist())) != out.size:
         raise ValueError("labels must be distinct")
     return out
@@ -111,10 +115,9 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
     if lab is not None:
         if lab.ndim != 1 or lab.size < 3 or lab.dtype.kind not in "iuUSO":
             raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers, got {labels!r:.60}")
-        lab = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(lab.tolist())
-        if np.unique(lab).size != lab.size or n_items not in (None, lab.size):
-            raise ValueError("labels must be distinct" if n_items in (None, lab.size) else
-                             f"n_items={n_items} does not match len(labels)={lab.size}")
+        lab = as_labels(lab)
+        if n_items not in (None, lab.size):
+            raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
                                   or delimiter in "\r\n\"#" or delimiter.isalnum()):
@@ -166,9 +169,7 @@ def roles_from_header(fields):
     roles = []
     for f in fields:
         r = _name_role(f, crowd)
-        if r == "answer" and not crowd:
-            r = "response" if _name_role(f, False) == "response" else None
-        roles.append(None if r in roles or (crowd and r in ("near", "far", "response")) else r)
+        roles.append(None if r in roles or r in (("near", "far", "response") if crowd else ("answer",)) else r)
     n_known = sum(r is not None for r in roles)
     try:
         return tuple(roles), layout_from_roles(roles, "header"), n_known, None

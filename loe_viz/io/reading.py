@@ -402,15 +402,14 @@ class _Reader:
             self.src.stream.seek(pos)
         return found
 
+    def problems(self, rows, mode=None) -> list:
+        """Sorted (line, problem) of these frame rows and of the lines pandas skipped for too many fields."""
+        return sorted([(ln, self.word(f, mode)) for ln, f in self.where(rows).values()] + list(self.bad.items()))
+
     def report(self, rows, mode=None):
         """errors="raise": raise the first problem among these rows and the lines with too many fields."""
-        if self.opts["errors"] == "raise":
-            line, fields = next(iter(self.where(rows[:1]).values()), (None, None))
-            first = min((ln for ln in self.bad if line is None or ln < line), default=None)
-            if first is not None:
-                raise err(self.src.name, self.bad[first], first)
-            if rows:
-                raise err(self.src.name, self.word(fields, mode), line)
+        if self.opts["errors"] == "raise" and (first := self.problems(rows[:1], mode)):
+            raise err(self.src.name, first[0][1], first[0][0])
 
     def chunk(self, df, r0):
         """(ids (k, 3), codes or None) of the good rows of a chunk; codes: per answer encoding, 0 = the left item
@@ -502,8 +501,7 @@ class _Reader:
             tri, mode = self.resolve(tri, [p[1] for p in parts], notes)
         n_skipped, notes = self.n_bad + len(self.bad), notes + sorted(self.notes)
         if n_skipped:
-            shown = sorted([(ln, self.word(f, mode)) for ln, f in self.where(sorted(self.skipped)[:MAX_NOTES]).values()]
-                           + list(self.bad.items()))[:MAX_NOTES]
+            shown = self.problems(sorted(self.skipped)[:MAX_NOTES], mode)[:MAX_NOTES]
             notes.append(f"skipped {n_skipped} row(s) with problems (first: "
                          + "; ".join(f"line {ln}: {msg}" for ln, msg in shown) + ")")
         return tri, "list-count" if self.saw_minus else spec.layout, n_skipped, notes
