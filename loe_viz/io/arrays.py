@@ -152,9 +152,9 @@ def read(src, opts, lim, fmt) -> TripletData:
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
     if n is not None and tri.max() >= n:
-        raise err(name, f"row {int(np.argwhere(tri >= n)[0, 0])} (counting from 0) holds the index {int(tri.max())}, "
-                        f"out of range for " + (f"the {n} labels" if lab is not None else f"n_items={n}"))
+        r = int(np.argwhere(tri >= n)[0, 0])
+        raise err(name, f"row {r} (counting from 0) holds the index {int(tri[r].max())}, out of range for "
+                        + (f"the {n} labels" if lab is not None else f"n_items={n}"))
     if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, n):
         raise err(name, f"n_items={opts['n_items']} does not match the {n} labels stored in the file")
-    return (TripletData(tri, lab, int(n), name, layout, fmt, 0, tuple(notes)) if lab is not None
-            else finish_int(tri, opts, name, layout, fmt, 0, notes))
+    return finish_int(tri, dict(opts, labels=lab), name, layout, fmt, 0, notes)

@@ -28,9 +28,9 @@ ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)"
 ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
 LAYOUT_ROLES = {"list-order": ("head", "near", "far"), "crowd": ("head", "left", "right", "answer"),
                 "list-boolean": ("head", "near", "far", "response"), "list-count": ("head", "near", "far", "response")}
-ANSWER_MODES = ("label", "side", "index")
 ANSWER_NOTE = {"label": "answers name the chosen item by its label", "side": "answers are 'left'/'right'",
                "index": "answers are 0/1 (0 = left item chosen, 1 = right item chosen)"}
+ANSWER_MODES = tuple(ANSWER_NOTE)
 TRUE, FALSE = {"1", "+1", "true", "t", "yes"}, {"0", "-1", "false", "f", "no"}
 # ASCII only: Python's int() and float() also take '1_0' and full-width digits, which ids in a file are not.
 INT_RE = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
