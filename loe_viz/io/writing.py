@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 
 from .._validation import check_random_state, check_triplets
-from .layouts import TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, is_number
+from .layouts import TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, as_labels, is_number
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -148,7 +148,6 @@ def _check_write_labels(labels) -> np.ndarray:
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
         if any(v < 0 or v >= 2**63 for v in vals):
             raise ValueError("integer labels must be non-negative and below 2**63")
-        lab = np.array(vals, dtype=np.int64)
     elif all(isinstance(v, str) for v in vals):
         for i, v in enumerate(vals):
             if not v or v != v.strip() or v.startswith("#") or any(unicodedata.category(c) == "Cc" for c in v):
@@ -160,13 +159,9 @@ def _check_write_labels(labels) -> np.ndarray:
         if any(numeric):
             raise ValueError(f"labels[{numeric.index(True)}] = {vals[numeric.index(True)]!r} looks like a number "
                              "while other labels are text; the file could not be read back without item_type='str'")
-        lab = np.empty(len(vals), dtype=object)
-        lab[:] = vals
     else:
         raise ValueError("labels must hold only strings or only integers")
-    if len(set(vals)) != len(vals):
-        raise ValueError("labels must be distinct")
-    return lab
+    return as_labels(vals)  # distinct; int64 ids or an object array of str
 
 
 def _write_atomic(path, is_path, write):
