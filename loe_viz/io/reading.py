@@ -206,20 +206,19 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     elif not hdr and len(f0) == 4 and lay not in ("auto", "list-order"):
         spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
     elif not hdr:
-        want = LAYOUT_ROLES["list-order" if lay == "auto" else lay]
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
-                  f"expected {len(want)} fields ({', '.join(want)}), got {len(f0)}", first_no)
+                  f"expected {_width(LAYOUT_ROLES['list-order' if lay == 'auto' else lay])}, got {len(f0)}", first_no)
     if lay != "auto" and not (spec.layout == lay or (spec.layout, lay) == ("list-boolean", "list-count")):
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
-    if rows and len(rows[0]) > len(spec.roles) and not hdr:  # pandas would drop the first row's extra fields
+    spec.drop_first = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop that row's extra fields
+    if spec.drop_first and not hdr:
         raise err(name, f"expected {_width(spec.roles)}, got {len(rows[0])}", first_no)
     # ... so with a header, it starts at the header (a row as wide as the roles); lines end in CR LF, LF or CR
     starts = [bom] + [bom + m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
-    spec.drop_first = bool(rows) and len(rows[0]) > len(spec.roles)
     spec.first_line = spec.header_line + (not spec.drop_first)
     spec.data_start = starts[spec.first_line - 1] if spec.first_line <= len(starts) else len(raw)
     return spec
