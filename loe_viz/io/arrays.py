@@ -81,7 +81,7 @@ def _labels(name, lab, lim):
     if lab.dtype.kind in "US":
         _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
     try:
-        return as_labels(vals)
+        return as_labels(lab if lab.dtype.kind in "iu" else vals)
     except ValueError as exc:
         raise err(name, str(exc)) from None
 

@@ -86,13 +86,13 @@ def is_number(tok: str) -> bool:
 
 
 def as_labels(values) -> np.ndarray:
-    """Distinct labels: ``int64`` ids, or stripped text as an object array (no fixed-width ``<U`` copy)."""
-    arr = np.asarray(values)
-    if arr.dtype.kind in "iu":
-        out = arr.astype(np.int64)
+    """Distinct labels: an integer array as ``int64`` ids, anything else as stripped text in an object array (a list
+    is never made into a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        out = values.astype(np.int64)
     else:
-        out = np.empty(len(arr), dtype=object)
-        out[:] = [str(v).strip() for v in arr.tolist()]
+        out = np.empty(len(values), dtype=object)
+        out[:] = [str(v).strip() for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
     if len(set(out.tolist())) != out.size:
         raise ValueError("labels must be distinct")
     return out

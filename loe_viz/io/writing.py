@@ -144,11 +144,12 @@ def _quote(s: str, delim: str) -> str:
 
 def _check_write_labels(labels) -> np.ndarray:
     vals = list(labels) if not isinstance(labels, (str, bytes, np.ndarray)) else np.asarray(labels).tolist()
-    if isinstance(labels, (str, bytes)) or np.ndim(labels) != 1:
+    if isinstance(labels, (str, bytes)) or np.ndim(labels if isinstance(labels, np.ndarray) else vals[:1]) != 1:
         raise ValueError("labels must be a 1-D sequence of item labels")
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
         if any(v < 0 or v >= 2**63 for v in vals):
             raise ValueError("integer labels must be non-negative and below 2**63")
+        vals = np.array(vals, dtype=np.int64)
     elif all(isinstance(v, str) for v in vals):
         for i, v in enumerate(vals):
             if not v or v != v.strip() or v.startswith("#") or any(unicodedata.category(c) == "Cc" for c in v):
