@@ -66,6 +66,16 @@ def test_one_huge_label_is_not_amplified(tmp_path):
         read_triplets(path)
 
 
+def test_one_huge_label_is_not_amplified_when_written():
+    """300 labels, one of 262,144 characters: a fixed-width array of them would take 300 MiB."""
+    labels = ["x" * 262_144] + [f"a{i}" for i in range(299)]
+    triplets = np.array([[0, 1, 2], [3, 4, 5], [299, 0, 7]])
+    bio = io.BytesIO()
+    out, peak = peak_while(lambda: write_triplets(bio, triplets, labels=labels, layout="crowd"))
+    assert out is None and peak < 30 * MB, (out, peak)
+    assert read_triplets(io.BytesIO(bio.getvalue())).n_items == 8
+
+
 def test_npy_header_claiming_1e11_rows_is_refused_before_allocating(tmp_path):
     path = tmp_path / "claims.npy"
     path.write_bytes(npy_header((10**11, 3), "<i8") + b"\0" * 48)

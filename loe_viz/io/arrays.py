@@ -6,7 +6,7 @@ import zipfile
 
 import numpy as np
 
-from .layouts import LIMIT, TripletData, err, finish_int, text_labels
+from .layouts import LIMIT, TripletData, as_labels, err, finish_int
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
 
@@ -76,14 +76,14 @@ def _labels(name, lab, lim):
         raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
     try:
         vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
-        if lab.dtype.kind in "US":
-            _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
-        out = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(vals)
     except UnicodeDecodeError:
         raise err(name, "labels are bytes that are not UTF-8") from None
-    if np.unique(out).size != out.size:
-        raise err(name, "labels are not distinct")
-    return out
+    if lab.dtype.kind in "US":
+        _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
+    try:
+        return as_labels(lab if lab.dtype.kind in "iu" else vals)
+    except ValueError as exc:
+        raise err(name, str(exc)) from None
 
 
 def _npz(src, opts, lim):
@@ -152,9 +152,9 @@ def read(src, opts, lim, fmt) -> TripletData:
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
     if n is not None and tri.max() >= n:
-        raise err(name, f"row {int(np.argwhere(tri >= n)[0, 0])} (counting from 0) holds the index {int(tri.max())}, "
-                        f"out of range for " + (f"the {n} labels" if lab is not None else f"n_items={n}"))
+        r = int(np.argwhere(tri >= n)[0, 0])
+        raise err(name, f"row {r} (counting from 0) holds the index {int(tri[r].max())}, out of range for "
+                        + (f"the {n} labels" if lab is not None else f"n_items={n}"))
     if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, n):
         raise err(name, f"n_items={opts['n_items']} does not match the {n} labels stored in the file")
-    return (TripletData(tri, lab, int(n), name, layout, fmt, 0, tuple(notes)) if lab is not None
-            else finish_int(tri, opts, name, layout, fmt, 0, notes))
+    return finish_int(tri, dict(opts, labels=lab), name, layout, fmt, 0, notes)

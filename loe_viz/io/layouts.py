@@ -28,9 +28,9 @@ ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)"
 ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
 LAYOUT_ROLES = {"list-order": ("head", "near", "far"), "crowd": ("head", "left", "right", "answer"),
                 "list-boolean": ("head", "near", "far", "response"), "list-count": ("head", "near", "far", "response")}
-ANSWER_MODES = ("label", "side", "index")
 ANSWER_NOTE = {"label": "answers name the chosen item by its label", "side": "answers are 'left'/'right'",
                "index": "answers are 0/1 (0 = left item chosen, 1 = right item chosen)"}
+ANSWER_MODES = tuple(ANSWER_NOTE)
 TRUE, FALSE = {"1", "+1", "true", "t", "yes"}, {"0", "-1", "false", "f", "no"}
 # ASCII only: Python's int() and float() also take '1_0' and full-width digits, which ids in a file are not.
 INT_RE = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
@@ -85,10 +85,14 @@ def is_number(tok: str) -> bool:
     return NUM_RE.match(tok.strip()) is not None
 
 
-def text_labels(values) -> np.ndarray:
-    """Distinct stripped text labels as an object array (no fixed-width ``<U`` copy)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = [str(v).strip() for v in values]
+def as_labels(values) -> np.ndarray:
+    """Distinct labels: an integer array as ``int64`` ids, anything else as stripped text in an object array (a list
+    is never made into a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        out = values.astype(np.int64)
+    else:
+        out = np.empty(len(values), dtype=object)
+        out[:] = [str(v).strip() for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
     if len(set(out.tolist())) != out.size:
         raise ValueError("labels must be distinct")
     return out
@@ -111,10 +115,9 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
     if lab is not None:
         if lab.ndim != 1 or lab.size < 3 or lab.dtype.kind not in "iuUSO":
             raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers, got {labels!r:.60}")
-        lab = lab.astype(np.int64) if lab.dtype.kind in "iu" else text_labels(lab.tolist())
-        if np.unique(lab).size != lab.size or n_items not in (None, lab.size):
-            raise ValueError("labels must be distinct" if n_items in (None, lab.size) else
-                             f"n_items={n_items} does not match len(labels)={lab.size}")
+        lab = as_labels(lab)
+        if n_items not in (None, lab.size):
+            raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
                                   or delimiter in "\r\n\"#" or delimiter.isalnum()):
@@ -166,9 +169,7 @@ def roles_from_header(fields):
     roles = []
     for f in fields:
         r = _name_role(f, crowd)
-        if r == "answer" and not crowd:
-            r = "response" if _name_role(f, False) == "response" else None
-        roles.append(None if r in roles or (crowd and r in ("near", "far", "response")) else r)
+        roles.append(None if r in roles or r in (("near", "far", "response") if crowd else ("answer",)) else r)
     n_known = sum(r is not None for r in roles)
     try:
         return tuple(roles), layout_from_roles(roles, "header"), n_known, None

@@ -206,20 +206,19 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     elif not hdr and len(f0) == 4 and lay not in ("auto", "list-order"):
         spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
     elif not hdr:
-        want = LAYOUT_ROLES["list-order" if lay == "auto" else lay]
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
-                  f"expected {len(want)} fields ({', '.join(want)}), got {len(f0)}", first_no)
+                  f"expected {_width(LAYOUT_ROLES['list-order' if lay == 'auto' else lay])}, got {len(f0)}", first_no)
     if lay != "auto" and not (spec.layout == lay or (spec.layout, lay) == ("list-boolean", "list-count")):
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
-    if rows and len(rows[0]) > len(spec.roles) and not hdr:  # pandas would drop the first row's extra fields
+    spec.drop_first = bool(rows) and len(rows[0]) > len(spec.roles)  # pandas would drop that row's extra fields
+    if spec.drop_first and not hdr:
         raise err(name, f"expected {_width(spec.roles)}, got {len(rows[0])}", first_no)
     # ... so with a header, it starts at the header (a row as wide as the roles); lines end in CR LF, LF or CR
     starts = [bom] + [bom + m.end() for m in itertools.islice(re.finditer(rb"\r\n?|\n", raw[bom:]), spec.header_line)]
-    spec.drop_first = bool(rows) and len(rows[0]) > len(spec.roles)
     spec.first_line = spec.header_line + (not spec.drop_first)
     spec.data_start = starts[spec.first_line - 1] if spec.first_line <= len(starts) else len(raw)
     return spec
@@ -402,15 +401,14 @@ class _Reader:
             self.src.stream.seek(pos)
         return found
 
+    def problems(self, rows, mode=None) -> list:
+        """Sorted (line, problem) of these frame rows and of the lines pandas skipped for too many fields."""
+        return sorted([(ln, self.word(f, mode)) for ln, f in self.where(rows).values()] + list(self.bad.items()))
+
     def report(self, rows, mode=None):
         """errors="raise": raise the first problem among these rows and the lines with too many fields."""
-        if self.opts["errors"] == "raise":
-            line, fields = next(iter(self.where(rows[:1]).values()), (None, None))
-            first = min((ln for ln in self.bad if line is None or ln < line), default=None)
-            if first is not None:
-                raise err(self.src.name, self.bad[first], first)
-            if rows:
-                raise err(self.src.name, self.word(fields, mode), line)
+        if self.opts["errors"] == "raise" and (first := self.problems(rows[:1], mode)):
+            raise err(self.src.name, first[0][1], first[0][0])
 
     def chunk(self, df, r0):
         """(ids (k, 3), codes or None) of the good rows of a chunk; codes: per answer encoding, 0 = the left item
@@ -502,8 +500,7 @@ class _Reader:
             tri, mode = self.resolve(tri, [p[1] for p in parts], notes)
         n_skipped, notes = self.n_bad + len(self.bad), notes + sorted(self.notes)
         if n_skipped:
-            shown = sorted([(ln, self.word(f, mode)) for ln, f in self.where(sorted(self.skipped)[:MAX_NOTES]).values()]
-                           + list(self.bad.items()))[:MAX_NOTES]
+            shown = self.problems(sorted(self.skipped)[:MAX_NOTES], mode)[:MAX_NOTES]
             notes.append(f"skipped {n_skipped} row(s) with problems (first: "
                          + "; ".join(f"line {ln}: {msg}" for ln, msg in shown) + ")")
         return tri, "list-count" if self.saw_minus else spec.layout, n_skipped, notes

@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 
 from .._validation import check_random_state, check_triplets
-from .layouts import TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, is_number
+from .layouts import TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, as_labels, is_number
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -66,15 +66,17 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     fmt = {".npy": "npy", ".npz": "npz", ".tsv": "tsv", ".tab": "tsv"}.get(ext, "csv") if format == "auto" else format
     swap = check_random_state(random_state).random(tri.shape[0]) < 0.5 if layout != "list-order" else None
     h, a, b = tri[:, 0], tri[:, 1], tri[:, 2]
+    x, z, y = a, b, None  # the two sides as written, and the response (True/1: the first side is the closer)
+    if swap is not None:
+        x, z = np.where(swap, b, a), np.where(swap, a, b)
+        y = ~swap if layout == "list-boolean" else np.where(swap, -1, 1).astype(np.int8)
     if fmt in ("npy", "npz"):
         if fmt == "npy" and lab is not None:
             raise ValueError("labels cannot be stored in a .npy file; use .npz or a text format")
         if layout == "crowd" or (fmt == "npy" and layout != "list-order"):
             raise ValueError(f"layout={layout!r} cannot be stored in .{fmt}; use "
                              + ("" if layout == "crowd" else ".npz or ") + "a text format (.csv/.tsv)")
-        arrays = {"triplets": tri} if layout == "list-order" else {
-            "X": np.column_stack([h, np.where(swap, b, a), np.where(swap, a, b)]),
-            "y": ~swap if layout == "list-boolean" else np.where(swap, -1, 1).astype(np.int8)}
+        arrays = {"triplets": tri} if layout == "list-order" else {"X": np.column_stack([h, x, z]), "y": y}
         if lab is not None:
             arrays["labels"] = lab if lab.dtype.kind == "i" else lab.astype(str)
         return _write_atomic(path, is_path, (lambda fh: np.save(fh, tri, allow_pickle=False)) if fmt == "npy"
@@ -84,9 +86,8 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     if fmt == "text" and text and any(any(ch.isspace() for ch in v) for v in lab.tolist()):
         raise ValueError("labels that contain whitespace cannot be written whitespace-separated; use format='csv'")
     names, cols = {"list-order": (("head", "winner", "loser"), [h, a, b]),
-                   "crowd": (("head", "left", "right", "winner"), [h, np.where(swap, b, a), np.where(swap, a, b), a])
-                   }.get(layout, (("head", "j", "k", "y"), [h, np.where(swap, b, a), np.where(swap, a, b),
-                                                            np.where(swap, 0 if layout == "list-boolean" else -1, 1)]))
+                   "crowd": (("head", "left", "right", "winner"), [h, x, z, a])}.get(layout, (("head", "j", "k", "y"),
+                                                                                          [h, x, z, y]))
     n_item = 4 if layout == "crowd" else 3
     cells = np.array([_quote(v, delim) for v in lab.tolist()] + [None], dtype=object)[:-1] if text else lab
 
@@ -143,12 +144,12 @@ def _quote(s: str, delim: str) -> str:
 
 def _check_write_labels(labels) -> np.ndarray:
     vals = list(labels) if not isinstance(labels, (str, bytes, np.ndarray)) else np.asarray(labels).tolist()
-    if isinstance(labels, (str, bytes)) or np.ndim(labels) != 1:
+    if isinstance(labels, (str, bytes)) or np.ndim(labels if isinstance(labels, np.ndarray) else vals[:1]) != 1:
         raise ValueError("labels must be a 1-D sequence of item labels")
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
         if any(v < 0 or v >= 2**63 for v in vals):
             raise ValueError("integer labels must be non-negative and below 2**63")
-        lab = np.array(vals, dtype=np.int64)
+        vals = np.array(vals, dtype=np.int64)
     elif all(isinstance(v, str) for v in vals):
         for i, v in enumerate(vals):
             if not v or v != v.strip() or v.startswith("#") or any(unicodedata.category(c) == "Cc" for c in v):
@@ -160,13 +161,9 @@ def _check_write_labels(labels) -> np.ndarray:
         if any(numeric):
             raise ValueError(f"labels[{numeric.index(True)}] = {vals[numeric.index(True)]!r} looks like a number "
                              "while other labels are text; the file could not be read back without item_type='str'")
-        lab = np.empty(len(vals), dtype=object)
-        lab[:] = vals
     else:
         raise ValueError("labels must hold only strings or only integers")
-    if len(set(vals)) != len(vals):
-        raise ValueError("labels must be distinct")
-    return lab
+    return as_labels(vals)  # distinct; int64 ids or an object array of str
 
 
 def _write_atomic(path, is_path, write):
