@@ -10,11 +10,30 @@ try:  # optional: without threadpoolctl the limit is not applied
 except ImportError:  # pragma: no cover - depends on the environment
     _threadpool_limits = None
 
-__all__ = ["blas_single_thread"]
+__all__ = ["blas_single_thread", "pin_blas_single_thread"]
 
 _blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter = None
+_blas_owner = None  # the limiter of the fit that set the one-thread limit, while it runs
+_pinned = None  # the limiter of pin_blas_single_thread, kept for the life of the process
+
+
+def pin_blas_single_thread() -> bool:
+    """Keep BLAS on one thread for the rest of the process; later fits change nothing.
+
+    For a server that runs several sessions' fits at once: there,
+    :func:`blas_single_thread` would switch the process-wide thread count of OpenBLAS
+    around every fit while other sessions' threads are inside BLAS calls. Pinned,
+    nothing switches, and every fit runs its BLAS calls on one thread as it would
+    anyway. Returns True when the limit is (or already was) in place, False without
+    ``threadpoolctl``.
+    """
+    global _pinned
+    if _threadpool_limits is None:
+        return False
+    with _blas_lock:
+        if _pinned is None:
+            _pinned = _threadpool_limits(limits=1, user_api="blas")
+    return True
 
 
 @contextlib.contextmanager
@@ -26,23 +45,26 @@ def blas_single_thread():
     for each of those calls, which on a busy 2-core machine made one
     iteration ~40x slower than the whole loss evaluation at n = 40 (and
     doubled the run time at n = 1000). Uses ``threadpoolctl`` when it is
-    installed; otherwise does nothing. The limit is process-wide, so it is
-    reference-counted: overlapping fits in several threads set it once and
-    the last one to finish restores the original setting.
+    installed; otherwise does nothing.
+
+    The limit is process-wide, and threadpoolctl lets only the thread that set
+    an OpenBLAS limit change it again. So the fit that finds no limit in place
+    sets it and, on its own thread, restores it when it ends; fits that overlap
+    it leave BLAS alone (after it ends they run with the original setting).
+    Nothing changes after :func:`pin_blas_single_thread`.
     """
-    global _blas_users, _blas_limiter
-    if _threadpool_limits is None:
+    global _blas_owner
+    if _threadpool_limits is None or _pinned is not None:
         yield
         return
+    mine = None
     with _blas_lock:
-        if _blas_users == 0:
-            _blas_limiter = _threadpool_limits(limits=1, user_api="blas")
-        _blas_users += 1
+        if _blas_owner is None:
+            mine = _blas_owner = _threadpool_limits(limits=1, user_api="blas")
     try:
         yield
     finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0 and _blas_limiter is not None:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
+        if mine is not None:
+            with _blas_lock:
+                mine.restore_original_limits()
+                _blas_owner = None

@@ -1,5 +1,6 @@
 """The ordinal-embedding baselines (STE, t-STE, SOE, GNMDS, CKL) and LOE-STE."""
 
+import os
 import time
 
 import numpy as np
@@ -399,3 +400,30 @@ def test_blas_limit_is_restored_after_overlapping_fits(truth):
         list(pool.map(lambda s: GNMDS(random_state=s, max_iter=10).fit(T), range(4)))
     after = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert after == before
+
+
+def test_pinned_blas_stays_on_one_thread_and_fits_do_not_switch_it():
+    """A server pins BLAS once; its fits then leave the process-wide thread count alone."""
+    pytest.importorskip("threadpoolctl")
+    code = (
+        "import numpy as np, threadpoolctl\n"
+        "from loe_viz import _blas, STE\n"
+        "calls = []\n"
+        "real = _blas._threadpool_limits\n"
+        "_blas._threadpool_limits = lambda **kw: (calls.append(kw), real(**kw))[1]\n"
+        "assert _blas.pin_blas_single_thread() and _blas.pin_blas_single_thread()\n"
+        "assert len(calls) == 1, calls\n"
+        "rng = np.random.default_rng(0)\n"
+        "T = np.array([rng.permutation(30)[:3] for _ in range(2000)])\n"
+        "STE(random_state=1, max_iter=20).fit(T, n_items=30)\n"
+        "assert len(calls) == 1, calls\n"
+        "blas = [i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas']\n"
+        "assert blas and set(blas) == {1}, blas\n"
+        "print('ok')\n"
+    )
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

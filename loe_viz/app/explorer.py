@@ -26,6 +26,7 @@ from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView
+from .._blas import pin_blas_single_thread
 from .warmup import start_warm_up
 
 __all__ = ["Explorer", "TITLE"]
@@ -109,6 +110,8 @@ class Explorer(Viewer):
 
     def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
         own = state is None
+        if in_server_session():  # sessions' fits run side by side: no process-wide switching of BLAS threads
+            pin_blas_single_thread()
         # compile the kernels off the event loop (once per process) while the page is built
         start_warm_up()
         if own:
