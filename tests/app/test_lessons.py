@@ -56,3 +56,28 @@ def test_every_lesson_opens_from_its_url(server, browser, shots):
         assert not big, f"websocket messages over 2 MB: {big}"
     finally:
         p.close()
+
+
+def test_the_first_lesson_opens_with_one_click_and_only_the_open_one_is_marked(server, browser, shots):
+    """The picker shows no lesson as chosen before one is, so a click on the first one opens it."""
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        p.page.locator(".bk-tab", has_text="Lessons").first.click()
+        picks = p.page.locator(".loe-lesson-pick button")
+        picks.first.wait_for(timeout=30_000)
+        assert picks.count() == len(LESSONS)
+        colours = [picks.nth(i).evaluate("el => getComputedStyle(el).backgroundColor") for i in range(picks.count())]
+        assert len(set(colours)) == 1, colours  # nothing marked before a choice
+        picks.first.click()
+        x = LESSONS[0]
+        p.wait_text(".loe-lesson-narrative", re.escape(_first_words(x.narrative)), timeout=60)
+        time.sleep(0.5)
+        colours = [picks.nth(i).evaluate("el => getComputedStyle(el).backgroundColor") for i in range(picks.count())]
+        assert colours[0] != colours[1] and len(set(colours[1:])) == 1, colours  # only the open one is marked
+        p.shot(shots / "lessons_first_clicked.png")
+        # (a lesson opened by a click still links two of Panel's stylesheets to its CDN, which a
+        # hall without internet fails to load: known, not asserted here; see the URL test above)
+        errors = [e for e in p.errors if "Failed to load resource" not in e]
+        assert not errors, errors
+    finally:
+        p.close()

@@ -41,11 +41,16 @@ class LessonsView(Viewer):
         self.sweep = SweepState()
         self.sweep.dispatch = self.state.dispatch
         self._sweep_view = SweepView(sweep=self.sweep)
-        self._picker = pn.widgets.RadioButtonGroup(
-            options={f"{i + 1}. {x.title}": x.key for i, x in enumerate(LESSONS)}, value=None,
-            orientation="vertical", color="primary", variant="outline",
-            sizing_mode="stretch_width", css_classes=["loe-lesson-picker"])
-        self._picker.param.watch(lambda e: e.new and e.new != self.current and self.open(e.new), "value")
+        # one button per lesson, not a radio group: Bokeh's radio group marks its first
+        # option as chosen when none is, and a click on it then opened nothing
+        self._picks = {}
+        for i, x in enumerate(LESSONS):
+            b = pn.widgets.Button(label=f"{i + 1}. {x.title}", color="primary", variant="outline",
+                                  sizing_mode="stretch_width", margin=(2, 10), css_classes=["loe-lesson-pick"])
+            b.on_click(lambda e, key=x.key: key != self.current and self.open(key))
+            self._picks[x.key] = b
+        self._picker = pn.Column(*self._picks.values(), sizing_mode="stretch_width",
+                                 css_classes=["loe-lesson-picker"])
         self._body = pn.Column(sizing_mode="stretch_width", css_classes=["loe-lesson"])
         self._intro = pn.pane.Markdown(
             "Each lesson sets up the walk-through (or a sweep, or a triplet file) to show one idea, "
@@ -67,9 +72,9 @@ class LessonsView(Viewer):
     def open(self, key: str) -> Lesson:
         """Show lesson ``key`` and apply its preset (raises ``KeyError`` for an unknown key)."""
         x = lesson(key)
-        self.current = key  # before the picker changes: its watcher then does nothing
-        if self._picker.value != key:
-            self._picker.value = key
+        self.current = key
+        for k, b in self._picks.items():  # the open lesson is the one marked
+            b.variant = "solid" if k == key else "outline"
         if x.sweep is None and x.sample is None:
             self._apply(x, None)
         self._body.objects = self._render(x)
