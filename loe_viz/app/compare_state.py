@@ -70,6 +70,8 @@ class CompareState(RunsJobs, param.Parameterized):
     message = param.String(default="", precedence=-1)
     version = param.Integer(default=0, precedence=-1)
 
+    _bumps_version = "records"
+
     def __init__(self, source, **params):
         super().__init__(**params)
         self.source = source
@@ -104,15 +106,6 @@ class CompareState(RunsJobs, param.Parameterized):
         self.records = []
 
     # -------------------------------------------------------------- internals
-    def _publish(self, **updates) -> None:
-        self._jobs.publish_update(self._apply, **updates)
-
-    def _apply(self, **updates) -> None:
-        """On the UI thread: one (possibly merged) update; new records bump ``version``."""
-        if "records" in updates:
-            updates["version"] = self.version + 1
-        self.param.update(**updates)
-
     def _run(self, X, triplets, cfg, methods, max_seconds, token) -> None:
         from . import scoring
         from .warmup import wait_warm_up, warming_up
@@ -129,18 +122,18 @@ class CompareState(RunsJobs, param.Parameterized):
 
         def push(rec, frac, msg):
             records.append(rec)
-            self._publish(records=list(records), progress=int(round(100 * frac)), message=msg)
+            self._report(records=list(records), progress=int(round(100 * frac)), message=msg)
 
         try:
             if warming_up():  # the server's first minute: the kernels still compile
-                self._publish(message="Preparing the compiled kernels (the server has just started)…",
+                self._report(message="Preparing the compiled kernels (the server has just started)…",
                               progress=0)
                 wait_warm_up(token.check)
             for i, name in enumerate(methods):
                 token.check()
                 base = i / len(methods)
                 step = 1.0 / len(methods)
-                self._publish(message=f"Running {name} ({i + 1}/{len(methods)})…",
+                self._report(message=f"Running {name} ({i + 1}/{len(methods)})…",
                               progress=int(round(100 * base)))
                 if name == "LOE":
                     from ..loe import LOE
@@ -156,13 +149,13 @@ class CompareState(RunsJobs, param.Parameterized):
                 self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base, step, token)
             token.check()
         except Cancelled:
-            self._publish(running=False, message="Cancelled.")
+            self._report(running=False, message="Cancelled.")
             return
         except Exception as exc:
             log.warning("comparison failed", exc_info=True)
-            self._publish(running=False, message=f"The comparison stopped: {type(exc).__name__}: {exc}")
+            self._report(running=False, message=f"The comparison stopped: {type(exc).__name__}: {exc}")
             return
-        self._publish(running=False, progress=100, message="Done.")
+        self._report(running=False, progress=100, message="Done.")
 
     def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step, token):
         """Fit one baseline (or LOE-STE), reporting its error as it goes."""

@@ -272,6 +272,8 @@ class RunsJobs:
     """For states whose work runs on a :class:`JobRunner` kept in ``self._jobs``."""
 
     _jobs: JobRunner
+    #: Parameter whose presence in a reported update also increments ``version`` (see :meth:`_report`).
+    _bumps_version: str = ""
 
     @property
     def dispatch(self) -> Callable[[Callable[[], None]], None]:
@@ -286,6 +288,19 @@ class RunsJobs:
     def jobs(self) -> JobRunner:
         """The runner of this state's work (its thread exists only while a run is in progress)."""
         return self._jobs
+
+    def _report(self, **updates) -> None:
+        """From a job: set parameters on the UI thread, merged with an update still waiting there.
+
+        See :meth:`JobRunner.publish_update`. An update that sets ``_bumps_version``
+        also increments ``version``, counted on the UI thread.
+        """
+        self._jobs.publish_update(self._apply_report, **updates)
+
+    def _apply_report(self, **updates) -> None:
+        if self._bumps_version in updates:
+            updates["version"] = self.version + 1
+        self.param.update(**updates)
 
     def cancel(self) -> None:
         """Ask the running work to stop (LOE at its next landmark, the other methods at their next iteration).

@@ -503,6 +503,8 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     run_info = param.Dict(default={}, precedence=-1, doc="Split sizes, landmarks, agreement, timings.")
     version = param.Integer(default=0, precedence=-1, doc="Incremented when results change.")
 
+    _bumps_version = "results"
+
     # ---- status --------------------------------------------------------------------
     error = param.String(default="", precedence=-1, doc="Why the last action failed.")
     message = param.String(default="", precedence=-1, doc="What the run is doing or did.")
@@ -636,15 +638,6 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         with param.parameterized.discard_events(self):
             self.param.update(data=None, truth=None, summary={}, results={}, run_info={})
 
-    def _publish(self, **updates) -> None:
-        self._jobs.publish_update(self._apply, **updates)
-
-    def _apply(self, **updates) -> None:
-        """On the UI thread: one (possibly merged) update; new results bump ``version``."""
-        if "results" in updates:
-            updates["version"] = self.version + 1
-        self.param.update(**updates)
-
     def _job(self, data, truth, data_version, cfg, token) -> None:
         results: dict[str, MethodResult] = {}
         last = {"t": 0.0}
@@ -656,12 +649,12 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             now = time.perf_counter()
             if now - last["t"] >= 0.25 and current():
                 last["t"] = now
-                self._publish(progress=int(round(100 * frac)), message=msg)
+                self._report(progress=int(round(100 * frac)), message=msg)
 
         def on_result(res, frac):
             results[res.method] = res
             if current():
-                self._publish(results=dict(results), progress=int(round(100 * frac)),
+                self._report(results=dict(results), progress=int(round(100 * frac)),
                               message=f"{res.label} " + ("failed" if res.error else f"done in {format_seconds(res.seconds)}"))
 
         try:
@@ -669,17 +662,17 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
                 data.triplets, data.n_items, truth=truth, on_result=on_result, on_progress=on_progress,
                 should_stop=lambda: token.cancelled or not current(), **cfg)
         except Cancelled:
-            self._publish(running=False, message="Cancelled." if current() else "", progress=0)
+            self._report(running=False, message="Cancelled." if current() else "", progress=0)
             return
         except ValueError as exc:
-            self._publish(running=False, error=str(exc), message="")
+            self._report(running=False, error=str(exc), message="")
             return
         except Exception as exc:
             log.warning("triplet run failed", exc_info=True)
-            self._publish(running=False, error=f"The run stopped: {type(exc).__name__}: {exc}", message="")
+            self._report(running=False, error=f"The run stopped: {type(exc).__name__}: {exc}", message="")
             return
         if not current():  # new data arrived meanwhile: these results belong to the old data
-            self._publish(running=False, progress=0, message="")
+            self._report(running=False, progress=0, message="")
             return
         ok = {k: r for k, r in final.items() if r.ok}
         shown = self.shown if self.shown in ok else (max(ok, key=lambda k: ok[k].test_accuracy) if ok else "")
@@ -687,7 +680,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         failed = [r.label for r in final.values() if r.error]
         if failed:
             done += " Could not run: " + ", ".join(failed) + " (see the table)."
-        self._publish(results=dict(final), run_info=info, shown=shown, running=False,
+        self._report(results=dict(final), run_info=info, shown=shown, running=False,
                       progress=100 if not info["cancelled"] else self.progress, message=done)
 
     # ------------------------------------------------------------------ outputs
