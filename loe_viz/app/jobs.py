@@ -209,10 +209,16 @@ class JobRunner:
         def guarded():
             if not self._closed:
                 fn()
+        self._dispatch(guarded)
+
+    def _dispatch(self, fn: Callable[[], None]) -> bool:
+        """Hand ``fn`` to ``dispatch``; False (logged) when it could not be (e.g. the document went away)."""
         try:
-            self.dispatch(guarded)
-        except Exception:  # e.g. the session's document went away
+            self.dispatch(fn)
+            return True
+        except Exception:
             log.warning("%s: could not publish a result", self.name, exc_info=True)
+            return False
 
     def publish_update(self, apply: Callable[..., None], **updates) -> None:
         """Publish ``apply(**updates)``, merged into an update that still waits for the UI.
@@ -236,12 +242,9 @@ class JobRunner:
                 merged, self._queued = self._queued, None
             if merged is not None and not self._closed:
                 apply(**merged)
-        try:
-            self.dispatch(flush)
-        except Exception:  # e.g. the session's document went away
+        if not self._dispatch(flush):
             with self._lock:
                 self._queued = None
-            log.warning("%s: could not publish a result", self.name, exc_info=True)
 
     # ---------------------------------------------------------------- internals
     def _call(self, job, token) -> None:
