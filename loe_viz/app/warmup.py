@@ -92,9 +92,12 @@ def start_warm_up() -> threading.Thread | None:
 
 
 def warming_up() -> bool:
-    """Whether the warm-up thread is compiling (or loading) the kernels right now."""
+    """Whether the warm-up thread is compiling (or loading) the kernels right now.
+
+    False on the warm-up thread itself: its own runs have nothing to wait for.
+    """
     t = _warm_thread
-    return t is not None and t.is_alive()
+    return t is not None and t is not threading.current_thread() and t.is_alive()
 
 
 def wait_warm_up(check=None, poll: float = 0.25) -> None:
@@ -106,9 +109,7 @@ def wait_warm_up(check=None, poll: float = 0.25) -> None:
     (a cancelled job).
     """
     t = _warm_thread
-    if t is threading.current_thread():  # the warm-up's own runs
-        return
-    while t is not None and t.is_alive():
+    while warming_up():
         if check is not None:
             check()
         t.join(poll)
