@@ -86,13 +86,14 @@ def is_number(tok: str) -> bool:
 
 
 def as_labels(values) -> np.ndarray:
-    """Distinct labels: an integer array as ``int64`` ids, anything else as stripped text in an object array (a list
-    is never made into a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        out = values.astype(np.int64)
+    """Distinct labels of an array or a sequence: integers as ``int64`` ids, anything else as stripped text in an
+    object array (never a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
+    vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+        out = np.array(vals, dtype=np.int64)
     else:
-        out = np.empty(len(values), dtype=object)
-        out[:] = [str(v).strip() for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
+        out = np.empty(len(vals), dtype=object)
+        out[:] = [str(v).strip() for v in vals]
     if len(set(out.tolist())) != out.size:
         raise ValueError("labels must be distinct")
     return out
@@ -111,11 +112,14 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
         if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or not 3 <= n_items <= LIMIT:
             raise ValueError(f"n_items must be an integer from 3 to {LIMIT}, got {n_items!r}")
         n_items = int(n_items)
-    lab = None if labels is None else np.asarray([] if isinstance(labels, (str, bytes)) else labels)
-    if lab is not None:
-        if lab.ndim != 1 or lab.size < 3 or lab.dtype.kind not in "iuUSO":
-            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers, got {labels!r:.60}")
-        lab = as_labels(lab)
+    lab = None
+    if labels is not None:
+        one_d = hasattr(labels, "__iter__") and not isinstance(labels, (str, bytes)) and getattr(labels, "ndim", 1) == 1
+        vals = list(labels) if one_d else []  # never np.asarray: one long label would widen every cell
+        if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                           and 0 <= v < 2**63) for v in vals):
+            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1), got {labels!r:.60}")
+        lab = as_labels(vals)
         if n_items not in (None, lab.size):
             raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
