@@ -81,6 +81,12 @@ def err(source, msg, line=None) -> ValueError:
     return ValueError(f"{source}: {'' if line is None else f'line {line}: '}{msg}")
 
 
+def over_limit(source, what, lim, key, unit="") -> ValueError:
+    """``what`` (a size, and how it compares) the limit ``lim[key]``, and how to raise it."""
+    return err(source, f"{what} the limit of {lim[key]:,}{unit} (raise it with read_triplets(..., limits="
+                       f"{{'{key}': ...}}) or loe_viz.io.MAX_{key.upper()})")
+
+
 def is_number(tok: str) -> bool:
     return NUM_RE.match(tok.strip()) is not None
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
-                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
+                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles, over_limit,
                       roles_from_header)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
@@ -346,9 +346,7 @@ class _Reader:
             self.names.append(v)
             self.label_bytes += len(v)
             if self.label_bytes > self.lim["label_bytes"]:
-                raise err(self.src.name, f"the text labels exceed the limit of {self.lim['label_bytes']:,} characters "
-                                         "in all (raise it with read_triplets(..., limits={'label_bytes': ...}) or "
-                                         "loe_viz.io.MAX_LABEL_BYTES)")
+                raise over_limit(self.src.name, "the text labels exceed", self.lim, "label_bytes", " characters in all")
         return self.gid[v] if self.kind == "str" else v, None
 
     def word(self, fields, mode=None) -> str:
