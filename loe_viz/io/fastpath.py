@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_BLOCK = 1 << 24  # bytes read at a time
+_BLOCK = 1 << 20  # bytes read at a time (small: each block is copied once, to join it to the last one's tail)
 
 
 @njit(nogil=True, cache=True)
