@@ -76,6 +76,16 @@ def test_one_huge_label_is_not_amplified_when_written():
     assert read_triplets(io.BytesIO(bio.getvalue())).n_items == 8
 
 
+def test_one_huge_label_in_the_labels_argument_is_not_amplified():
+    """labels= with 2,000 labels, one of 262,144 characters: a fixed-width array of them would take 2 GiB."""
+    labels = ["x" * 262_144] + [f"a{i}" for i in range(1999)]
+    data, peak = peak_while(lambda: read_triplets(io.StringIO("a1,a2,a3\na3,a1,a2\n"), labels=labels))
+    assert data.labels.dtype == object and data.labelled().tolist() == [["a1", "a2", "a3"], ["a3", "a1", "a2"]]
+    assert peak < 30 * MB, peak
+    with pytest.raises(ValueError, match=r"^labels must be a 1-D sequence of at least 3 strings or integers"):
+        read_triplets(io.StringIO("0,1,2\n"), labels=[-1, 0, 1])
+
+
 def test_npy_header_claiming_1e11_rows_is_refused_before_allocating(tmp_path):
     path = tmp_path / "claims.npy"
     path.write_bytes(npy_header((10**11, 3), "<i8") + b"\0" * 48)

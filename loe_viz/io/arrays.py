@@ -6,15 +6,15 @@ import zipfile
 
 import numpy as np
 
-from .layouts import LIMIT, TripletData, as_labels, err, finish_int
+from .layouts import LIMIT, as_labels, err, finish_int, over_limit
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
+_BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, zipfile.BadZipFile, NotImplementedError, RuntimeError)
 
 
 def _limit(name, what, size, lim, key, unit="bytes"):
     if size > lim[key]:
-        raise err(name, f"{what} is {size:,} {unit}, above the limit of {lim[key]:,} (raise it with "
-                        f"read_triplets(..., limits={{'{key}': ...}}) or loe_viz.io.MAX_{key.upper()})")
+        raise over_limit(name, f"{what} is {size:,} {unit}, above", lim, key)
 
 
 def _array(fh, name, what, lim, end):
@@ -25,20 +25,20 @@ def _array(fh, name, what, lim, end):
         if version[0] not in (1, 2):
             raise ValueError(f"unsupported .npy version {version}")
         shape, fortran, dtype = (fmt.read_array_header_1_0 if version[0] == 1 else fmt.read_array_header_2_0)(fh)
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+    except _BROKEN as exc:
         raise err(name, f"{what} is not a valid NumPy array ({exc})") from None
     if dtype.hasobject:
         raise err(name, f"{what} is an object array; it cannot be read without unpickling, which read_triplets "
                         "never does (save labels as a str array, triplets as integers)")
-    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    nbytes, left = int(np.prod(shape, dtype=object)) * dtype.itemsize, end - fh.tell()
     _limit(name, f"{what}, declared with shape {shape} and dtype {dtype},", nbytes, lim, "array_bytes")
-    if nbytes > end - fh.tell():
+    if nbytes > left:
         raise err(name, f"{what} is not a valid NumPy array (its header declares shape {shape}, {nbytes:,} "
-                        f"bytes, but only {end - fh.tell():,} follow)")
+                        f"bytes, but only {left:,} follow)")
     buf = bytearray(nbytes)
     try:
         got = fh.readinto(buf)
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+    except _BROKEN as exc:
         raise err(name, f"{what} is not a valid NumPy array ({type(exc).__name__}: {exc})") from None
     if got != nbytes:
         raise err(name, f"{what} is not a valid NumPy array (truncated: {got:,} of {nbytes:,} bytes)")
@@ -50,18 +50,17 @@ def int_table(name, arr, what):
     """Validate an array of indices into a writable int32 (m, 3) array."""
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise err(name, f"{what} must have shape (m, 3), got {arr.shape}")
-    if arr.shape[0] == 0:
-        raise err(name, f"{what} is empty: at least one triplet is needed")
-    if arr.dtype.kind not in "iuf":
-        raise err(name, f"{what} must hold integer item indices, got dtype {arr.dtype}")
-    for bad, problem in ((lambda: ~np.isfinite(arr) | (arr != np.round(arr)), "holds a non-integer value"),
-                         (lambda: arr < 0, "holds a negative index"),
-                         (lambda: arr >= LIMIT, f"holds an index that is too large (indices must be below {LIMIT})")):
-        if arr.dtype.kind == "f" or "non-integer" not in problem:
-            mask = bad()
-            if mask.any():
-                r = int(np.argwhere(mask)[0, 0])
-                raise err(name, f"{what} row {r} (counting from 0) {problem}: {arr[r].tolist()}")
+    if arr.shape[0] == 0 or arr.dtype.kind not in "iuf":
+        raise err(name, f"{what} is empty: at least one triplet is needed" if arr.shape[0] == 0 else
+                  f"{what} must hold integer item indices, got dtype {arr.dtype}")
+    problems = [("holds a negative index", lambda: arr < 0),
+                (f"holds an index that is too large (indices must be below {LIMIT})", lambda: arr >= LIMIT)]
+    if arr.dtype.kind == "f":
+        problems.insert(0, ("holds a non-integer value", lambda: ~np.isfinite(arr) | (arr != np.round(arr))))
+    for problem, bad in problems:  # each mask is made only when the ones before are clear
+        if (mask := bad()).any():
+            r = int(np.argwhere(mask)[0, 0])
+            raise err(name, f"{what} row {r} (counting from 0) {problem}: {arr[r].tolist()}")
     tri = np.array(arr, dtype=np.int32, order="C")
     rep = (tri[:, 0] == tri[:, 1]) | (tri[:, 0] == tri[:, 2]) | (tri[:, 1] == tri[:, 2])
     if rep.any():
@@ -75,15 +74,16 @@ def _labels(name, lab, lim):
     if lab.ndim != 1 or lab.dtype.kind not in "iuUS":
         raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
     try:
-        vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
+        vals = lab if lab.dtype.kind in "iu" else [v.decode("utf-8") if isinstance(v, bytes) else v
+                                                    for v in lab.tolist()]
     except UnicodeDecodeError:
         raise err(name, "labels are bytes that are not UTF-8") from None
     if lab.dtype.kind in "US":
         _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
     try:
-        return as_labels(lab if lab.dtype.kind in "iu" else vals)
-    except ValueError as exc:
-        raise err(name, str(exc)) from None
+        return as_labels(vals)
+    except (ValueError, OverflowError) as exc:
+        raise err(name, f"labels: {exc}" if isinstance(exc, OverflowError) else str(exc)) from None
 
 
 def _npz(src, opts, lim):
@@ -91,7 +91,7 @@ def _npz(src, opts, lim):
     try:
         zf = zipfile.ZipFile(src.rewind())
         members = {i.filename.removesuffix(".npy"): i for i in zf.infolist()}
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except _BROKEN as exc:
         raise err(name, f"is not a valid .npz archive ({exc})") from None
 
     def load(key):
@@ -110,15 +110,15 @@ def _npz(src, opts, lim):
             raise err(name, f"the member {key!r} cannot be read ({exc})") from None
 
     with zf:
-        notes = []
+        notes, extra = [], set(members) - {"triplets", "X", "y", "labels"}
         if "triplets" in members:
-            tri, layout, used = int_table(name, load("triplets"), "triplets"), "list-order", {"triplets"}
+            tri, layout = int_table(name, load("triplets"), "triplets"), "list-order"
+            extra |= {"X", "y"} & set(members)
         elif "X" in members and "y" in members:
-            tri, y, used = int_table(name, load("X"), "X"), load("y"), {"X", "y"}
-            if y.shape != (tri.shape[0],):
-                raise err(name, f"y must have shape ({tri.shape[0]},) to match X, got {y.shape}")
-            if y.dtype.kind not in "biuf":
-                raise err(name, f"y must be boolean or +1/-1, got dtype {y.dtype}")
+            tri, y = int_table(name, load("X"), "X"), load("y")
+            if y.shape != (tri.shape[0],) or y.dtype.kind not in "biuf":
+                raise err(name, f"y must have shape ({tri.shape[0]},) to match X, got {y.shape}" if y.shape != (
+                    tri.shape[0],) else f"y must be boolean or +1/-1, got dtype {y.dtype}")
             bad = ~np.isin(y, (-1, 0, 1)) | ((y == -1).any() & (y == 0))
             if bad.any():
                 r = int(np.argmax(bad))
@@ -135,12 +135,11 @@ def _npz(src, opts, lim):
         if lay not in ("auto", layout) and not {lay, layout} <= {"list-boolean", "list-count"}:
             raise err(name, f"layout={lay!r} was asked for but the archive holds {layout} data")
         lab = _labels(name, load("labels"), lim) if "labels" in members else None
-        if set(members) - used - {"labels"}:
-            notes.append(f"ignored array(s): {', '.join(sorted(set(members) - used - {'labels'}))}")
+        notes += [f"ignored array(s): {', '.join(sorted(extra))}"] if extra else []
     return layout, tri, lab, notes
 
 
-def read(src, opts, lim, fmt) -> TripletData:
+def read(src, opts, lim, fmt):
     """TripletData of a .npy or .npz file."""
     name = src.name
     if fmt == "npy" and opts["layout"] not in ("auto", "list-order"):

@@ -23,6 +23,7 @@ COLUMN_NAMES = {
 }
 LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)
 MAX_NOTES = 5
+_STEP = 1 << 18  # rows per block of the relabelling
 ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)", "left": "left",
              "right": "right", "answer": "answer (winner)", "response": "response (y)"}
 ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
@@ -81,18 +82,25 @@ def err(source, msg, line=None) -> ValueError:
     return ValueError(f"{source}: {'' if line is None else f'line {line}: '}{msg}")
 
 
+def over_limit(source, what, lim, key, unit="") -> ValueError:
+    """``what`` (a size, and how it compares) the limit ``lim[key]``, and how to raise it."""
+    return err(source, f"{what} the limit of {lim[key]:,}{unit} (raise it with read_triplets(..., limits="
+                       f"{{'{key}': ...}}) or loe_viz.io.MAX_{key.upper()})")
+
+
 def is_number(tok: str) -> bool:
     return NUM_RE.match(tok.strip()) is not None
 
 
 def as_labels(values) -> np.ndarray:
-    """Distinct labels: an integer array as ``int64`` ids, anything else as stripped text in an object array (a list
-    is never made into a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        out = values.astype(np.int64)
+    """Distinct labels of an array or a sequence: integers as ``int64`` ids, anything else as stripped text in an
+    object array (never a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
+    vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+        out = np.array(vals, dtype=np.int64)
     else:
-        out = np.empty(len(values), dtype=object)
-        out[:] = [str(v).strip() for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
+        out = np.empty(len(vals), dtype=object)
+        out[:] = [str(v).strip() for v in vals]
     if len(set(out.tolist())) != out.size:
         raise ValueError("labels must be distinct")
     return out
@@ -111,11 +119,14 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
         if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or not 3 <= n_items <= LIMIT:
             raise ValueError(f"n_items must be an integer from 3 to {LIMIT}, got {n_items!r}")
         n_items = int(n_items)
-    lab = None if labels is None else np.asarray([] if isinstance(labels, (str, bytes)) else labels)
-    if lab is not None:
-        if lab.ndim != 1 or lab.size < 3 or lab.dtype.kind not in "iuUSO":
-            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers, got {labels!r:.60}")
-        lab = as_labels(lab)
+    lab = None
+    if labels is not None:
+        one_d = hasattr(labels, "__iter__") and not isinstance(labels, (str, bytes)) and getattr(labels, "ndim", 1) == 1
+        vals = list(labels) if one_d else []  # never np.asarray: one long label would widen every cell
+        if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                           and 0 <= v < 2**63) for v in vals):
+            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1), got {labels!r:.60}")
+        lab = as_labels(vals)
         if n_items not in (None, lab.size):
             raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
@@ -181,45 +192,52 @@ def index_dtype(n_items: int) -> np.dtype:
     return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
 
 
+def _present(tri, size) -> np.ndarray:
+    present = np.zeros(size, dtype=bool)
+    for s in range(0, tri.shape[0], _STEP):  # in blocks: fancy indexing copies its index as intp
+        present[tri[s:s + _STEP].ravel()] = True
+    return present
+
+
+def _remap(tri, lookup, dtype) -> np.ndarray:
+    """``lookup(tri)`` as ``dtype``, computed in blocks (in place when ``tri`` has that dtype)."""
+    out = tri if tri.dtype == dtype else np.empty(tri.shape, dtype)
+    for s in range(0, tri.shape[0], _STEP):
+        out[s:s + _STEP] = lookup(tri[s:s + _STEP])
+    return out
+
+
 def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletData:
     """Text labels, indexed in sorted order (labels met only in skipped rows are dropped)."""
-    present = np.zeros(len(names), dtype=bool)
-    present[tri.ravel()] = True
-    order = sorted(np.flatnonzero(present).tolist(), key=names.__getitem__)
+    order = sorted(np.flatnonzero(_present(tri, len(names))).tolist(), key=names.__getitem__)
     k = len(order)
     if opts["n_items"] is not None and opts["n_items"] != k:
         raise err(name, f"n_items={opts['n_items']} does not match the {k} distinct labels in the file; "
                         "pass labels= to fix the item set")
-    rank = np.zeros(len(names), dtype=index_dtype(k))
-    rank[order] = np.arange(k)
-    labels = np.empty(k, dtype=object)
-    labels[:] = [names[i] for i in order]
-    return TripletData(rank[tri], labels, k, name, layout, fmt, skipped, tuple(notes))
+    rank, labels = np.zeros(len(names), dtype=index_dtype(k)), np.empty(k, dtype=object)
+    rank[order], labels[:] = np.arange(k), [names[i] for i in order]
+    return TripletData(_remap(tri, rank.__getitem__, rank.dtype), labels, k, name, layout, fmt, skipped, tuple(notes))
 
 
 def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
-    """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order (in place, in blocks)."""
-    n, maxv, relabel, labels, step = opts["n_items"], int(tri.max()), opts["relabel"], opts["labels"], 1 << 18
-    keep = labels is None and (n is not None or relabel is False)
+    """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order."""
+    n, maxv, labels = opts["n_items"], int(tri.max()), opts["labels"]
+    keep = labels is None and (n is not None or opts["relabel"] is False)
     if keep and n is not None and maxv >= n:
         raise err(name, f"item index {maxv} is out of range for n_items={n}")
-    present = None
-    if labels is None and (keep or maxv < max(tri.size, 1 << 16)):
-        present = np.zeros(maxv + 1 if n is None or not keep else n, dtype=bool)
-        rows = max(1 << 15, present.size // 3, tri.shape[0] // 16)  # bincount in blocks: its int64 copy stays small
-        for s in range(0, tri.shape[0], rows):
-            present |= np.bincount(tri[s:s + rows].ravel(), minlength=present.size) > 0
     if keep:
+        present = _present(tri, maxv + 1 if n is None else n)
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []
         labels = np.arange(present.size, dtype=np.int64)
-    elif labels is None:
-        labels = np.flatnonzero(present) if present is not None else np.unique(tri)
-        if labels.size <= maxv or relabel is True:
-            table = (np.cumsum(present) - 1).astype(tri.dtype) if present is not None else None
-            for s in range(0, tri.shape[0], step):
-                block = tri[s:s + step]
-                block[:] = table[block] if table is not None else np.searchsorted(labels, block)
+    elif labels is None:  # ids up to 2**63: a presence table when they are dense, else sorted
+        dense = maxv < max(tri.size, 1 << 16)
+        labels = np.flatnonzero(_present(tri, maxv + 1)) if dense else np.unique(tri)
+        if labels.size <= maxv or opts["relabel"] is True:
+            rank = np.zeros(maxv + 1 if dense else 0, index_dtype(labels.size))
+            if dense:
+                rank[labels] = np.arange(labels.size)
+            tri = _remap(tri, rank.__getitem__ if dense else lambda block: np.searchsorted(labels, block), rank.dtype)
             notes.append(f"item ids were not the contiguous range 0..{labels.size - 1}: the {labels.size} distinct ids "
                          f"({labels[0]}..{labels[-1]}) were mapped to 0..{labels.size - 1} in increasing order; "
                          "labels maps each index back to its id")

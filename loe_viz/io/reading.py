@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from . import arrays
+from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
-                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
+                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles, over_limit,
                       roles_from_header)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
@@ -239,21 +239,12 @@ def _width(roles) -> str:
 
 
 def _fast(src, spec, opts):
-    """(triplets, layout, notes) of an integer file without a single problem, parsed by NumPy's C reader in one
-    pass into int32; None sends the file to the careful reader (anything odd: floats, quotes, text, a bad row)."""
-    # Latin-1 decodes fastest and maps ASCII as every ASCII-compatible encoding does: digits, delimiters and line
-    # ends are all an integer file holds, so any other byte fails the parse and the careful reader takes over
-    enc = "utf-8-sig" if src.rewind().read(3) == codecs.BOM_UTF8 and opts["encoding"] == "utf-8" else "latin-1"
-    fh = src.name if src.owned else io.TextIOWrapper(src.rewind(), encoding=enc)  # a path is read in large blocks
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # e.g. "input contained no data"
-            arr = np.loadtxt(fh, np.int32, delimiter=spec.delimiter, skiprows=spec.header_line, ndmin=2, encoding=enc)
-    except (ValueError, OverflowError, Warning):
+    """(triplets, layout, notes) of an integer file without a single problem, parsed in one pass into int32; None
+    sends the file to the careful reader (anything odd: floats, quotes, text, a bad row)."""
+    arr = fastpath.int_table(src.rewind(spec.data_start), src.end - src.base - spec.data_start, spec.delimiter,
+                             len(spec.roles))
+    if arr is None:
         return None
-    finally:
-        if not src.owned:
-            fh.detach()
     roles, crowd, notes, layout = spec.roles, spec.layout == "crowd", [], spec.layout
     if arr.shape[1] != len(roles) or not len(arr):
         return None
@@ -355,9 +346,7 @@ class _Reader:
             self.names.append(v)
             self.label_bytes += len(v)
             if self.label_bytes > self.lim["label_bytes"]:
-                raise err(self.src.name, f"the text labels exceed the limit of {self.lim['label_bytes']:,} characters "
-                                         "in all (raise it with read_triplets(..., limits={'label_bytes': ...}) or "
-                                         "loe_viz.io.MAX_LABEL_BYTES)")
+                raise over_limit(self.src.name, "the text labels exceed", self.lim, "label_bytes", " characters in all")
         return self.gid[v] if self.kind == "str" else v, None
 
     def word(self, fields, mode=None) -> str:
