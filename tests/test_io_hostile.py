@@ -86,6 +86,17 @@ def test_one_huge_label_in_the_labels_argument_is_not_amplified():
         read_triplets(io.StringIO("0,1,2\n"), labels=[-1, 0, 1])
 
 
+def test_blank_first_lines_do_not_declare_a_huge_table(tmp_path):
+    # The integer reader sizes its table from the first block's line count; a block of blank lines
+    # (one byte a line) must not reserve 12 bytes a line for a table that cannot hold a row each.
+    path = tmp_path / "blank.csv"
+    path.write_bytes(b"1,2,3\n" + b"\n" * (4 * MB))
+    read_triplets(io.StringIO("1,2,3\n"))  # the compiled reader loaded before measuring
+    out, peak = peak_while(lambda: read_triplets(path))
+    assert peak < 10 * 4 * MB, f"traced peak {peak / MB:.1f} MiB for a 4 MiB file"  # 12x before
+    assert not isinstance(out, Exception), out
+
+
 def test_npy_header_claiming_1e11_rows_is_refused_before_allocating(tmp_path):
     path = tmp_path / "claims.npy"
     path.write_bytes(npy_header((10**11, 3), "<i8") + b"\0" * 48)

@@ -53,6 +53,7 @@ def int_table(fh, size, delim, k):
     delim = 32 if delim is None else ord(delim)
     first = fh.read(1 << 16)
     cap = int(size * (first.count(b"\n") + 1) / max(len(first), 1) * 1.02) + 64  # rows, from the first lines
+    cap = min(cap, size // (2 * k) + 64)  # a row takes 2k bytes or more (a first block of blank lines declares nothing)
     out, row, buf = np.empty((cap, k), np.int32), 0, first
     while buf:
         more = fh.read(_BLOCK)
