@@ -213,3 +213,24 @@ def test_no_n_by_n_memory():
     T = T[(T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])].astype(np.int32)
     f, g = kernel("ste", X, T, 0.0)
     assert np.isfinite(f) and g.shape == (n, 2)
+
+
+@pytest.mark.slow
+def test_parallel_kernel_compiled_in_another_process_loads_from_the_cache(tmp_path):
+    # A cached numba function that called the parallel _range_chunked crashed (SIGSEGV) when
+    # loaded from the cache if _range_chunked had been compiled and cached by another process
+    # first: the parallel step is called from Python now. Three processes, one fresh cache.
+    import os
+    import subprocess
+    import sys
+
+    setup = ("import numpy as np; from loe_viz.kernels import losses as L; rng = np.random.default_rng(0); "
+             "X = rng.random((50, 2)); T = rng.integers(0, 50, (400, 3)).astype(np.int32); ")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    calls = ["print(L._range_chunked(0, X, T, 1.0, 2)[0])"] + ["print(L.triplet_loss_grad(X, T, 0, 1.0, 0.0, 2)[0])"] * 2
+    out = []
+    for call in calls:
+        run = subprocess.run([sys.executable, "-c", setup + call], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"{call}: exit {run.returncode}\n{run.stderr[-2000:]}"
+        out.append(float(run.stdout))
+    assert out[1] == out[2] == pytest.approx(out[0] / 400)

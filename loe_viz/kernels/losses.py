@@ -287,7 +287,6 @@ def _range_chunked(kind, X, triplets, param, n_chunks):
     return partial.sum(), grad
 
 
-@njit(nogil=True, cache=True)
 def triplet_loss_grad(X, triplets, kind, param, regularization, n_threads):
     """Mean triplet loss and its gradient, for the loss selected by ``kind``.
 
@@ -316,6 +315,12 @@ def triplet_loss_grad(X, triplets, kind, param, regularization, n_threads):
         ``mean_t loss_t + regularization * ||X||_F^2``.
     grad : ndarray of shape (n, d)
         Gradient of ``loss`` with respect to ``X``.
+
+    Notes
+    -----
+    A Python function over two compiled steps: a cached function that calls the
+    ``parallel=True`` :func:`_range_chunked` can crash when loaded from numba's
+    cache if the two were compiled in different processes.
     """
     m = triplets.shape[0]
     if n_threads > 1 and m >= 4 * n_threads:
@@ -323,6 +328,12 @@ def triplet_loss_grad(X, triplets, kind, param, regularization, n_threads):
     else:
         grad = np.zeros(X.shape, dtype=np.float64)
         total = _range(kind, X, triplets, 0, m, param, grad)
+    return _mean_and_penalty(X, total, grad, m, float(regularization)), grad
+
+
+@njit(nogil=True, cache=True)
+def _mean_and_penalty(X, total, grad, m, regularization):
+    """Scale the loss sum ``total`` and ``grad`` (in place) to means and add ``regularization * ||X||_F^2``."""
     scale = 1.0 / max(m, 1)
     loss = total * scale
     grad *= scale
@@ -334,4 +345,4 @@ def triplet_loss_grad(X, triplets, kind, param, regularization, n_threads):
                 sq += X[i, c] * X[i, c]
                 grad[i, c] += 2.0 * regularization * X[i, c]
         loss += regularization * sq
-    return loss, grad
+    return loss
