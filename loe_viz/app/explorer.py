@@ -509,6 +509,12 @@ class Explorer(Viewer):
         self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})" if isinstance(s.d, int) else ""
 
     def _on_status(self, *events):
+        # one message for the spinner, the buttons and the lines below (a change made in the
+        # page is not held by Panel: each would be laid out and drawn on its own, during the fit)
+        with pn.io.hold():
+            self._show_status()
+
+    def _show_status(self):
         s = self.state
         self.spinner.value = bool(s.busy)
         self.b_cancel.disabled = not s.busy
