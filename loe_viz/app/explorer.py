@@ -19,7 +19,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from .serving import take_upload, upload_box
+from .serving import serve_stylesheets_locally, take_upload, upload_box
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
@@ -61,23 +61,6 @@ def _step_index(raw) -> int | None:
     if not isinstance(raw, str):
         return None
     return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
-
-
-def _serve_stylesheets_locally(doc) -> None:
-    """Give a served page's components the server's stylesheet URLs from the start.
-
-    Panel links each component's stylesheets to its CDN unless the document names a
-    local ``dist_url``, which it only sets when the HTML page is rendered, after the
-    app script has built the components; it then rewrites the links of the models it
-    finds. A model built in between keeps its CDN link, which a hall without internet
-    cannot load. Setting the local path first, as ``panel.io.location`` does, leaves
-    nothing to rewrite.
-    """
-    from panel.io.resources import LOCAL_DIST, use_cdn
-
-    if "dist_url" not in doc._template_variables and not use_cdn():
-        rel = pn.state.rel_path
-        doc._template_variables["dist_url"] = f"{rel}/{LOCAL_DIST}" if rel else LOCAL_DIST
 
 
 class Explorer(Viewer):
@@ -311,7 +294,7 @@ class Explorer(Viewer):
         """Serve the explorer in a template (or mark it servable in a notebook)."""
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None and target is None:
-            _serve_stylesheets_locally(doc)
+            serve_stylesheets_locally(doc)
             return self.servable_template().servable(title=title or TITLE)
         return super().servable(title=title or TITLE, location=location, area=area, target=target)
 
@@ -526,6 +509,12 @@ class Explorer(Viewer):
         self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})" if isinstance(s.d, int) else ""
 
     def _on_status(self, *events):
+        # one message for the spinner, the buttons and the lines below (a change made in the
+        # page is not held by Panel: each would be laid out and drawn on its own, during the fit)
+        with pn.io.hold():
+            self._show_status()
+
+    def _show_status(self):
         s = self.state
         self.spinner.value = bool(s.busy)
         self.b_cancel.disabled = not s.busy
@@ -580,9 +569,16 @@ class Explorer(Viewer):
         if not panes:
             buf.write("<html><body>Nothing drawn in this step yet.</body></html>")
         else:
+            from bokeh.document import Document
+            from panel.io.state import set_curdoc
+
             col = pn.Column(pn.pane.Markdown(f"# {TITLE}: {view.title}"),
                             *[pn.pane.HoloViews(p.object, sizing_mode="stretch_width", min_height=420) for p in panes])
-            col.save(buf, resources=INLINE, title=f"LOE explorer: {view.title}")
+            # built under a document of its own: the file gets stylesheet objects of its own
+            # (Panel shares them per document), linked for a file opened anywhere, and the
+            # page's own stay as the server gave them
+            with set_curdoc(Document()):
+                col.save(buf, resources=INLINE, title=f"LOE explorer: {view.title}")
         buf.seek(0)
         self.dl_html.filename = f"loe_{view.title.lower()}.html"
         return buf

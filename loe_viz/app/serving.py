@@ -15,6 +15,9 @@
   just received and lets the box forget it.
 * :func:`warn_if_exposed`: logs a warning when ``panel serve`` was started
   without ``--address`` (it then listens on every interface).
+* :func:`serve_stylesheets_locally`: every stylesheet of Panel's components is
+  loaded from the server itself, never from Panel's CDN (a lecture hall may
+  have no internet).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import logging
 import sys
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
-           "require_websocket_origin", "warn_if_exposed", "harden"]
+           "require_websocket_origin", "warn_if_exposed", "harden", "serve_stylesheets_locally"]
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +84,75 @@ def harden() -> None:
     if not _hardened:
         _hardened = True
         warn_if_exposed()
+
+
+# ---------------------------------------------------------------------------- stylesheets
+
+_stylesheets_guarded = False
+
+
+def _keep_local_stylesheets_local() -> None:
+    """Never point a stylesheet of a locally served document at Panel's CDN (idempotent).
+
+    Panel keeps one ``ImportedStyleSheet`` per URL and document (``loading.css``,
+    ``markdown.css`` ...), shared by every component of the page, and points it at
+    the document's ``dist_url`` each time a component's properties are computed.
+    For a component whose model is not in any document it falls back to the CDN:
+    a pane inside a hidden tab of a dynamic ``Tabs`` keeps its model (detached, so
+    ``model.document`` is None) and its updates (the walk-through's status line while
+    a lesson is shown) rewrite the shared stylesheets, and so every component's
+    links, to cdn.holoviz.org. Here a stylesheet that belongs to a document served
+    with local resources keeps that document's ``dist_url``.
+    """
+    global _stylesheets_guarded
+    if _stylesheets_guarded:
+        return
+    import panel.io.resources as resources
+    import panel.reactive as reactive
+    from panel.io.state import state
+
+    original = resources.patch_stylesheet
+    cdn = resources.CDN_DIST
+
+    def patch_stylesheet(stylesheet, dist_url):
+        if dist_url == cdn:
+            doc = getattr(stylesheet, "document", None) or state.curdoc
+            local = doc._template_variables.get("dist_url") if doc is not None else None
+            if local and local != cdn:
+                dist_url = local
+        return original(stylesheet, dist_url)
+
+    patch_stylesheet.__wrapped__ = original
+    # reactive.py imported the function by name; theme/base.py imports it from resources on each use
+    resources.patch_stylesheet = reactive.patch_stylesheet = patch_stylesheet
+    _stylesheets_guarded = True
+
+
+def serve_stylesheets_locally(doc) -> None:
+    """Load every stylesheet of a served page from the server itself, from the start.
+
+    Panel links each component's stylesheets to its CDN unless the document names a
+    local ``dist_url``, which it only sets when the HTML page is rendered, after the
+    app script has built the components; it then rewrites the links of the models it
+    finds. A model built in between keeps its CDN link, which a hall without internet
+    cannot load. Setting the local path first, as ``panel.io.location`` does, leaves
+    nothing to rewrite; :func:`_keep_local_stylesheets_local` covers the updates of
+    components whose model is outside the document.
+
+    Parameters
+    ----------
+    doc : bokeh.document.Document
+        The session's document (``pn.state.curdoc`` while the app script runs).
+    """
+    import panel as pn
+    from panel.io.resources import LOCAL_DIST, use_cdn
+
+    if use_cdn():
+        return
+    if "dist_url" not in doc._template_variables:
+        rel = pn.state.rel_path
+        doc._template_variables["dist_url"] = f"{rel}/{LOCAL_DIST}" if rel else LOCAL_DIST
+    _keep_local_stylesheets_local()
 
 
 # ---------------------------------------------------------------------------- uploads

@@ -34,12 +34,16 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
     The dispatcher holds the session's document weakly: a closed session's
     document is not kept alive by a background job that still holds the
     dispatcher, and a function dispatched after the document went away is
-    dropped.
+    dropped.  Everything one function changes on the page goes to the browser
+    in one message (the document is held while it runs): a new result changes
+    the status line, the figures and the plots' data together, and the page
+    lays itself out and draws once instead of once per change.
     """
     import panel as pn
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
         return direct_dispatch
+    from panel.io import hold
     from panel.io.state import set_curdoc
 
     ref = weakref.ref(doc)
@@ -54,7 +58,7 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
             if d2 is None:
                 return
             try:
-                with set_curdoc(d2):
+                with set_curdoc(d2), hold(d2):
                     fn()
             except Exception:  # never let a UI update kill the session
                 log.warning("UI update failed", exc_info=True)

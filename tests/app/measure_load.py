@@ -11,7 +11,9 @@ headless Chromium and prints, for each, the seconds from navigation to: the HTML
 the controls, and the first LOE result in the status line.  Then, at n = 2000 on
 the Embedding step, the seconds from pressing Enter in the seed box to the new
 metrics being drawn (median of 5), with the part until the embedding's new data
-reach the page and the part the page takes to draw them.
+reach the page and the part the page takes to draw them, and the CPU seconds the
+browser and the server spent on each change (on one machine they share its cores:
+what the page spends is taken from the fit).
 
 ``--parts`` times the server's share in-process instead (no server, no browser): at
 n = 2000 on the Embedding step, for six seed changes, the pipeline (of which LOE's
@@ -32,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,12 +101,25 @@ def main(extra):
             while "n = 2,000," not in status.evaluate(TEXT_JS):
                 time.sleep(0.05)
             time.sleep(2)
-            lat, fits, arrive, draw = [], [], [], []
+            lat, fits, arrive, draw, cpu_page, cpu_server = [], [], [], [], [], []
+            me, server = psutil.Process(), psutil.Process(proc.pid)
+
+            def cpu():
+                page_cpu = 0.0
+                for c in me.children(recursive=True):
+                    try:
+                        if "chrom" in c.name().lower():
+                            page_cpu += sum(c.cpu_times()[:2])
+                    except psutil.Error:
+                        pass
+                return page_cpu, sum(server.cpu_times()[:2])
+
             for seed in range(1, 6):
                 old = status.evaluate(TEXT_JS)
                 box = page.locator(".loe-seed input").first
                 box.fill(str(seed))
                 page.evaluate(WATCH_JS)  # notes in the page when the embedding's data arrive and are drawn
+                c0 = cpu()
                 t1 = time.perf_counter()
                 box.press("Enter")
                 # Poll gently (every 0.1 s): the times come from the page's own marks, and a tight
@@ -118,6 +134,9 @@ def main(extra):
                 if marks.get("drawn") is None:
                     print(f"seed {seed}: no new embedding data reached the page within 60 s")
                     continue
+                c1 = cpu()
+                cpu_page.append(c1[0] - c0[0])
+                cpu_server.append(c1[1] - c0[1])
                 lat.append((marks["drawn"] - marks["start"]) / 1000)
                 arrive.append((marks["data"] - marks["start"]) / 1000)
                 draw.append((marks["drawn"] - marks["data"]) / 1000)
@@ -136,6 +155,9 @@ def main(extra):
                 print(f"  in the page: the embedding's new data arrive {sorted(arrive)[len(arrive) // 2]:.2f} s after "
                       f"Enter (median) and are drawn {sorted(draw)[len(draw) // 2]:.3f} s later (two animation "
                       "frames)")
+            if cpu_page:
+                print(f"  CPU per change (median, until drawn, polling included): browser {sorted(cpu_page)[len(cpu_page) // 2]:.2f} s, "
+                      f"server {sorted(cpu_server)[len(cpu_server) // 2]:.2f} s")
             b.close()
     finally:
         proc.terminate()
