@@ -90,8 +90,10 @@ def test_one_triplet_error_across_status_and_compare():
     c = CompareState(s, methods=["LOE"])
     c.start(background=False)
     (rec,) = [r for r in c.records if r.final]
-    assert rec.triplet_error == s.metrics["triplet_error"]  # one definition, one test sample
-    # LOE refitted from the recorded triplets agrees to the rankings' tolerance, not to rounding
+    # One definition, one test sample: LOE refitted from the recorded triplets agrees with the
+    # status line's fit to the rankings' tolerance, not to rounding, so its error may differ by a
+    # triplet of the 10^4 test triplets; two definitions differed by 35 (10.08 % against 9.73 %).
+    assert rec.triplet_error == pytest.approx(s.metrics["triplet_error"], abs=2e-4)
     assert rec.procrustes == pytest.approx(s.metrics["procrustes"], rel=1e-3)
     Z = np.asarray(s.model.embedding_)
     assert scoring.triplet_error(s.points, Z, SMALL["seed"]) == s.metrics["triplet_error"]
