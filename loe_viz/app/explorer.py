@@ -17,6 +17,7 @@ import weakref
 import numpy as np
 import panel as pn
 import param
+from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
 from .serving import serve_stylesheets_locally, take_upload, upload_box
@@ -43,6 +44,11 @@ _ACCENT = "#2b6cb0"
 
 #: Seconds after which a first result that has not arrived is reported in the page.
 FIRST_RESULT_TIMEOUT = 60.0
+#: Seconds a served run goes on before the page shows it as running ("computing…", the
+#: spinner, Cancel). A seed change at n = 2000 takes about 0.2 s: shown at once, the busy
+#: state flickered and made the page lay itself out again while the server fitted, on the
+#: cores the fit needed.
+BUSY_DELAY = 0.3
 
 
 def _step_by_name_in_url(location) -> None:
@@ -115,6 +121,8 @@ class Explorer(Viewer):
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
         self._served = in_server_session()
+        self._busy_shown = False  # the page shows the run in progress (see BUSY_DELAY)
+        self._busy_wait = None  # the document and the timeout callback that will show it
         self._closed = False
         self._first_late = ""
         self._doc_callbacks = []
@@ -320,6 +328,7 @@ class Explorer(Viewer):
         if self._closed:
             return
         self._closed = True
+        self._end_busy_wait()
         for doc, cb in self._doc_callbacks:
             d = doc()
             # a destroyed document (a discarded session: session_context None) has dropped its
@@ -509,15 +518,58 @@ class Explorer(Viewer):
         self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})" if isinstance(s.d, int) else ""
 
     def _on_status(self, *events):
+        s = self.state
+        if not s.busy:
+            self._end_busy_wait()
+        elif not self._busy_shown:
+            if not self._served or self._start_busy_wait():
+                self._busy_shown = True
+            elif all(e.name == "busy" for e in events):
+                return  # nothing to show until the run has lasted BUSY_DELAY
         # one message for the spinner, the buttons and the lines below (a change made in the
         # page is not held by Panel: each would be laid out and drawn on its own, during the fit)
         with pn.io.hold():
             self._show_status()
 
+    def _start_busy_wait(self) -> bool:
+        """Show the run in progress after :data:`BUSY_DELAY`; True when it must be shown now."""
+        if self._busy_wait is not None:
+            return False
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            return True
+        me, ref_doc = weakref.ref(self), weakref.ref(doc)
+
+        def show():
+            e, d = me(), ref_doc()
+            if e is None or d is None or e._closed or e._busy_wait is None:
+                return
+            e._busy_wait = None
+            if e.state.busy:
+                e._busy_shown = True
+                with set_curdoc(d), pn.io.hold(d):
+                    e._show_status()
+
+        self._busy_wait = (weakref.ref(doc), doc.add_timeout_callback(show, int(BUSY_DELAY * 1000)))
+        return False
+
+    def _end_busy_wait(self) -> None:
+        """The run ended (or the page closes): forget a pending :meth:`_start_busy_wait`."""
+        self._busy_shown = False
+        wait, self._busy_wait = self._busy_wait, None
+        if wait is not None:
+            doc = wait[0]()
+            if doc is not None and doc.session_context is not None:
+                try:
+                    doc.remove_timeout_callback(wait[1])
+                except Exception:  # it has run already
+                    pass
+
     def _show_status(self):
         s = self.state
-        self.spinner.value = bool(s.busy)
-        self.b_cancel.disabled = not s.busy
+        busy = bool(s.busy) and self._busy_shown
+        self.spinner.value = busy
+        self.b_cancel.disabled = not busy
         self.alert.object = md(s.error)
         self.alert.visible = bool(s.error)
         self.notice.object = md(s.notice)
@@ -525,14 +577,14 @@ class Explorer(Viewer):
         m = s.metrics
         if m:
             self.status.object = (
-                f"{'⏳ computing… · ' if s.busy else ''}"
+                f"{'⏳ computing… · ' if busy else ''}"
                 f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
                 f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
                 f"{md(s.status)}")
         else:
             if self._first_late and not s.error:
                 self.status.object = "⚠ " + md(self._first_late)
-            elif s.busy:
+            elif busy:
                 self.status.object = "⏳ computing the first embedding…"
             else:
                 self.status.object = md(s.status)
@@ -570,7 +622,6 @@ class Explorer(Viewer):
             buf.write("<html><body>Nothing drawn in this step yet.</body></html>")
         else:
             from bokeh.document import Document
-            from panel.io.state import set_curdoc
 
             col = pn.Column(pn.pane.Markdown(f"# {TITLE}: {view.title}"),
                             *[pn.pane.HoloViews(p.object, sizing_mode="stretch_width", min_height=420) for p in panes])

@@ -175,6 +175,36 @@ def test_cancel_stops_the_worker_promptly(slow_rankings):
     s.close()
 
 
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_a_long_run_shows_it_is_running_and_cancel_in_the_page_stops_it(slow_rankings):
+    """The page shows a run as running only after ``BUSY_DELAY`` (quick runs do not flicker), so a
+    long one must still get its "computing…" line and an enabled Cancel, and Cancel must stop it."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+
+    srv = InProcessServer()
+    try:
+        with sync_api.sync_playwright() as p:
+            b = launch_chromium(p)
+            page = b.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(f"{srv.url}?n=300&n_landmarks=20&seed=1", timeout=180_000)
+            status = page.locator(".loe-status")
+            status.get_by_text("Procrustes error").wait_for(timeout=180_000)
+            cancel = page.locator(".loe-cancel button")
+            assert cancel.is_disabled()
+            box = page.locator(".loe-seed input").first
+            box.fill("2")
+            box.press("Enter")  # 20 landmarks, each task 0.3 s longer: 3 s or more on 2 threads
+            status.get_by_text("computing").wait_for(timeout=30_000)
+            assert not cancel.is_disabled()
+            cancel.click()
+            page.get_by_text("Cancelled: the results shown are those of the previous run.").wait_for(timeout=30_000)
+            assert cancel.is_disabled()
+            b.close()
+    finally:
+        srv.stop()
+
+
 def test_a_new_configuration_cancels_the_running_one(slow_rankings):
     s = ExplorerState(background=True, auto_update=False, n_jobs=2, n=20_000, d=2, n_landmarks=50,
                       budget_unit="per_landmark", budget=400_000.0)
