@@ -89,9 +89,14 @@ def hsl_to_rgb(h: np.ndarray, s: np.ndarray | float, l: np.ndarray | float) -> n
 
 def rgb_to_hex(rgb: np.ndarray) -> np.ndarray:
     """``(..., 3)`` floats in [0, 1] to ``'#rrggbb'`` strings (object array)."""
-    ints = np.rint(np.clip(rgb, 0.0, 1.0) * 255).astype(np.int64)
-    flat = ints.reshape(-1, 3)
-    hexes = np.array([f"#{r:02x}{g:02x}{b:02x}" for r, g, b in flat], dtype=object)
+    ints = np.rint(np.clip(rgb, 0.0, 1.0) * 255).astype(np.int64).reshape(-1, 3)
+    # the seven ASCII bytes of each string side by side, read as one '|S7' each
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    chars = np.empty((ints.shape[0], 7), dtype=np.uint8)
+    chars[:, 0] = ord("#")
+    chars[:, 1::2] = digits[ints >> 4]
+    chars[:, 2::2] = digits[ints & 15]
+    hexes = chars.view("S7").ravel().astype(str).astype(object)
     return hexes.reshape(rgb.shape[:-1])
 
 
