@@ -524,7 +524,7 @@ class Explorer(Viewer):
         elif not self._busy_shown:
             if not self._served or self._start_busy_wait():
                 self._busy_shown = True
-            elif all(e.name == "busy" for e in events):
+            elif events and all(e.name == "busy" for e in events):
                 return  # nothing to show until the run has lasted BUSY_DELAY
         # one message for the spinner, the buttons and the lines below (a change made in the
         # page is not held by Panel: each would be laid out and drawn on its own, during the fit)
