@@ -6,7 +6,7 @@ import zipfile
 
 import numpy as np
 
-from .layouts import LIMIT, as_labels, err, finish_int, over_limit
+from .layouts import LIMIT, as_labels, err, finish_int, over_limit, swap_sides
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
 _BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, zipfile.BadZipFile, NotImplementedError, RuntimeError)
@@ -19,7 +19,7 @@ def _limit(name, what, size, lim, key, unit="bytes"):
 
 def _array(fh, name, what, lim, end):
     """One array from an open .npy stream: the header is read and checked before the data."""
-    fmt = np.lib.format
+    fmt, start = np.lib.format, fh.tell()
     try:
         version = fmt.read_magic(fh)
         if version[0] not in (1, 2):
@@ -35,15 +35,11 @@ def _array(fh, name, what, lim, end):
     if nbytes > left:
         raise err(name, f"{what} is not a valid NumPy array (its header declares shape {shape}, {nbytes:,} "
                         f"bytes, but only {left:,} follow)")
-    buf = bytearray(nbytes)
     try:
-        got = fh.readinto(buf)
+        fh.seek(start)  # the header is read again, by NumPy
+        return fmt.read_array(fh, allow_pickle=False)
     except _BROKEN as exc:
         raise err(name, f"{what} is not a valid NumPy array ({type(exc).__name__}: {exc})") from None
-    if got != nbytes:
-        raise err(name, f"{what} is not a valid NumPy array (truncated: {got:,} of {nbytes:,} bytes)")
-    arr = np.frombuffer(buf, dtype=dtype)
-    return arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
 
 
 def int_table(name, arr, what):
@@ -126,8 +122,7 @@ def _npz(src, opts, lim):
             layout = "list-boolean" if y.dtype.kind == "b" or ((y == 0).any()) else "list-count"
             if layout == "list-boolean" and y.dtype.kind != "b":
                 notes.append("y holds 0/1 integers; read as booleans (1 = X row is in list-order)")
-            swap = y != 1
-            tri[swap, 1:] = tri[swap, 2:0:-1]
+            swap_sides(tri, y != 1)
         else:
             raise err(name, f"has the arrays {sorted(members)}; expected 'triplets', or 'X' and 'y' "
                             "(optionally 'labels')")

@@ -192,6 +192,13 @@ def index_dtype(n_items: int) -> np.dtype:
     return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
 
 
+def swap_sides(tri, swap) -> None:
+    """Exchange the second and third items of the rows of ``tri`` where ``swap``, in place (an XOR swap: no copy)."""
+    b, c = tri[:, 1], tri[:, 2]
+    for x, y in ((b, c), (c, b), (b, c)):
+        np.bitwise_xor(x, y, out=x, where=swap)
+
+
 def _present(tri, size) -> np.ndarray:
     present = np.zeros(size, dtype=bool)
     for s in range(0, tri.shape[0], _STEP):  # in blocks: fancy indexing copies its index as intp
@@ -222,10 +229,7 @@ def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletDa
 def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order."""
     n, maxv, labels = opts["n_items"], int(tri.max()), opts["labels"]
-    keep = labels is None and (n is not None or opts["relabel"] is False)
-    if keep and n is not None and maxv >= n:
-        raise err(name, f"item index {maxv} is out of range for n_items={n}")
-    if keep:
+    if labels is None and (n is not None or opts["relabel"] is False):  # every reader checked the ids against n
         present = _present(tri, maxv + 1 if n is None else n)
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []

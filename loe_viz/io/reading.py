@@ -17,7 +17,7 @@ import numpy as np
 from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
                       TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles, over_limit,
-                      roles_from_header)
+                      roles_from_header, swap_sides)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
@@ -246,20 +246,16 @@ def _fast(src, spec, opts):
     if arr is None:
         return None
     roles, crowd, notes, layout = spec.roles, spec.layout == "crowd", [], spec.layout
-    if arr.shape[1] != len(roles) or not len(arr):
-        return None
     col = {r: arr[:, j] for j, r in enumerate(roles) if r is not None}
     h, a, b = (col[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
     hi = opts["n_items"] or (LIMIT if opts["relabel"] is False else None)
-    if ((arr.min() if "response" not in col else min(h.min(), a.min(), b.min())) < 0  # a crowd answer is an item
-            or (hi is not None and max(h.max(), a.max(), b.max()) >= hi)
+    if (not len(arr) or min(h.min(), a.min(), b.min()) < 0 or (hi is not None and max(h.max(), a.max(), b.max()) >= hi)
             or any((x == y).any() for x, y in ((h, a), (h, b), (a, b)))):
         return None
-    swap = None
-    if crowd:
+    if crowd:  # a negative answer fits no encoding
         ans, mode = col["answer"], opts["answer"]
         if mode in ("auto", "label") and ((ans == a) | (ans == b)).all():
-            mode = "label"
+            mode, swap = "label", ans == b
         elif mode in ("auto", "index") and ((ans == 0) | (ans == 1)).all():
             mode, swap = "index", ans == 1
         else:
@@ -272,13 +268,11 @@ def _fast(src, spec, opts):
         layout, swap = "list-count" if (y == -1).any() else layout, y != 1
     elif roles == ("head", "near", "far"):
         return arr, layout, notes  # the parsed array is the result
-    tri = np.empty((len(arr), 3), np.int32)
-    tri[:, 0] = h
-    if crowd and mode == "label":  # the chosen item, then the other one: left ^ right ^ answer (no temporary)
-        tri[:, 1] = ans
-        np.bitwise_xor(np.bitwise_xor(a, b, out=tri[:, 2]), ans, out=tri[:, 2])
     else:
-        tri[:, 1], tri[:, 2] = (a, b) if swap is None else (np.where(swap, b, a), np.where(swap, a, b))
+        swap = None
+    tri = np.column_stack([h, a, b])
+    if swap is not None:
+        swap_sides(tri, swap)
     return tri, layout, notes
 
 
@@ -450,8 +444,7 @@ class _Reader:
             self.report(self.unfit[mode][:1], mode if fit or self.opts["answer"] != "auto" else "auto")
             self.n_bad, self.skipped = self.n_bad + fails[mode], self.skipped + self.unfit[mode]
             tri, code = tri[code >= 0], code[code >= 0]
-        swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
-        tri[:, 1], tri[:, 2] = np.where(swap, tri[:, 2], tri[:, 1]), np.where(swap, tri[:, 1], tri[:, 2])
+        swap_sides(tri, code == 1)
         return tri, mode
 
     def read(self, dtype):
