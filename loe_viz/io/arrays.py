@@ -70,16 +70,15 @@ def _labels(name, lab, lim):
     if lab.ndim != 1 or lab.dtype.kind not in "iuUS":
         raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
     try:
-        vals = lab if lab.dtype.kind in "iu" else [v.decode("utf-8") if isinstance(v, bytes) else v
-                                                    for v in lab.tolist()]
+        vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
     except UnicodeDecodeError:
         raise err(name, "labels are bytes that are not UTF-8") from None
     if lab.dtype.kind in "US":
         _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
     try:
         return as_labels(vals)
-    except (ValueError, OverflowError) as exc:
-        raise err(name, f"labels: {exc}" if isinstance(exc, OverflowError) else str(exc)) from None
+    except ValueError as exc:
+        raise err(name, str(exc)) from None
 
 
 def _npz(src, opts, lim):

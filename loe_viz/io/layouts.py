@@ -93,10 +93,16 @@ def is_number(tok: str) -> bool:
 
 
 def as_labels(values) -> np.ndarray:
-    """Distinct labels of an array or a sequence: integers as ``int64`` ids, anything else as stripped text in an
-    object array (never a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
-    vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+    """Distinct labels of a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1): integers as ``int64``
+    ids, else stripped text in an object array (never a fixed-width ``<U`` array, whose every cell would be as long
+    as the longest label)."""
+    one_d = hasattr(values, "__iter__") and not isinstance(values, (str, bytes)) and getattr(values, "ndim", 1) == 1
+    vals = (values.tolist() if isinstance(values, np.ndarray) else list(values)) if one_d else []
+    if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                       and 0 <= v < 2**63) for v in vals):
+        raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1), got "
+                         f"{values!r:.60}")
+    if all(not isinstance(v, str) for v in vals):
         out = np.array(vals, dtype=np.int64)
     else:
         out = np.empty(len(vals), dtype=object)
@@ -121,12 +127,7 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
         n_items = int(n_items)
     lab = None
     if labels is not None:
-        one_d = hasattr(labels, "__iter__") and not isinstance(labels, (str, bytes)) and getattr(labels, "ndim", 1) == 1
-        vals = list(labels) if one_d else []  # never np.asarray: one long label would widen every cell
-        if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                                           and 0 <= v < 2**63) for v in vals):
-            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1), got {labels!r:.60}")
-        lab = as_labels(vals)
+        lab = as_labels(labels)
         if n_items not in (None, lab.size):
             raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"

@@ -67,15 +67,15 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     labels : sequence, optional
         The known items in index order; every id must be one of them.
     header : {"auto", True, False}, default "auto"
-        ``"auto"``: the first line names the columns when it names a complete set of
-        roles (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
+        ``"auto"``: the first line names the columns when it names a complete set of roles
+        (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
     delimiter : str, optional
         One character, or ``" "`` for runs of whitespace. Default: sniffed.
     columns : sequence of str or None, optional
         The role of every column (head, near, far, left, right, answer, response or None).
     answer : {"auto", "label", "side", "index"}, default "auto"
-        How a crowd answer names the chosen item: its label, ``left``/``right`` or
-        ``0``/``1``; ``"auto"``: the first encoding every answer of the file fits.
+        How a crowd answer names the chosen item: its label, ``left``/``right`` or ``0``/``1``;
+        ``"auto"``: the first encoding every answer of the file fits.
     item_type : {"auto", "int", "str"}, default "auto"
         ``"auto"``: integers when the first id is a number; ``"str"``: all text labels.
     relabel : {"auto", True, False}, default "auto"
@@ -85,10 +85,9 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     errors : {"raise", "skip"}, default "raise"
         ``"skip"`` drops rows with a problem and counts them in ``n_skipped``.
     limits : dict, optional
-        Bounds checked before allocating, overriding :data:`MAX_ARRAY_BYTES`
-        (``"array_bytes"``: one array of a NumPy file), :data:`MAX_COMPRESSION_RATIO`
-        (``"compression_ratio"``: an .npz member above 16 MiB) and
-        :data:`MAX_LABEL_BYTES` (``"label_bytes"``: all distinct text labels).
+        Overrides of the bounds checked before allocating: ``"array_bytes"`` (one array of a
+        NumPy file, :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an .npz member above
+        16 MiB, :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"`` (:data:`MAX_LABEL_BYTES`).
 
     Returns
     -------
@@ -97,8 +96,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Raises
     ------
     ValueError
-        A bad argument (the message starts with its name), or a file that cannot be
-        read or exceeds a limit: file name, 1-based line or 0-based array row, problem.
+        A bad argument (the message starts with its name), or a file that cannot be read or
+        exceeds a limit: file name, 1-based line or 0-based array row, problem.
 
     Examples
     --------

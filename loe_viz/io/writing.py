@@ -135,27 +135,22 @@ def _quote(s: str, delim: str) -> str:
 
 
 def _check_write_labels(labels) -> np.ndarray:
-    vals = list(labels) if not isinstance(labels, (str, bytes, np.ndarray)) else np.asarray(labels).tolist()
-    if isinstance(labels, (str, bytes)) or np.ndim(labels if isinstance(labels, np.ndarray) else vals[:1]) != 1:
-        raise ValueError("labels must be a 1-D sequence of item labels")
-    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
-        if any(v < 0 or v >= 2**63 for v in vals):
-            raise ValueError("integer labels must be non-negative and below 2**63")
-        vals = np.array(vals, dtype=np.int64)
-    elif all(isinstance(v, str) for v in vals):
-        for i, v in enumerate(vals):
-            if not v or v != v.strip() or v.startswith("#") or any(unicodedata.category(c) == "Cc" for c in v):
-                raise ValueError(f"labels[{i}] = {v!r} is empty, has surrounding whitespace, a line break or another "
-                                 "control character, or starts with '#' (a comment line)")
-        numeric = [is_number(v) for v in vals]
+    """Labels that read back as written: integer ids, or text that is not a number, has no control character nor
+    surrounding whitespace and does not start a comment."""
+    raw = labels.tolist() if isinstance(labels, np.ndarray) else labels if isinstance(labels, (str, bytes)) else list(labels)
+    lab = as_labels(raw)  # distinct, int64 ids or stripped text
+    if lab.dtype.kind == "O":
+        numeric = [is_number(v) for v in lab.tolist()]
         if all(numeric):
             raise ValueError("labels are numbers written as strings; pass them as integers")
         if any(numeric):
-            raise ValueError(f"labels[{numeric.index(True)}] = {vals[numeric.index(True)]!r} looks like a number "
+            raise ValueError(f"labels[{numeric.index(True)}] = {lab[numeric.index(True)]!r} looks like a number "
                              "while other labels are text; the file could not be read back without item_type='str'")
-    else:
-        raise ValueError("labels must hold only strings or only integers")
-    return as_labels(vals)  # distinct; int64 ids or an object array of str
+        for i, (v, w) in enumerate(zip(raw, lab.tolist())):
+            if not w or v != w or w.startswith("#") or any(unicodedata.category(c) == "Cc" for c in w):
+                raise ValueError(f"labels[{i}] = {v!r} is empty, has surrounding whitespace, a line break or another "
+                                 "control character, or starts with '#' (a comment line)")
+    return lab
 
 
 def _write_atomic(path, is_path, write):
