@@ -24,6 +24,7 @@ COLUMN_NAMES = {
 LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)
 MAX_NOTES = 5
 _STEP = 1 << 18  # rows per block of the relabelling
+_BLOCK = 1 << 16  # rows per block of a swap
 ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)", "left": "left",
              "right": "right", "answer": "answer (winner)", "response": "response (y)"}
 ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
@@ -193,11 +194,18 @@ def index_dtype(n_items: int) -> np.dtype:
     return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
 
 
-def swap_sides(tri, swap) -> None:
-    """Exchange the second and third items of the rows of ``tri`` where ``swap``, in place (an XOR swap: no copy)."""
-    b, c = tri[:, 1], tri[:, 2]
-    for x, y in ((b, c), (c, b), (b, c)):
-        np.bitwise_xor(x, y, out=x, where=swap)
+def bad_rows(h, a, b, n=None) -> np.ndarray:
+    """The rows of the columns of item ids ``h, a, b`` with a negative id, an id from ``n`` on, or an item twice."""
+    bad = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b)
+    return bad if n is None else bad | (h >= n) | (a >= n) | (b >= n)
+
+
+def swap_sides(b, c, swap) -> None:
+    """Exchange the items of the columns ``b`` and ``c`` in the rows where ``swap``, in place (an XOR swap in blocks)."""
+    for s in range(0, b.shape[0], _BLOCK):
+        d = (b[s:s + _BLOCK] ^ c[s:s + _BLOCK]) * swap[s:s + _BLOCK]
+        b[s:s + _BLOCK] ^= d
+        c[s:s + _BLOCK] ^= d
 
 
 def _present(tri, size) -> np.ndarray:

@@ -16,8 +16,8 @@ import numpy as np
 
 from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
-                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles, over_limit,
-                      roles_from_header, swap_sides)
+                      TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
+                      over_limit, roles_from_header, swap_sides)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
@@ -248,8 +248,7 @@ def _fast(src, spec, opts):
     col = {r: arr[:, j] for j, r in enumerate(roles) if r is not None}
     h, a, b = (col[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
     hi = opts["n_items"] or (LIMIT if opts["relabel"] is False else None)
-    if (not len(arr) or min(h.min(), a.min(), b.min()) < 0 or (hi is not None and max(h.max(), a.max(), b.max()) >= hi)
-            or any((x == y).any() for x, y in ((h, a), (h, b), (a, b)))):
+    if not len(arr) or bad_rows(h, a, b, hi).any():
         return None
     if crowd:  # a negative answer fits no encoding
         ans, mode = col["answer"], opts["answer"]
@@ -269,10 +268,9 @@ def _fast(src, spec, opts):
         return arr, layout, notes  # the parsed array is the result
     else:
         swap = None
-    tri = np.column_stack([h, a, b])
     if swap is not None:
-        swap_sides(tri, swap)
-    return tri, layout, notes
+        swap_sides(a, b, swap)  # in the parsed table, before the result is allocated
+    return np.column_stack([h, a, b]), layout, notes
 
 
 class _Typed(Exception):
@@ -406,7 +404,7 @@ class _Reader:
         ids = {r: on(j, [-1 if v is None else v for v, _ in map(self.item, fac[j][1])], wide)
                for j, r in enumerate(roles) if r in ITEM_WORD or r == "answer"}
         h, a, b = (ids[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
-        bad, codes = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b), None
+        bad, codes = bad_rows(h, a, b), None
         if "response" in roles:
             toks = [u.strip().lower() for u in fac[roles.index("response")][1]]
             self.saw_minus |= "-1" in toks
@@ -443,7 +441,7 @@ class _Reader:
             self.report(self.unfit[mode][:1], mode if fit or self.opts["answer"] != "auto" else "auto")
             self.n_bad, self.skipped = self.n_bad + fails[mode], self.skipped + self.unfit[mode]
             tri, code = tri[code >= 0], code[code >= 0]
-        swap_sides(tri, code == 1)
+        swap_sides(tri[:, 1], tri[:, 2], code == 1)
         return tri, mode
 
     def read(self, dtype):
