@@ -54,9 +54,10 @@ def _table(name, arr, what, n, bound) -> np.ndarray:
     if bad.any():
         r = int(np.argmax(bad))
         row = arr[r]
-        problem = ("holds a non-integer value" if arr.dtype.kind == "f" and not whole[r] else "holds a negative index" if row.min() < 0
-                   else f"holds an index that is too large (indices must be below {bound})" if row.max() >= n
-                   else "repeats an item; a triplet needs three distinct items")
+        problem = ("holds a non-integer value" if arr.dtype.kind == "f" and not whole[r] else
+                   "holds a negative index" if row.min() < 0 else
+                   f"holds an index that is too large for {bound}" if row.max() >= n else
+                   "repeats an item; a triplet needs three distinct items")
         raise err(name, f"{what} row {r} (counting from 0) {problem}: {row.tolist()}")
     return np.array(arr, dtype=np.int32, order="C")
 
@@ -139,8 +140,8 @@ def read(src, opts, lim, fmt):
         notes += ["the file's labels were replaced by labels="] if lab is not None else []
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
-    tri = _table(name, arr, what, LIMIT if n is None else n, LIMIT if n is None else f"n_items={n}" if lab is None
-                 else f"the number of labels, {n}")
+    bound = f"an index (below {LIMIT})" if n is None else f"n_items={n}" if lab is None else f"the {n} labels"
+    tri = _table(name, arr, what, n or LIMIT, bound)
     if y is not None:
         swap_sides(tri[:, 1], tri[:, 2], y != 1)
     return finish_int(tri, dict(opts, labels=lab), name, layout, fmt, 0, notes)

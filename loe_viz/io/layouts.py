@@ -201,7 +201,7 @@ def bad_rows(h, a, b, n=None) -> np.ndarray:
 
 
 def swap_sides(b, c, swap) -> None:
-    """Exchange the items of the columns ``b`` and ``c`` in the rows where ``swap``, in place (an XOR swap in blocks)."""
+    """Exchange the items of columns ``b`` and ``c`` in the rows where ``swap``, in place (an XOR swap in blocks)."""
     for s in range(0, b.shape[0], _BLOCK):
         d = (b[s:s + _BLOCK] ^ c[s:s + _BLOCK]) * swap[s:s + _BLOCK]
         b[s:s + _BLOCK] ^= d

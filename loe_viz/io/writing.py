@@ -137,7 +137,8 @@ def _quote(s: str, delim: str) -> str:
 def _check_write_labels(labels) -> np.ndarray:
     """Labels that read back as written: integer ids, or text that is not a number, has no control character nor
     surrounding whitespace and does not start a comment."""
-    raw = labels.tolist() if isinstance(labels, np.ndarray) else labels if isinstance(labels, (str, bytes)) else list(labels)
+    raw = labels if isinstance(labels, (str, bytes)) else labels.tolist() if isinstance(labels, np.ndarray) else (
+        list(labels))
     lab = as_labels(raw)  # distinct, int64 ids or stripped text
     if lab.dtype.kind == "O":
         numeric = [is_number(v) for v in lab.tolist()]
