@@ -24,7 +24,7 @@ COLUMN_NAMES = {
 LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)
 MAX_NOTES = 5
 _STEP = 1 << 18  # rows per block of the relabelling
-_BLOCK = 1 << 16  # rows per block of a swap
+_BLOCK = 1 << 14  # rows per block of a swap (its temporaries stay small)
 ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)", "left": "left",
              "right": "right", "answer": "answer (winner)", "response": "response (y)"}
 ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
