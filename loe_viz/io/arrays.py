@@ -6,7 +6,7 @@ import zipfile
 
 import numpy as np
 
-from .layouts import LIMIT, as_labels, err, finish_int, over_limit
+from .layouts import LIMIT, as_labels, bad_rows, err, finish_int, over_limit, swap_sides
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
 _BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, zipfile.BadZipFile, NotImplementedError, RuntimeError)
@@ -19,7 +19,7 @@ def _limit(name, what, size, lim, key, unit="bytes"):
 
 def _array(fh, name, what, lim, end):
     """One array from an open .npy stream: the header is read and checked before the data."""
-    fmt = np.lib.format
+    fmt, start = np.lib.format, fh.tell()
     try:
         version = fmt.read_magic(fh)
         if version[0] not in (1, 2):
@@ -35,58 +35,50 @@ def _array(fh, name, what, lim, end):
     if nbytes > left:
         raise err(name, f"{what} is not a valid NumPy array (its header declares shape {shape}, {nbytes:,} "
                         f"bytes, but only {left:,} follow)")
-    buf = bytearray(nbytes)
     try:
-        got = fh.readinto(buf)
+        fh.seek(start)  # the header is read again, by NumPy
+        return fmt.read_array(fh, allow_pickle=False)
     except _BROKEN as exc:
         raise err(name, f"{what} is not a valid NumPy array ({type(exc).__name__}: {exc})") from None
-    if got != nbytes:
-        raise err(name, f"{what} is not a valid NumPy array (truncated: {got:,} of {nbytes:,} bytes)")
-    arr = np.frombuffer(buf, dtype=dtype)
-    return arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
 
 
-def int_table(name, arr, what):
-    """Validate an array of indices into a writable int32 (m, 3) array."""
+def _table(name, arr, what, n, bound) -> np.ndarray:
+    """An (m, 3) array of item indices below ``n`` (``bound`` says why) as a writable int32 array."""
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise err(name, f"{what} must have shape (m, 3), got {arr.shape}")
     if arr.shape[0] == 0 or arr.dtype.kind not in "iuf":
         raise err(name, f"{what} is empty: at least one triplet is needed" if arr.shape[0] == 0 else
                   f"{what} must hold integer item indices, got dtype {arr.dtype}")
-    problems = [("holds a negative index", lambda: arr < 0),
-                (f"holds an index that is too large (indices must be below {LIMIT})", lambda: arr >= LIMIT)]
-    if arr.dtype.kind == "f":
-        problems.insert(0, ("holds a non-integer value", lambda: ~np.isfinite(arr) | (arr != np.round(arr))))
-    for problem, bad in problems:  # each mask is made only when the ones before are clear
-        if (mask := bad()).any():
-            r = int(np.argwhere(mask)[0, 0])
-            raise err(name, f"{what} row {r} (counting from 0) {problem}: {arr[r].tolist()}")
-    tri = np.array(arr, dtype=np.int32, order="C")
-    rep = (tri[:, 0] == tri[:, 1]) | (tri[:, 0] == tri[:, 2]) | (tri[:, 1] == tri[:, 2])
-    if rep.any():
-        r = int(np.argmax(rep))
-        raise err(name, f"{what} row {r} (counting from 0) repeats an item {tuple(tri[r].tolist())}; "
-                        "a triplet needs three distinct items")
-    return tri
+    whole = (np.isfinite(arr) & (arr == np.round(arr))).all(axis=1) if arr.dtype.kind == "f" else np.True_
+    bad = bad_rows(*arr.T, n) | ~whole
+    if bad.any():
+        r = int(np.argmax(bad))
+        row = arr[r]
+        problem = ("holds a non-integer value" if arr.dtype.kind == "f" and not whole[r] else
+                   "holds a negative index" if row.min() < 0 else
+                   f"holds an index that is too large for {bound}" if row.max() >= n else
+                   "repeats an item; a triplet needs three distinct items")
+        raise err(name, f"{what} row {r} (counting from 0) {problem}: {row.tolist()}")
+    return np.array(arr, dtype=np.int32, order="C")
 
 
 def _labels(name, lab, lim):
     if lab.ndim != 1 or lab.dtype.kind not in "iuUS":
         raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
     try:
-        vals = lab if lab.dtype.kind in "iu" else [v.decode("utf-8") if isinstance(v, bytes) else v
-                                                    for v in lab.tolist()]
+        vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
     except UnicodeDecodeError:
         raise err(name, "labels are bytes that are not UTF-8") from None
     if lab.dtype.kind in "US":
         _limit(name, "the total length of the labels", sum(map(len, vals)), lim, "label_bytes", "characters")
     try:
         return as_labels(vals)
-    except (ValueError, OverflowError) as exc:
-        raise err(name, f"labels: {exc}" if isinstance(exc, OverflowError) else str(exc)) from None
+    except ValueError as exc:
+        raise err(name, str(exc)) from None
 
 
-def _npz(src, opts, lim):
+def _npz(src, lim):
+    """(layout, triplet array and its name, y or None, labels or None, notes) of an .npz archive."""
     name = src.name
     try:
         zf = zipfile.ZipFile(src.rewind())
@@ -110,50 +102,46 @@ def _npz(src, opts, lim):
             raise err(name, f"the member {key!r} cannot be read ({exc})") from None
 
     with zf:
-        notes, extra = [], set(members) - {"triplets", "X", "y", "labels"}
-        if "triplets" in members:
-            tri, layout = int_table(name, load("triplets"), "triplets"), "list-order"
-            extra |= {"X", "y"} & set(members)
-        elif "X" in members and "y" in members:
-            tri, y = int_table(name, load("X"), "X"), load("y")
-            if y.shape != (tri.shape[0],) or y.dtype.kind not in "biuf":
-                raise err(name, f"y must have shape ({tri.shape[0]},) to match X, got {y.shape}" if y.shape != (
-                    tri.shape[0],) else f"y must be boolean or +1/-1, got dtype {y.dtype}")
-            bad = ~np.isin(y, (-1, 0, 1)) | ((y == -1).any() & (y == 0))
-            if bad.any():
-                r = int(np.argmax(bad))
-                raise err(name, f"y row {r} (counting from 0) holds {y[r].item()!r}; y must be True/False or +1/-1")
-            layout = "list-boolean" if y.dtype.kind == "b" or ((y == 0).any()) else "list-count"
-            if layout == "list-boolean" and y.dtype.kind != "b":
-                notes.append("y holds 0/1 integers; read as booleans (1 = X row is in list-order)")
-            swap = y != 1
-            tri[swap, 1:] = tri[swap, 2:0:-1]
-        else:
+        key = "triplets" if "triplets" in members else "X" if {"X", "y"} <= set(members) else None
+        if key is None:
             raise err(name, f"has the arrays {sorted(members)}; expected 'triplets', or 'X' and 'y' "
                             "(optionally 'labels')")
-        lay = opts["layout"]
-        if lay not in ("auto", layout) and not {lay, layout} <= {"list-boolean", "list-count"}:
-            raise err(name, f"layout={lay!r} was asked for but the archive holds {layout} data")
+        extra = sorted(set(members) - {key, "labels"} - ({"y"} if key == "X" else set()))
+        X, y = load(key), load("y") if key == "X" else None
         lab = _labels(name, load("labels"), lim) if "labels" in members else None
-        notes += [f"ignored array(s): {', '.join(sorted(extra))}"] if extra else []
-    return layout, tri, lab, notes
+    notes = [f"ignored array(s): {', '.join(extra)}"] if extra else []
+    if y is None:
+        return "list-order", X, key, None, lab, notes
+    if y.shape != X.shape[:1] or y.dtype.kind not in "biuf":
+        raise err(name, f"y must have shape ({X.shape[0]},) to match X, got {y.shape}" if y.shape != X.shape[:1]
+                  else f"y must be boolean or +1/-1, got dtype {y.dtype}")
+    bad = ~np.isin(y, (-1, 0, 1)) | ((y == -1).any() & (y == 0))
+    if bad.any():
+        r = int(np.argmax(bad))
+        raise err(name, f"y row {r} (counting from 0) holds {y[r].item()!r}; y must be True/False or +1/-1")
+    layout = "list-boolean" if y.dtype.kind == "b" or (y == 0).any() else "list-count"
+    if layout == "list-boolean" and y.dtype.kind != "b":
+        notes.append("y holds 0/1 integers; read as booleans (1 = X row is in list-order)")
+    return layout, X, key, y, lab, notes
 
 
 def read(src, opts, lim, fmt):
     """TripletData of a .npy or .npz file."""
-    name = src.name
-    if fmt == "npy" and opts["layout"] not in ("auto", "list-order"):
-        raise err(name, f"a .npy file holds list-order triplets; layout={opts['layout']!r} needs X and y (.npz)")
-    layout, tri, lab, notes = _npz(src, opts, lim) if fmt == "npz" else (
-        "list-order", int_table(name, _array(src.rewind(), name, "the array", lim, src.end), "the array"), None, [])
+    name, lay = src.name, opts["layout"]
+    if fmt == "npy" and lay not in ("auto", "list-order"):
+        raise err(name, f"a .npy file holds list-order triplets; layout={lay!r} needs X and y (.npz)")
+    layout, arr, what, y, lab, notes = _npz(src, lim) if fmt == "npz" else (
+        "list-order", _array(src.rewind(), name, "the array", lim, src.end), "the array", None, None, [])
+    if lay not in ("auto", layout) and not {lay, layout} <= {"list-boolean", "list-count"}:
+        raise err(name, f"layout={lay!r} was asked for but the archive holds {layout} data")
+    if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, lab.size):
+        raise err(name, f"n_items={opts['n_items']} does not match the {lab.size} labels stored in the file")
     if opts["labels"] is not None:
         notes += ["the file's labels were replaced by labels="] if lab is not None else []
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
-    if n is not None and tri.max() >= n:
-        r = int(np.argwhere(tri >= n)[0, 0])
-        raise err(name, f"row {r} (counting from 0) holds the index {int(tri[r].max())}, out of range for "
-                        + (f"the {n} labels" if lab is not None else f"n_items={n}"))
-    if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, n):
-        raise err(name, f"n_items={opts['n_items']} does not match the {n} labels stored in the file")
+    bound = f"an index (below {LIMIT})" if n is None else f"n_items={n}" if lab is None else f"the {n} labels"
+    tri = _table(name, arr, what, n or LIMIT, bound)
+    if y is not None:
+        swap_sides(tri[:, 1], tri[:, 2], y != 1)
     return finish_int(tri, dict(opts, labels=lab), name, layout, fmt, 0, notes)

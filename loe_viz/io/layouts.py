@@ -24,6 +24,7 @@ COLUMN_NAMES = {
 LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)
 MAX_NOTES = 5
 _STEP = 1 << 18  # rows per block of the relabelling
+_BLOCK = 1 << 14  # rows per block of a swap (its temporaries stay small)
 ROLE_WORD = {"head": "head", "near": "closer (winner)", "far": "farther (loser)", "left": "left",
              "right": "right", "answer": "answer (winner)", "response": "response (y)"}
 ITEM_WORD = {"head": "head", "near": "closer", "far": "farther", "left": "left", "right": "right"}
@@ -93,10 +94,16 @@ def is_number(tok: str) -> bool:
 
 
 def as_labels(values) -> np.ndarray:
-    """Distinct labels of an array or a sequence: integers as ``int64`` ids, anything else as stripped text in an
-    object array (never a fixed-width ``<U`` array, whose every cell would be as long as the longest label)."""
-    vals = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+    """Distinct labels of a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1): integers as ``int64``
+    ids, else stripped text in an object array (never a fixed-width ``<U`` array, whose every cell would be as long
+    as the longest label)."""
+    one_d = hasattr(values, "__iter__") and not isinstance(values, (str, bytes)) and getattr(values, "ndim", 1) == 1
+    vals = (values.tolist() if isinstance(values, np.ndarray) else list(values)) if one_d else []
+    if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                       and 0 <= v < 2**63) for v in vals):
+        raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1), got "
+                         f"{values!r:.60}")
+    if all(not isinstance(v, str) for v in vals):
         out = np.array(vals, dtype=np.int64)
     else:
         out = np.empty(len(vals), dtype=object)
@@ -121,12 +128,7 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
         n_items = int(n_items)
     lab = None
     if labels is not None:
-        one_d = hasattr(labels, "__iter__") and not isinstance(labels, (str, bytes)) and getattr(labels, "ndim", 1) == 1
-        vals = list(labels) if one_d else []  # never np.asarray: one long label would widen every cell
-        if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                                           and 0 <= v < 2**63) for v in vals):
-            raise ValueError(f"labels must be a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1), got {labels!r:.60}")
-        lab = as_labels(vals)
+        lab = as_labels(labels)
         if n_items not in (None, lab.size):
             raise ValueError(f"n_items={n_items} does not match len(labels)={lab.size}")
         n_items, item_type = int(lab.size), "int" if lab.dtype.kind == "i" else "str"
@@ -192,6 +194,20 @@ def index_dtype(n_items: int) -> np.dtype:
     return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
 
 
+def bad_rows(h, a, b, n=None) -> np.ndarray:
+    """The rows of the columns of item ids ``h, a, b`` with a negative id, an id from ``n`` on, or an item twice."""
+    bad = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b)
+    return bad if n is None else bad | (h >= n) | (a >= n) | (b >= n)
+
+
+def swap_sides(b, c, swap) -> None:
+    """Exchange the items of columns ``b`` and ``c`` in the rows where ``swap``, in place (an XOR swap in blocks)."""
+    for s in range(0, b.shape[0], _BLOCK):
+        d = (b[s:s + _BLOCK] ^ c[s:s + _BLOCK]) * swap[s:s + _BLOCK]
+        b[s:s + _BLOCK] ^= d
+        c[s:s + _BLOCK] ^= d
+
+
 def _present(tri, size) -> np.ndarray:
     present = np.zeros(size, dtype=bool)
     for s in range(0, tri.shape[0], _STEP):  # in blocks: fancy indexing copies its index as intp
@@ -222,10 +238,7 @@ def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletDa
 def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order."""
     n, maxv, labels = opts["n_items"], int(tri.max()), opts["labels"]
-    keep = labels is None and (n is not None or opts["relabel"] is False)
-    if keep and n is not None and maxv >= n:
-        raise err(name, f"item index {maxv} is out of range for n_items={n}")
-    if keep:
+    if labels is None and (n is not None or opts["relabel"] is False):  # every reader checked the ids against n
         present = _present(tri, maxv + 1 if n is None else n)
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []

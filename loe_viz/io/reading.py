@@ -16,8 +16,8 @@ import numpy as np
 
 from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
-                      TripletData, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles, over_limit,
-                      roles_from_header)
+                      TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
+                      over_limit, roles_from_header, swap_sides)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
@@ -67,15 +67,15 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     labels : sequence, optional
         The known items in index order; every id must be one of them.
     header : {"auto", True, False}, default "auto"
-        ``"auto"``: the first line names the columns when it names a complete set of
-        roles (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
+        ``"auto"``: the first line names the columns when it names a complete set of roles
+        (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
     delimiter : str, optional
         One character, or ``" "`` for runs of whitespace. Default: sniffed.
     columns : sequence of str or None, optional
         The role of every column (head, near, far, left, right, answer, response or None).
     answer : {"auto", "label", "side", "index"}, default "auto"
-        How a crowd answer names the chosen item: its label, ``left``/``right`` or
-        ``0``/``1``; ``"auto"``: the first encoding every answer of the file fits.
+        How a crowd answer names the chosen item: its label, ``left``/``right`` or ``0``/``1``;
+        ``"auto"``: the first encoding every answer of the file fits.
     item_type : {"auto", "int", "str"}, default "auto"
         ``"auto"``: integers when the first id is a number; ``"str"``: all text labels.
     relabel : {"auto", True, False}, default "auto"
@@ -85,10 +85,9 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     errors : {"raise", "skip"}, default "raise"
         ``"skip"`` drops rows with a problem and counts them in ``n_skipped``.
     limits : dict, optional
-        Bounds checked before allocating, overriding :data:`MAX_ARRAY_BYTES`
-        (``"array_bytes"``: one array of a NumPy file), :data:`MAX_COMPRESSION_RATIO`
-        (``"compression_ratio"``: an .npz member above 16 MiB) and
-        :data:`MAX_LABEL_BYTES` (``"label_bytes"``: all distinct text labels).
+        Overrides of the bounds checked before allocating: ``"array_bytes"`` (one array of a
+        NumPy file, :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an .npz member above
+        16 MiB, :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"`` (:data:`MAX_LABEL_BYTES`).
 
     Returns
     -------
@@ -97,8 +96,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Raises
     ------
     ValueError
-        A bad argument (the message starts with its name), or a file that cannot be
-        read or exceeds a limit: file name, 1-based line or 0-based array row, problem.
+        A bad argument (the message starts with its name), or a file that cannot be read or
+        exceeds a limit: file name, 1-based line or 0-based array row, problem.
 
     Examples
     --------
@@ -246,20 +245,15 @@ def _fast(src, spec, opts):
     if arr is None:
         return None
     roles, crowd, notes, layout = spec.roles, spec.layout == "crowd", [], spec.layout
-    if arr.shape[1] != len(roles) or not len(arr):
-        return None
     col = {r: arr[:, j] for j, r in enumerate(roles) if r is not None}
     h, a, b = (col[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
     hi = opts["n_items"] or (LIMIT if opts["relabel"] is False else None)
-    if ((arr.min() if "response" not in col else min(h.min(), a.min(), b.min())) < 0  # a crowd answer is an item
-            or (hi is not None and max(h.max(), a.max(), b.max()) >= hi)
-            or any((x == y).any() for x, y in ((h, a), (h, b), (a, b)))):
+    if not len(arr) or bad_rows(h, a, b, hi).any():
         return None
-    swap = None
-    if crowd:
+    if crowd:  # a negative answer fits no encoding
         ans, mode = col["answer"], opts["answer"]
         if mode in ("auto", "label") and ((ans == a) | (ans == b)).all():
-            mode = "label"
+            mode, swap = "label", ans == b
         elif mode in ("auto", "index") and ((ans == 0) | (ans == 1)).all():
             mode, swap = "index", ans == 1
         else:
@@ -272,14 +266,11 @@ def _fast(src, spec, opts):
         layout, swap = "list-count" if (y == -1).any() else layout, y != 1
     elif roles == ("head", "near", "far"):
         return arr, layout, notes  # the parsed array is the result
-    tri = np.empty((len(arr), 3), np.int32)
-    tri[:, 0] = h
-    if crowd and mode == "label":  # the chosen item, then the other one: left ^ right ^ answer (no temporary)
-        tri[:, 1] = ans
-        np.bitwise_xor(np.bitwise_xor(a, b, out=tri[:, 2]), ans, out=tri[:, 2])
     else:
-        tri[:, 1], tri[:, 2] = (a, b) if swap is None else (np.where(swap, b, a), np.where(swap, a, b))
-    return tri, layout, notes
+        swap = None
+    if swap is not None:
+        swap_sides(a, b, swap)  # in the parsed table, before the result is allocated
+    return np.column_stack([h, a, b]), layout, notes
 
 
 class _Typed(Exception):
@@ -413,7 +404,7 @@ class _Reader:
         ids = {r: on(j, [-1 if v is None else v for v, _ in map(self.item, fac[j][1])], wide)
                for j, r in enumerate(roles) if r in ITEM_WORD or r == "answer"}
         h, a, b = (ids[r] for r in (("head", "left", "right") if crowd else ("head", "near", "far")))
-        bad, codes = (h < 0) | (a < 0) | (b < 0) | (h == a) | (h == b) | (a == b), None
+        bad, codes = bad_rows(h, a, b), None
         if "response" in roles:
             toks = [u.strip().lower() for u in fac[roles.index("response")][1]]
             self.saw_minus |= "-1" in toks
@@ -450,8 +441,7 @@ class _Reader:
             self.report(self.unfit[mode][:1], mode if fit or self.opts["answer"] != "auto" else "auto")
             self.n_bad, self.skipped = self.n_bad + fails[mode], self.skipped + self.unfit[mode]
             tri, code = tri[code >= 0], code[code >= 0]
-        swap = code == 1  # np.where on the columns: a boolean-indexed swap of rows took 10x longer
-        tri[:, 1], tri[:, 2] = np.where(swap, tri[:, 2], tri[:, 1]), np.where(swap, tri[:, 1], tri[:, 2])
+        swap_sides(tri[:, 1], tri[:, 2], code == 1)
         return tri, mode
 
     def read(self, dtype):
