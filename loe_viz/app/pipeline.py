@@ -52,7 +52,9 @@ class RecordingOracle:
 
     def __init__(self, oracle):
         self._oracle = oracle
-        self.blocks: list[np.ndarray] = []
+        #: (order key, block): LOE answers its landmarks on worker threads, so the blocks
+        #: arrive in whatever order the threads finish; the key puts them back in one order
+        self.blocks: list[tuple[tuple, np.ndarray]] = []
 
     def __getattr__(self, name):
         return getattr(self._oracle, name)
@@ -60,39 +62,43 @@ class RecordingOracle:
     def landmark_triplets(self, landmarks, per_landmark):
         """Answer and record triplets headed by ``landmarks``."""
         out = self._oracle.landmark_triplets(landmarks, per_landmark)
-        self.blocks.append(out)
+        self.blocks.append(((-1, 0, len(self.blocks)), out))
         return out
 
     def uniform_triplets(self, m):
         """Answer and record ``m`` uniformly random triplets."""
         out = self._oracle.uniform_triplets(m)
-        self.blocks.append(out)
+        self.blocks.append(((-1, 0, len(self.blocks)), out))
         return out
 
     def comparisons(self, head, per_landmark, seed, tiled=False, out=None):
         """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
         near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled, out=out)
-        self._record(head, near, far)
+        self._record((int(head), 0, int(seed)), head, near, far)
         return near, far
 
     def block_comparisons(self, head, others, count, seed, out=None):
         """Answer comparisons among the landmarks (LOE's landmark-block share) and record them."""
         near, far = self._oracle.block_comparisons(head, others, count, seed, out=out)
-        self._record(head, near, far)
+        self._record((int(head), 1, int(seed)), head, near, far)
         return near, far
 
-    def _record(self, head, near, far) -> None:
+    def _record(self, key, head, near, far) -> None:
         block = np.empty((near.size, 3), dtype=near.dtype)
         block[:, 0] = head
         block[:, 1] = near
         block[:, 2] = far
-        self.blocks.append(block)
+        self.blocks.append((key, block))  # list.append is atomic: safe from the worker threads
 
     def triplets(self) -> np.ndarray:
-        """Every recorded triplet, in list order, as one ``(m, 3)`` array."""
+        """Every recorded triplet, in list order, as one ``(m, 3)`` array.
+
+        By head, then by draw (the same configuration gives the same array, whatever
+        order LOE's threads finished in).
+        """
         if not self.blocks:
             return np.empty((0, 3), dtype=np.int32)
-        out = np.concatenate(self.blocks, axis=0)
+        out = np.concatenate([b for _, b in sorted(self.blocks, key=lambda kb: kb[0])], axis=0)
         self.blocks = []
         return out
 

@@ -75,6 +75,31 @@ def test_maxmin_and_offset_variant():
     assert len(s.model.landmarks_) == 7
 
 
+@pytest.mark.parametrize("selection", ["random", "maxmin"])
+def test_recorded_triplets_do_not_depend_on_which_thread_finished_first(monkeypatch, selection):
+    """LOE answers its landmarks on two threads; the triplets the Sample and Compare steps use
+    come back in one order, whichever landmark finished first."""
+    from loe_viz.oracle import TripletOracle
+
+    answer = TripletOracle.comparisons
+    runs = []
+    for slow_parity in (0, 1):  # the even or the odd heads finish last
+        def slow(self, head, *args, _parity=slow_parity, **kwargs):
+            if head % 2 == _parity:
+                time.sleep(0.05)
+            return answer(self, head, *args, **kwargs)
+
+        monkeypatch.setattr(TripletOracle, "comparisons", slow)
+        s = ExplorerState(n=400, seed=3, n_jobs=2, landmark_selection=selection)
+        assert not s.error, s.error
+        runs.append(np.asarray(s.triplets).copy())
+        s.close()
+    assert runs[0].shape == runs[1].shape and runs[0].shape[0] > 0
+    assert np.array_equal(runs[0], runs[1])
+    heads = runs[0][:, 0]
+    assert np.all(np.diff(heads) >= 0)  # grouped by head
+
+
 def test_per_landmark_budget_unit():
     s = ExplorerState(budget_unit="per_landmark", budget=500, **SMALL)
     assert s.error == ""
