@@ -182,7 +182,8 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             return
         cfg = self._snapshot()
         if self._jobs.background:
-            self.busy = True
+            # a "Large run: press Run" notice is about the run that waited; this one has started
+            self.param.update(busy=True, notice="")
         self._jobs.submit(partial(self._compute, cfg, force))
 
     def set_budget_unit(self, unit: str) -> None:

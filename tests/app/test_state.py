@@ -204,6 +204,21 @@ def test_large_run_waits_for_confirmation_and_huge_is_refused():
     assert s.error.startswith("budget needs about") and s.version == v
 
 
+def test_a_confirmed_large_run_drops_the_notice_that_asked_for_it():
+    s = ExplorerState(background=True, **SMALL)
+    assert s.wait(60) and s.version == 1
+    s.budget = 3.0e4  # ~ 3e7 comparisons: waits for "Run"
+    assert s.wait(60) and s.notice.startswith("Large run") and s.version == 1, (s.notice, s.error)
+    seen = []
+    s.param.watch(lambda e: seen.append((s.busy, s.notice)), ["busy"])
+    s.auto_update = False
+    s.budget = 100.0
+    s.run(force=True)
+    assert seen[0] == (True, "")  # the run in progress is not shown with the old notice
+    assert s.wait(60) and s.version == 2 and s.notice == ""
+    s.close()
+
+
 def test_estimate_run_uses_the_library_model():
     from loe_viz import LOE
     a = estimate_run(1000, 2, 2, 5, 1000)
