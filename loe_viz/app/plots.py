@@ -125,6 +125,43 @@ def square(*xys: np.ndarray, size: int = SQUARE) -> dict:
                 xlim=(c[0] - half, c[0] + half), ylim=(c[1] - half, c[1] + half))
 
 
+def tick_decimals(lo: float, hi: float) -> int:
+    """The decimals that the ticks of a range ``[lo, hi]`` need at the least (one more than its order).
+
+    Bokeh's ticks are 1, 2 or 5 times a power of ten, about a sixth of the span apart, so
+    one decimal more than the span's order of magnitude shows them all. Labels of one
+    width keep the axes' size when a new result of the same scale comes: bokeh lays a
+    plot out again whenever an axis's labels change width (about 0.1 s of the page's
+    time for the Embedding step's three plots, e.g. "2" after "2.5").
+    """
+    span = float(hi) - float(lo)
+    if not np.isfinite(span) or span <= 0:
+        return 1
+    return max(0, 1 - int(np.floor(np.log10(span))))
+
+
+# Labels with at least ``base`` decimals, and as many as the ticks' spacing needs once the
+# plot is zoomed in (then a zoom, not a new result, changes their width).
+_TICK_JS = """
+const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
+const need = step > 0 ? -Math.floor(Math.log10(step) + 1e-9) : 0;
+return tick.toFixed(Math.min(Math.max(base, need), 20));
+"""
+
+
+def _set_tick_decimals(fig, decimals: int) -> None:
+    """Give the axes of a bokeh figure labels with at least ``decimals`` decimals (see :func:`tick_decimals`)."""
+    from bokeh.models import CustomJSTickFormatter
+
+    for axis in list(fig.xaxis) + list(fig.yaxis):
+        f = axis.formatter
+        if isinstance(f, CustomJSTickFormatter) and f.code == _TICK_JS:
+            if f.args.get("base") != decimals:
+                f.args = {"base": decimals}
+        else:
+            axis.formatter = CustomJSTickFormatter(code=_TICK_JS, args={"base": decimals})
+
+
 def subsample(n: int, k: int, seed: int = 0) -> np.ndarray:
     """Sorted indices of a seeded subsample of ``k`` of ``n`` items (all when ``n <= k``)."""
     if n <= k:
@@ -431,6 +468,7 @@ class LiveEmbedding:
 
         self.pipe = _feed()
         self._palette = None
+        self._decimals = 1  # the fewest decimals of the axes' labels for the data shown (tick_decimals)
         #: role -> the HoloViews plots drawing it (one per page that shows the panes)
         self._plots = {role: weakref.WeakSet() for role in self.ROLES}
         link = _SharedSource()
@@ -459,6 +497,9 @@ class LiveEmbedding:
         def hook(plot, element):
             if "glyph_renderer" in plot.handles:
                 self._plots[role].add(plot)
+            fig = plot.handles.get("plot")
+            if fig is not None and role in ("points", "segments"):
+                _set_tick_decimals(fig, self._decimals)
         hook.__name__ = f"keep_{role}"
         return hook
 
@@ -485,6 +526,7 @@ class LiveEmbedding:
     def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0) -> None:
         """Show new results: patch the rendered plots in place, or send them through the pipe."""
         data = self._data(truth_xy, est_xy, hue_lightness, point_error, landmarks, seed)
+        self._decimals = tick_decimals(*data["xlim"])
         if self._patch(data):
             # for plots rendered later (another page, an HTML export): the ones on screen are up to date
             self.pipe.put(data)
@@ -547,13 +589,16 @@ class LiveEmbedding:
         plots = {role: [p for p in list(ps) if p.document is not None] for role, ps in self._plots.items()}
         if not plots["points"] or not plots["segments"]:
             return False
-        sources, ranges = {}, {}
+        sources, ranges, figures = {}, {}, {}
         for role, ps in plots.items():
             for p in ps:
                 src = p.handles["glyph_renderer"].data_source  # (left and right share one)
                 if set(src.data) != set(self.ROLES[role]):
                     return False
                 sources[id(src)] = (role, src, p.document)
+                fig = p.handles.get("plot")
+                if fig is not None:
+                    figures[id(fig)] = (fig, p.document)
                 for axis in ("x_range", "y_range"):
                     r = p.handles.get(axis)
                     if r is not None:
@@ -572,4 +617,7 @@ class LiveEmbedding:
                     if d is doc:
                         lo, hi = lims[axis]
                         r.update(start=lo, end=hi, reset_start=lo, reset_end=hi)
+                for fig, d in figures.values():
+                    if d is doc:
+                        _set_tick_decimals(fig, self._decimals)
         return True
