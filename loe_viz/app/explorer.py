@@ -292,11 +292,14 @@ class Explorer(Viewer):
         """The explorer inside a :class:`panel.template.BootstrapTemplate` (used when served).
 
         Bootstrap, unlike the Fast templates, loads no web font from the internet, so the
-        page works offline (a lecture hall without network, or CI).
+        page works offline (a lecture hall without network, or CI). The template's own busy
+        indicator is left out: it spun for every event the server handled (two more
+        messages and a layout of the page at the start of each fit); the sidebar's spinner
+        and the status line say when a run is in progress.
         """
         return pn.template.BootstrapTemplate(
             title=TITLE, sidebar=[self.sidebar], main=[self.modes], header_background=_ACCENT,
-            sidebar_width=350)
+            sidebar_width=350, busy_indicator=None)
 
     def servable(self, title: str | None = None, location: bool = True, area: str = "main", target=None):
         """Serve the explorer in a template (or mark it servable in a notebook)."""

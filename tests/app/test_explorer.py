@@ -207,6 +207,18 @@ def test_live_embedding_tick_labels_keep_their_width_across_results_of_one_scale
     assert all(f.args == {"base": 0} for f in formatters())  # a span of hundreds: integers
 
 
+def test_the_served_template_has_no_busy_indicator_of_its_own():
+    """Panel's header indicator spun for every event the server handled: two more messages and
+    a layout of the page at the start of each fit. The sidebar's spinner says when a run goes on."""
+    e = Explorer(n=100)
+    try:
+        t = e.servable_template()
+        assert t.busy_indicator is None
+        assert isinstance(e.spinner, pn.indicators.LoadingSpinner)
+    finally:
+        e.close()
+
+
 def test_no_deprecated_panel_spelling():
     """Every widget uses Panel 1.9's names (label=, color=, variant=), so building warns of nothing."""
     import warnings
