@@ -69,6 +69,19 @@ def _step_index(raw) -> int | None:
     return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
 
 
+def _remove_doc_callback(ref_doc, cb) -> None:
+    """Remove a timeout or periodic callback from the document ``ref_doc()`` refers to, if it still can."""
+    d = ref_doc()
+    # a destroyed document (a discarded session: session_context None) has dropped its
+    # callbacks already; removing one would raise inside bokeh's patch_curdoc, which then
+    # keeps its entry in bokeh.io.doc._PATCHED_CURDOCS for good
+    if d is not None and d.session_context is not None:
+        try:
+            d.remove_timeout_callback(cb) if hasattr(cb, "timeout") else d.remove_periodic_callback(cb)
+        except Exception:  # already fired, or removed with the document being destroyed
+            pass
+
+
 class Explorer(Viewer):
     """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
 
@@ -332,16 +345,8 @@ class Explorer(Viewer):
             return
         self._closed = True
         self._end_busy_wait()
-        for doc, cb in self._doc_callbacks:
-            d = doc()
-            # a destroyed document (a discarded session: session_context None) has dropped its
-            # callbacks already; removing one would raise inside bokeh's patch_curdoc, which then
-            # keeps its entry in bokeh.io.doc._PATCHED_CURDOCS for good
-            if d is not None and d.session_context is not None:
-                try:
-                    d.remove_timeout_callback(cb) if hasattr(cb, "timeout") else d.remove_periodic_callback(cb)
-                except Exception:  # already fired, or removed with the document being destroyed
-                    pass
+        for ref_doc, cb in self._doc_callbacks:
+            _remove_doc_callback(ref_doc, cb)
         self._doc_callbacks = []
         for part in (self._compare, self._triplets, self._lessons, self.state):
             try:
@@ -553,7 +558,7 @@ class Explorer(Viewer):
                 with set_curdoc(d), pn.io.hold(d):
                     e._show_status()
 
-        self._busy_wait = (weakref.ref(doc), doc.add_timeout_callback(show, int(BUSY_DELAY * 1000)))
+        self._busy_wait = (ref_doc, doc.add_timeout_callback(show, int(BUSY_DELAY * 1000)))
         return False
 
     def _end_busy_wait(self) -> None:
@@ -561,12 +566,7 @@ class Explorer(Viewer):
         self._busy_shown = False
         wait, self._busy_wait = self._busy_wait, None
         if wait is not None:
-            doc = wait[0]()
-            if doc is not None and doc.session_context is not None:
-                try:
-                    doc.remove_timeout_callback(wait[1])
-                except Exception:  # it has run already
-                    pass
+            _remove_doc_callback(*wait)
 
     def _show_status(self):
         s = self.state
