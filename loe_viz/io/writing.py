@@ -104,7 +104,8 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
 
 def _format_ints(block, delim: str) -> bytes:
     """Rows of integers as delimited text lines, formatted by NumPy (7x faster than joining str() of each value)."""
-    v, x = np.abs(block), np.abs(block)
+    v = np.abs(block)
+    x = v.copy()  # consumed digit by digit below
     width = len(str(int(v.max()))) if v.size else 1
     cell = np.empty(block.shape + (width + 2,), dtype=np.uint8)  # a sign, the digits right-aligned, a delimiter
     cell[..., 0], cell[..., width + 1], cell[:, -1, width + 1] = ord("-"), ord(delim), ord("\n")
