@@ -493,7 +493,12 @@ class LiveEmbedding:
                         responsive=False, width=675, height=695, framewise=True, backend_opts=CANVAS))
 
     def _keep(self, role: str):
-        """Plot hook remembering the plot that draws ``role`` (called at every render)."""
+        """Plot hook remembering the plot that draws ``role`` (called at every render).
+
+        The figure's tick labels get the current :func:`tick_decimals` too, once per
+        figure (from the role that has one figure to itself: the points of the two
+        side-by-side plots, the segments of the overlay).
+        """
         def hook(plot, element):
             if "glyph_renderer" in plot.handles:
                 self._plots[role].add(plot)
