@@ -242,7 +242,7 @@ class Explorer(Viewer):
             pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
                                                   margin=(0, 5)), sizing_mode="stretch_width"),
             pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
-            pn.pane.Markdown("PNG: the 💾 tool above each plot.", styles={"color": "#555"}),
+            pn.pane.Markdown("PNG: the save tool (a disk) in the toolbar beside each plot.", styles={"color": "#555"}),
             sizing_mode="stretch_width",
         )
 
@@ -580,7 +580,7 @@ class Explorer(Viewer):
         m = s.metrics
         if m:
             self.status.object = (
-                f"{'⏳ computing… · ' if busy else ''}"
+                f"{'computing… · ' if busy else ''}"
                 f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
                 f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
                 f"{md(s.status)}")
@@ -588,7 +588,7 @@ class Explorer(Viewer):
             if self._first_late and not s.error:
                 self.status.object = "⚠ " + md(self._first_late)
             elif busy:
-                self.status.object = "⏳ computing the first embedding…"
+                self.status.object = "Computing the first embedding…"
             else:
                 self.status.object = md(s.status)
 

@@ -35,3 +35,18 @@ def test_markdown_shows_the_text_literally(payload):
     assert re.findall(r"<(\w+)", page) == ["p"], page
     visible = html.unescape(re.sub(r"<[^>]+>", "", page)).strip()
     assert visible == payload.strip()
+
+
+def test_the_explorer_writes_no_emoji_a_plain_font_lacks():
+    """A lecture machine may have no colour-emoji font: "⏳" and "💾" showed as empty boxes in
+    Chromium with DejaVu only. Symbols the DejaVu fonts have (★ ⚠ ✓ ✗ ⌊ ⌋) are fine."""
+    from pathlib import Path
+
+    import loe_viz.app
+
+    found = []
+    for path in sorted(Path(loe_viz.app.__file__).parent.rglob("*.py")):
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{path.name}:{no}: {ch!r}" for ch in line
+                      if ord(ch) >= 0x1F000 or 0x23E9 <= ord(ch) <= 0x23FA or 0x2B50 <= ord(ch) <= 0x2B55]
+    assert not found, found
