@@ -165,11 +165,16 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
     dt = index_dtype(n)
     near = np.empty(per_landmark, dtype=dt)
     far = np.empty(per_landmark, dtype=dt)
+    # Win counts of the pilot's parts (counted where they were drawn), the uniform rest and the
+    # block, kept apart until the mean-field start of the uniform ones: no pass counts twice.
+    wins = np.zeros((n, 2), dtype=np.int32)
     p = 0
-    for part_near, part_far in pilot or ():
+    for part in pilot or ():
+        part_near, part_far = part[0], part[1]
         near[p:p + part_near.shape[0]] = part_near
         far[p:p + part_near.shape[0]] = part_far
         p += part_near.shape[0]
+        _add_counts(wins, part[2] if len(part) > 2 else None, part_near, part_far)
     q = int(block_count) if block is not None else 0
     rest = per_landmark - p - q
     # Each part is in cache order by itself (tiles), so passes over the whole stay cache-friendly.
@@ -182,36 +187,47 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
         if q:
             near[p + rest:], far[p + rest:] = oracle.block_comparisons(head, block, q, block_seed)
     t1 = time.perf_counter()
-    w0 = block_start(near, far, int(head), n, block, p + rest) if q else None
-    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0, **settings.kwargs())
+    _add_counts(wins, None, near[p:p + rest], far[p:p + rest])
+    w0 = block_start(wins, near[p + rest:], far[p + rest:], int(head), n, block) if q else None
+    if q:
+        _add_counts(wins, None, near[p + rest:], far[p + rest:])
+    col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0, wins=wins, **settings.kwargs())
     return col, t1 - t0, time.perf_counter() - t1
 
 
-def block_start(near, far, head: int, n_items: int, block, uniform: int) -> np.ndarray:
+def _add_counts(wins, counts, near, far):
+    """Add the win counts ``counts`` of ``(near, far)`` (counted here when None) to ``wins``."""
+    if counts is None:
+        counts = np.empty_like(wins)
+        btl.win_counts(near, far, counts)
+    wins += counts
+
+
+def block_start(wins, near, far, head: int, n_items: int, block) -> np.ndarray:
     """Starting scores of a ranking whose last comparisons are among the other landmarks ``block``.
 
     The mean-field start (:func:`loe_viz.kernels.btl.meanfield_start`) assumes
     uniformly random opponents; the landmark share gives the landmarks
     thousands of comparisons against each other instead, so their mean-field
     scores can be off by many units and Newton's trust region then needs
-    several steps to bring them home. Here the uniform comparisons (the first
-    ``uniform``) give the mean-field start, and the landmarks' scores are
-    replaced by the BTL fit of their comparisons among themselves, anchored
-    (weakly) to their mean-field values: a Newton solve in ``len(block)``
+    several steps to bring them home. Here the win counts ``wins`` of the uniform
+    comparisons alone give the mean-field start, and the landmarks' scores are
+    replaced by the BTL fit of their comparisons among themselves, ``(near, far)``,
+    anchored (weakly) to their mean-field values: a Newton solve in ``len(block)``
     unknowns. Sum-zero over the items other than ``head``.
     """
     n = int(n_items)
     mask = np.ones(n, dtype=np.bool_)
     mask[head] = False
     w = np.empty(n)
-    btl.meanfield_start(near[:uniform], far[:uniform], mask, MEANFIELD_ITER, 128, w)
+    btl.meanfield_from_counts(wins, mask, MEANFIELD_ITER, 128, w)
     block = np.sort(np.asarray(block, dtype=np.int64))
     k = block.size
-    if k >= 2 and near.shape[0] > uniform:
-        a = np.searchsorted(block, near[uniform:])
-        b = np.searchsorted(block, far[uniform:])
-        wins = np.zeros((k, k))  # wins[i, j]: times block[j] (farther) beat block[i]
-        np.add.at(wins, (a, b), 1.0)
+    if k >= 2 and near.shape[0]:
+        a = np.searchsorted(block, near)
+        b = np.searchsorted(block, far)
+        # wins[i, j]: times block[j] (farther) beat block[i]
+        wins = np.bincount(a * k + b, minlength=k * k).reshape(k, k).astype(np.float64)
         v = w[block].copy()
         anchor = w[block].copy()
         kappa = 1.0
@@ -235,18 +251,22 @@ def block_start(near, far, head: int, n_items: int, block, uniform: int) -> np.n
     return w
 
 
-def pilot_scores(near: np.ndarray, far: np.ndarray, head: int, n_items: int) -> np.ndarray:
+def pilot_scores(near: np.ndarray, far: np.ndarray, head: int, n_items: int, counts=None) -> np.ndarray:
     """Approximate BTL scores of one landmark's comparisons, without Newton steps.
 
     The mean-field inversion of the items' win rates
     (:func:`loe_viz.kernels.btl.meanfield_start`, one pass over the
     comparisons): on the scale of squared distances, up to the column's shift.
-    The landmark itself gets ``-inf``.
+    The landmark itself gets ``-inf``. ``counts``, the comparisons' win counts
+    (:func:`loe_viz.kernels.btl.win_counts`), replaces that pass when given.
     """
     mask = np.ones(n_items, dtype=np.bool_)
     mask[head] = False
     w = np.empty(n_items)
-    btl.meanfield_start(near, far, mask, 2, 128, w)
+    if counts is None:
+        btl.meanfield_start(near, far, mask, 2, 128, w)
+    else:
+        btl.meanfield_from_counts(counts, mask, 2, 128, w)
     w[head] = -np.inf
     return w
 
@@ -266,8 +286,13 @@ def pilot_share(source, head: int, count: int, n_items: int, cancel=None):
 
 
 def pilot_oracle(oracle, head: int, count: int, seed, cancel=None):
-    """Pilot task on an oracle: ``count`` comparisons of ``head`` as ``(near, far)``, reused in its ranking."""
-    return oracle.comparisons(int(head), int(count), seed, tiled=True)
+    """Pilot task on an oracle: ``count`` comparisons of ``head`` as ``(near, far)``, reused in its
+    ranking, and their win counts (:func:`loe_viz.kernels.btl.win_counts`), counted here so that
+    the parts of a pilot count side by side and the chain only adds them up."""
+    near, far = oracle.comparisons(int(head), int(count), seed, tiled=True)
+    counts = np.empty((int(oracle.n_items), 2), dtype=np.int32)
+    btl.win_counts(near, far, counts)
+    return near, far, counts
 
 
 #: MaxMin measures each score column from this quantile of its scores (its nearest items).

@@ -58,7 +58,7 @@ def _heavy_direction(near, far, appearances, mask):
     k = int(heavy.sum())
     if k == 0 or k > scored.size // 2:
         return None
-    within = btl.pairs_within(near, far, heavy.view(np.uint8))
+    within = btl.pairs_within(near, far, heavy.view(np.uint8), int(appearances[heavy].sum()) // 2)
     idx = np.flatnonzero(heavy)
     pos = np.full(heavy.shape[0], -1, dtype=np.int64)
     pos[idx] = np.arange(k)
@@ -315,6 +315,7 @@ def rank_column(
     max_iter: int = 50,
     cg_max_iter: int = 100,
     w0: np.ndarray | None = None,
+    wins: np.ndarray | None = None,
     max_step: float = 4.0,
     reorder: bool = True,
     cancel=None,
@@ -355,6 +356,9 @@ def rank_column(
         Starting scores. By default a mean-field inversion of the win rates
         (:func:`loe_viz.kernels.btl.meanfield_start`), which with uniformly
         random pairs lands within a few Newton steps of the optimum.
+    wins : int32 ndarray (n, 2), optional
+        The comparisons' win counts (:func:`loe_viz.kernels.btl.win_counts`), when the
+        caller has counted them already (a pass over the comparisons saved).
     max_step : float, default 4.0
         Trust radius: the largest change of one score in one Newton step.
     reorder : bool, default True
@@ -379,8 +383,9 @@ def rank_column(
     m = near.shape[0]
     mask = np.ones(n, dtype=np.bool_)
     mask[head] = False
-    wins = np.empty((n, 2), dtype=np.int32)  # (won, took part in): the start's win rates and the coverage
-    btl.win_counts(near, far, wins)
+    if wins is None:  # (won, took part in): the start's win rates and the coverage
+        wins = np.empty((n, 2), dtype=np.int32)
+        btl.win_counts(near, far, wins)
     if w0 is None:
         w = np.empty(n)
         btl.meanfield_from_counts(wins, mask, MEANFIELD_ITER, 128, w)

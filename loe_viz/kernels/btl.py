@@ -294,18 +294,19 @@ def newton_direction_coarse(near, far, h, hdiag, lam, mask, grad, max_iter, rtol
 
 
 @njit(nogil=True, cache=True)
-def pairs_within(near, far, member):
-    """Indices of the comparisons whose two items both have ``member[item]`` set (int64)."""
-    cnt = 0
-    for t in range(near.shape[0]):
-        cnt += member[near[t]] & member[far[t]]
-    out = np.empty(cnt, dtype=np.int64)
+def pairs_within(near, far, member, bound):
+    """Indices of the comparisons whose two items both have ``member[item]`` set (int64).
+
+    ``bound`` is at least their number (e.g. half the members' appearances): one
+    pass fills a buffer of that size, and a view of the filled part is returned.
+    """
+    out = np.empty(bound, dtype=np.int64)
     k = 0
     for t in range(near.shape[0]):
         if member[near[t]] & member[far[t]]:
             out[k] = t
             k += 1
-    return out
+    return out[:k]
 
 
 @njit(nogil=True, cache=True)
