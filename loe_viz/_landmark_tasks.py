@@ -148,8 +148,9 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
                 block_count: int = 0, block_seed=0, cancel=None):
     """Executor task: draw one landmark's comparisons from the oracle, then rank them.
 
-    The landmark's ``per_landmark`` comparisons are the pilot's (a list of
-    ``(near, far)`` parts already drawn, reused), ``block_count`` comparisons among the other
+    The landmark's ``per_landmark`` comparisons are the pilot's (a list of parts already
+    drawn, reused: ``(near, far, win counts)`` as :func:`pilot_oracle` returns them, or
+    ``(near, far)`` to be counted here), ``block_count`` comparisons among the other
     landmarks ``block`` (:meth:`~loe_viz.TripletOracle.block_comparisons`), and
     uniformly random pairs for the rest. Only the oracle's points travel to a
     remote worker; the comparisons are reproduced there from the seeds.

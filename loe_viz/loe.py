@@ -782,7 +782,7 @@ class LOE(ParamsMixin):
             )
             done = self._run(None, [], s.n_jobs, progress, cancel, follow=follow, total=l, stage="landmarks")
             landmarks = np.array(chosen, dtype=np.int64)
-            pilots = {int(h): [(r[0], r[1]) for r in parts] for h, parts in zip(landmarks, done) if parts}
+            pilots = {int(h): list(parts) for h, parts in zip(landmarks, done) if parts}  # (near, far, win counts)
         else:
             landmarks = s.landmarks if s.landmarks is not None else np.sort(s.rng.choice(n, size=l, replace=False))
             pilots = {}

@@ -66,6 +66,22 @@ def test_pilots_and_parallel_rankings_equal_the_serial_result():
     np.testing.assert_array_equal(serial.triplets_per_landmark_, np.full(6, 20_000))
 
 
+def test_a_ranking_reuses_its_pilots_win_counts_exactly():
+    # MaxMin's pilot parts count their wins where they are drawn; the landmark's ranking adds
+    # those counts to the rest's instead of counting every comparison again.
+    n, head = 400, 7
+    oracle = TripletOracle(make_points("gaussian", n, random_state=0), random_state=1)
+    parts = [tasks.pilot_oracle(oracle, head, 3000, seed) for seed in (11, 12)]
+    for near, far, counts in parts:  # against NumPy: (won, took part in); the farther item wins
+        np.testing.assert_array_equal(counts[:, 0], np.bincount(far, minlength=n))
+        np.testing.assert_array_equal(counts[:, 1], np.bincount(near, minlength=n) + np.bincount(far, minlength=n))
+    kw = dict(block=np.array([50, 120, 300]), block_count=400, block_seed=14)
+    reused = tasks.rank_oracle(oracle, head, 20_000, 13, tasks.RankSettings(), pilot=parts, **kw)[0]
+    counted = tasks.rank_oracle(oracle, head, 20_000, 13, tasks.RankSettings(), pilot=[p[:2] for p in parts], **kw)[0]
+    np.testing.assert_array_equal(reused.scores, counted.scores)
+    assert reused.n_comparisons == 20_000 and reused.converged
+
+
 def test_maxmin_on_stored_triplets_equals_serial_and_spreads():
     X = make_points("uniform", 300, random_state=0)
     T = TripletOracle(X, random_state=1).landmark_triplets(np.arange(0, 300, 10), 3000)  # 30 candidate heads
