@@ -144,13 +144,13 @@ def rank_share(source, head: int, count: int, n_items: int, settings: RankSettin
     return rank_column(near, far, int(head), int(n_items), reorder=False, cancel=cancel, **settings.kwargs())
 
 
-def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettings, pilot=None, block=None,
-                block_count: int = 0, block_seed=0, cancel=None):
+def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettings, pilot=None, pilot_wins=None,
+                block=None, block_count: int = 0, block_seed=0, cancel=None):
     """Executor task: draw one landmark's comparisons from the oracle, then rank them.
 
-    The landmark's ``per_landmark`` comparisons are the pilot's (a list of parts already
-    drawn, reused: ``(near, far, win counts)`` as :func:`pilot_oracle` returns them, or
-    ``(near, far)`` to be counted here), ``block_count`` comparisons among the other
+    The landmark's ``per_landmark`` comparisons are the pilot's (a list of ``(near, far)``
+    parts already drawn, reused, with ``pilot_wins`` their summed win counts from
+    :func:`pilot_oracle`, or None to count them here), ``block_count`` comparisons among the other
     landmarks ``block`` (:meth:`~loe_viz.TripletOracle.block_comparisons`), and
     uniformly random pairs for the rest. Only the oracle's points travel to a
     remote worker; the comparisons are reproduced there from the seeds.
@@ -170,12 +170,14 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
     # block, kept apart until the mean-field start of the uniform ones: no pass counts twice.
     wins = np.zeros((n, 2), dtype=np.int32)
     p = 0
-    for part in pilot or ():
-        part_near, part_far = part[0], part[1]
+    for part_near, part_far in pilot or ():
         near[p:p + part_near.shape[0]] = part_near
         far[p:p + part_near.shape[0]] = part_far
         p += part_near.shape[0]
-        _add_counts(wins, part[2] if len(part) > 2 else None, part_near, part_far)
+        if pilot_wins is None:
+            _add_counts(wins, part_near, part_far)
+    if pilot_wins is not None:
+        wins += pilot_wins
     q = int(block_count) if block is not None else 0
     rest = per_landmark - p - q
     # Each part is in cache order by itself (tiles), so passes over the whole stay cache-friendly.
@@ -188,19 +190,18 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
         if q:
             near[p + rest:], far[p + rest:] = oracle.block_comparisons(head, block, q, block_seed)
     t1 = time.perf_counter()
-    _add_counts(wins, None, near[p:p + rest], far[p:p + rest])
+    _add_counts(wins, near[p:p + rest], far[p:p + rest])
     w0 = block_start(wins, near[p + rest:], far[p + rest:], int(head), n, block) if q else None
     if q:
-        _add_counts(wins, None, near[p + rest:], far[p + rest:])
+        _add_counts(wins, near[p + rest:], far[p + rest:])
     col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0, wins=wins, **settings.kwargs())
     return col, t1 - t0, time.perf_counter() - t1
 
 
-def _add_counts(wins, counts, near, far):
-    """Add the win counts ``counts`` of ``(near, far)`` (counted here when None) to ``wins``."""
-    if counts is None:
-        counts = np.empty_like(wins)
-        btl.win_counts(near, far, counts)
+def _add_counts(wins, near, far):
+    """Add the win counts of ``(near, far)`` (:func:`loe_viz.kernels.btl.win_counts`) to ``wins``."""
+    counts = np.empty_like(wins)
+    btl.win_counts(near, far, counts)
     wins += counts
 
 

@@ -503,7 +503,8 @@ class LOE(ParamsMixin):
         held = 0
         if n_triplets is None and s.landmarks is None and s.selection in ("auto", "maxmin"):
             per = int(np.max(per_landmark))
-            held = l * self._pilot_count(per, int(n_items)) * 2 * (4 if n_items < 2**31 - 1 else 8)  # upper bound
+            # upper bound: the pilots' comparisons and their win counts, until the rankings take them
+            held = l * (self._pilot_count(per, int(n_items)) * 2 * (4 if n_items < 2**31 - 1 else 8) + int(n_items) * 8)
         return estimate_resources(
             n_items, l, per_landmark, self._workers(s.n_jobs), n_components=s.d,
             source="oracle" if n_triplets is None else "triplets", n_triplets=n_triplets, remote=self._remote(),
@@ -774,15 +775,20 @@ class LOE(ParamsMixin):
             n_parts = PILOT_PARTS
             sizes = np.diff(np.linspace(0, p, n_parts + 1).astype(np.int64))
             pilot_seeds = oracle.next_seeds(l * n_parts).reshape(l, n_parts)
+            # A pilot's parts count their wins where they are drawn; the chain adds them up once
+            # (the scores read the sum first, then the pilot keeps it for its ranking).
+            wins = {}
             follow, chosen = self._maxmin_follow(
                 int(s.rng.integers(n)), np.arange(n), l,
                 pilot=lambda h, k: [(pilot_oracle, (oracle, h, int(z), pilot_seeds[k, i])) for i, z in enumerate(sizes)],
-                rank=lambda h, parts: (_pilot_done, (parts,)),
-                scores=lambda h, parts: pilot_scores(None, None, h, n, counts=sum(r[2] for r in parts)),
+                rank=lambda h, parts: (_pilot_done, (None if parts is None else
+                                                     ([(r[0], r[1]) for r in parts], wins.pop(h)),)),
+                scores=lambda h, parts: pilot_scores(None, None, h, n,
+                                                     counts=wins.setdefault(h, sum(r[2] for r in parts))),
             )
             done = self._run(None, [], s.n_jobs, progress, cancel, follow=follow, total=l, stage="landmarks")
             landmarks = np.array(chosen, dtype=np.int64)
-            pilots = {int(h): list(parts) for h, parts in zip(landmarks, done) if parts}  # (near, far, win counts)
+            pilots = {int(h): r for h, r in zip(landmarks, done) if r is not None}  # (parts, win counts)
         else:
             landmarks = s.landmarks if s.landmarks is not None else np.sort(s.rng.choice(n, size=l, replace=False))
             pilots = {}
@@ -790,7 +796,7 @@ class LOE(ParamsMixin):
         tasks = []
         for c, h in enumerate(landmarks):
             others = np.delete(landmarks, c) if q else None
-            tasks.append((oracle, int(h), per_landmark, seeds[c], s.rank, pilots.pop(int(h), None), others, q,
+            tasks.append((oracle, int(h), per_landmark, seeds[c], s.rank, *pilots.pop(int(h), (None, None)), others, q,
                           block_seeds[c]))
         del pilots
         results = self._run(rank_oracle, tasks, s.n_jobs, progress, cancel)

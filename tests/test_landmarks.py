@@ -76,8 +76,10 @@ def test_a_ranking_reuses_its_pilots_win_counts_exactly():
         np.testing.assert_array_equal(counts[:, 0], np.bincount(far, minlength=n))
         np.testing.assert_array_equal(counts[:, 1], np.bincount(near, minlength=n) + np.bincount(far, minlength=n))
     kw = dict(block=np.array([50, 120, 300]), block_count=400, block_seed=14)
-    reused = tasks.rank_oracle(oracle, head, 20_000, 13, tasks.RankSettings(), pilot=parts, **kw)[0]
-    counted = tasks.rank_oracle(oracle, head, 20_000, 13, tasks.RankSettings(), pilot=[p[:2] for p in parts], **kw)[0]
+    pilot = [p[:2] for p in parts]
+    summed = parts[0][2] + parts[1][2]
+    reused = tasks.rank_oracle(oracle, head, 20_000, 13, tasks.RankSettings(), pilot, summed, **kw)[0]
+    counted = tasks.rank_oracle(oracle, head, 20_000, 13, tasks.RankSettings(), pilot, None, **kw)[0]
     np.testing.assert_array_equal(reused.scores, counted.scores)
     assert reused.n_comparisons == 20_000 and reused.converged
 
