@@ -8,6 +8,7 @@
     python benchmarks/bench_loe.py --deficient     # d = 5, l = 8: the embedding on every seed
     python benchmarks/bench_loe.py --choice        # the landmark-choice table at n = 1000 (README), defaults included
     python benchmarks/bench_loe.py --stored-speed  # n = 1000, C = 200 from stored triplets, warm, best of 9
+    python benchmarks/bench_loe.py --stored-shares # 10^7 stored triplets, 50 landmarks: shares in one pass or per task
 
 Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
 floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at
@@ -293,6 +294,33 @@ def stored_speed(repeats=9):
     return out
 
 
+def stored_shares(repeats=5):
+    """n = 10^4, 10^7 stored triplets over 50 heads, 2 threads: every landmark's share pulled out in
+    one pass (the default with many landmarks per worker) against one pass per landmark in its task
+    (what a memory limit just under the one-pass estimate falls back to); the same embedding."""
+    n = 10_000
+    X = lv.make_points("gaussian", n, 2, random_state=0)
+    heads = np.sort(np.random.default_rng(1).choice(n, 50, replace=False))
+    T = lv.TripletOracle(X, random_state=2).landmark_triplets(heads, 200_000)
+    T = T[np.random.default_rng(3).permutation(T.shape[0])]  # heads interleaved, as in a collected file
+    one = lv.LOE(n_components=2, n_landmarks=50, n_jobs=2)
+    one.fit(T, n_items=n)
+    per = lv.LOE(n_components=2, n_landmarks=50, n_jobs=2, memory_limit=one.resource_estimate_.peak_bytes - 1)
+    per.fit(T, n_items=n)
+    assert np.array_equal(one.embedding_, per.embedding_)
+    times = {"one_pass": [], "per_task": []}
+    for _ in range(repeats):  # interleaved: both share the machine's load
+        for name, est in (("one_pass", one), ("per_task", per)):
+            t0 = time.perf_counter()
+            est.fit(T, n_items=n)
+            times[name].append(time.perf_counter() - t0)
+    out = {k: float(np.median(v)) for k, v in times.items()}
+    print(f"n=10^4, {T.shape[0]:.0e} stored triplets, 50 landmarks, 2 threads: shares in one pass "
+          f"{out['one_pass']:.3f} s, one pass per landmark {out['per_task']:.3f} s (median of {repeats}; "
+          f"ratio {out['one_pass'] / out['per_task']:.2f}; load average {os.getloadavg()[0]:.1f})", flush=True)
+    return out
+
+
 def large_run():
     """n = 10^5, C = 200 (the paper's Figure 2(a) setting), defaults, 2 threads: sampling + fit."""
     n, d, C = 100_000, 2, 200
@@ -337,6 +365,8 @@ def main():
     ap.add_argument("--large-only", action="store_true", help="only n = 10^5, C = 200")
     ap.add_argument("--choice", action="store_true", help="only the landmark-choice table at n = 1000")
     ap.add_argument("--stored-speed", action="store_true", help="only the n = 1000, C = 200 stored-triplets timing")
+    ap.add_argument("--stored-shares", action="store_true",
+                    help="only the 10^7 stored triplets over 50 heads: shares in one pass against one per landmark")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "loe.json"))
     args = ap.parse_args()
 
@@ -347,7 +377,8 @@ def main():
         partial=args.out.replace(".json", "_robust_partial.json"))),
                            ("million", "million", lambda: million(seeds=args.seeds)),
                            ("deficient", "deficient", lambda: deficient_table(seeds=args.seeds)),
-                           ("choice", "choice", choice_table), ("large_only", "large", large_run), ("stored_speed", "stored_speed", stored_speed)]:
+                           ("choice", "choice", choice_table), ("large_only", "large", large_run), ("stored_speed", "stored_speed", stored_speed),
+                           ("stored_shares", "stored_shares", stored_shares)]:
         if getattr(args, flag):
             out = args.out.replace(".json", f"_{name}.json")
             result = {name: fn(), "load_average_end": os.getloadavg()}

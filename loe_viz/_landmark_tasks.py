@@ -24,10 +24,11 @@ import numpy as np
 from ._validation import index_dtype
 from .oracle import TripletOracle
 from .kernels import btl, shares
+from .kernels import triplets as triplet_kernels
 from .ranking import MEANFIELD_ITER, cache_order, rank_column
 
 __all__ = [
-    "RankSettings", "StoredTriplets", "landmark_share", "rank_share", "rank_oracle", "pilot_share", "pilot_oracle",
+    "RankSettings", "StoredTriplets", "landmark_share", "landmark_shares", "rank_share", "rank_oracle", "pilot_share", "pilot_oracle",
     "pilot_scores", "MaxMinChain", "maxmin_select",
 ]
 
@@ -115,6 +116,31 @@ def landmark_share(triplets: np.ndarray, head: int, count: int, n_items: int):
     if got != count:
         raise RuntimeError(f"landmark {head}: expected {count} triplets in the stored triplets, found {got}")
     return near, far
+
+
+def landmark_shares(triplets: np.ndarray, heads: np.ndarray, counts: np.ndarray, n_items: int) -> list:
+    """:func:`landmark_share` of each of ``heads`` (distinct), all from one pass over the triplets.
+
+    Pulling each share out on its own reads every triplet once per landmark (at
+    10^7 triplets, 12 ms each, a third of a ranking); one pass scatters them all
+    into one buffer of ``2 * counts[heads].sum()`` indices, which the caller
+    accounts for.
+
+    Returns
+    -------
+    list of ``(near, far)``
+        Views into the buffer, one per head, each in row order.
+    """
+    heads = np.asarray(heads, dtype=np.int64)
+    slot = np.full(int(n_items), -1, dtype=np.int64)
+    slot[heads] = np.arange(heads.size)
+    offsets = np.zeros(heads.size + 1, dtype=np.int64)
+    np.cumsum(counts[heads], out=offsets[1:])
+    dt = index_dtype(n_items)
+    near = np.empty(int(offsets[-1]), dtype=dt)
+    far = np.empty(int(offsets[-1]), dtype=dt)
+    triplet_kernels.split_by_slot(triplets, slot, offsets, near, far)
+    return [(near[a:b], far[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
 
 
 def rank_share(source, head: int, count: int, n_items: int, settings: RankSettings, cancel=None):
