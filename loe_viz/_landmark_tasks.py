@@ -279,22 +279,18 @@ def block_start(wins, near, far, head: int, n_items: int, block) -> np.ndarray:
     return w
 
 
-def pilot_scores(near: np.ndarray, far: np.ndarray, head: int, n_items: int, counts=None) -> np.ndarray:
+def pilot_scores(counts: np.ndarray, head: int, n_items: int) -> np.ndarray:
     """Approximate BTL scores of one landmark's comparisons, without Newton steps.
 
-    The mean-field inversion of the items' win rates
-    (:func:`loe_viz.kernels.btl.meanfield_start`, one pass over the
+    The mean-field inversion (:func:`loe_viz.kernels.btl.meanfield_from_counts`) of the
+    items' win counts ``counts`` (:func:`loe_viz.kernels.btl.win_counts` of the
     comparisons): on the scale of squared distances, up to the column's shift.
-    The landmark itself gets ``-inf``. ``counts``, the comparisons' win counts
-    (:func:`loe_viz.kernels.btl.win_counts`), replaces that pass when given.
+    The landmark itself gets ``-inf``.
     """
     mask = np.ones(n_items, dtype=np.bool_)
     mask[head] = False
     w = np.empty(n_items)
-    if counts is None:
-        btl.meanfield_start(near, far, mask, 2, 128, w)
-    else:
-        btl.meanfield_from_counts(counts, mask, 2, 128, w)
+    btl.meanfield_from_counts(counts, mask, 2, 128, w)
     w[head] = -np.inf
     return w
 
@@ -310,7 +306,9 @@ def pilot_share(source, head: int, count: int, n_items: int, cancel=None):
         if isinstance(source, StoredTriplets):
             source = source.open()
         near, far = landmark_share(source, int(head), int(count), int(n_items))
-    return pilot_scores(near, far, int(head), int(n_items))
+    counts = np.empty((int(n_items), 2), dtype=np.int32)
+    btl.win_counts(near, far, counts)
+    return pilot_scores(counts, int(head), int(n_items))
 
 
 def pilot_oracle(oracle, head: int, count: int, seed, cancel=None):

@@ -800,8 +800,7 @@ class LOE(ParamsMixin):
                 pilot=lambda h, k: [(pilot_oracle, (oracle, h, int(z), pilot_seeds[k, i])) for i, z in enumerate(sizes)],
                 rank=lambda h, parts: (_pilot_done, (None if parts is None else
                                                      ([(r[0], r[1]) for r in parts], wins.pop(h)),)),
-                scores=lambda h, parts: pilot_scores(None, None, h, n,
-                                                     counts=wins.setdefault(h, sum(r[2] for r in parts))),
+                scores=lambda h, parts: pilot_scores(wins.setdefault(h, sum(r[2] for r in parts)), h, n),
             )
             done = self._run(None, [], s.n_jobs, progress, cancel, follow=follow, total=l, stage="landmarks")
             landmarks = np.array(chosen, dtype=np.int64)
