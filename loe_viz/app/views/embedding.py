@@ -39,11 +39,14 @@ the other.
         self._live = None
         self._live_panes = None
         big = dict(font_size="34pt", title_size="14pt")
+        # Fixed widths (room for the widest value each shows): a figure whose text changes width
+        # would resize its box, and the page would lay every plot out again (~20 ms per result).
         self._numbers = [
-            pn.indicators.Number(label="Procrustes error", value=0, format="{value}", **big),
-            pn.indicators.Number(label="Triplet error", value=0, format="{value} %", **big),
-            pn.indicators.Number(label="Training triplets satisfied", value=0, format="{value} %", **big),
-            pn.indicators.Number(label="Fit time", value=0, format="{value} s", **big),
+            pn.indicators.Number(label="Procrustes error", value=0, format="{value}", width=170, **big),
+            pn.indicators.Number(label="Triplet error", value=0, format="{value} %", width=185, **big),
+            pn.indicators.Number(label="Training triplets satisfied", value=0, format="{value} %", width=240,
+                                 **big),
+            pn.indicators.Number(label="Fit time", value=0, format="{value} s", width=175, **big),
         ]
         self._metrics = plots.wrap(*self._numbers)
         self._counts = pn.pane.Markdown(
@@ -51,7 +54,10 @@ the other.
             "contradict the truth, so even the true points do not satisfy all of them); **triplet "
             "error** counts mistakes on fresh, noiseless triplets of the ground truth.",
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-counts"])
-        self._note = pn.pane.Markdown("", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
+        # two lines reserved: a note that wraps onto a second line for some results would move the
+        # plots below it and make the page lay itself out again
+        self._note = pn.pane.Markdown("", styles={"font-size": "1.05em", "min-height": "52px"},
+                                      sizing_mode="stretch_width")
         self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False)
         self._ellipses.param.watch(lambda event: self.refresh(force=True), "value")
 
