@@ -454,10 +454,9 @@ class LOE(ParamsMixin):
                     key, f_task, args, ranking = queue.pop(0)
                     kw = {} if remote else {"cancel": cancel}
                     pending[pool.submit(f_task, *args, **kw)] = (key, ranking)
-                # Rankings could split their passes over a helper thread while workers idle (the last
-                # tasks): off until a first compile on two threads at once is shown safe (a cold-cache
-                # Compare run in the served explorer stalled with it on).
-                cancel.idle_workers = 0
+                # While workers idle (the last tasks), a ranking splits its passes over a helper
+                # thread; each kernel is first called on the ranking's own thread (_Halves.run).
+                cancel.idle_workers = 0 if queue or remote else workers - len(pending)
                 finished, _ = wait(pending, timeout=HEARTBEAT, return_when=FIRST_COMPLETED)
                 for f in finished:
                     key, ranking = pending.pop(f)

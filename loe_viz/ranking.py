@@ -91,10 +91,16 @@ class _Halves:
         self.h = (h[:half], h[half:])
         self.cancel = cancel
         self.pool = None
+        self._called = set()  # kernels this ranking has called once on its own thread
 
-    def run(self, first, second):
-        """Call ``first()`` and ``second()``, side by side when a worker of the caller idles."""
-        if getattr(self.cancel, "idle_workers", 0) > 0:
+    def run(self, kind, first, second):
+        """Call ``first()`` and ``second()``, side by side when a worker of the caller idles.
+
+        The first call of each ``kind`` of pass runs both halves on the calling thread: the
+        kernel is compiled (or loaded from numba's cache) for these arrays before a second
+        thread calls it, so two threads never compile the same kernel at once.
+        """
+        if kind in self._called and getattr(self.cancel, "idle_workers", 0) > 0:
             if self.pool is None:
                 self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loe-half")
             fut = self.pool.submit(second)
@@ -103,6 +109,7 @@ class _Halves:
         else:
             first()
             second()
+            self._called.add(kind)
 
     def close(self):
         if self.pool is not None:
@@ -115,7 +122,7 @@ class _Halves:
         gh[:, 0] = lam * w
         gh[:, 1] = lam
         gh2 = np.zeros((n, 2))
-        self.run(lambda: btl.gradient_accumulate(self.near[0], self.far[0], w, self.h[0], precise, gh),
+        self.run("gradient", lambda: btl.gradient_accumulate(self.near[0], self.far[0], w, self.h[0], precise, gh),
                  lambda: btl.gradient_accumulate(self.near[1], self.far[1], w, self.h[1], precise, gh2))
         return btl.gradient_finish(gh, gh2, mask, grad, hdiag)
 
@@ -129,7 +136,7 @@ class _Halves:
             for part in pv:
                 part[:, 0] = p
                 part[:, 1] = 0.0
-            self.run(lambda: btl.hessian_vector_accumulate(self.near[0], self.far[0], self.h[0], pv[0]),
+            self.run("product", lambda: btl.hessian_vector_accumulate(self.near[0], self.far[0], self.h[0], pv[0]),
                      lambda: btl.hessian_vector_accumulate(self.near[1], self.far[1], self.h[1], pv[1]))
             np.multiply(p, lam, out=out)
             out += pv[0][:, 1]

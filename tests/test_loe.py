@@ -181,6 +181,34 @@ def test_threads_and_executor_equal_serial():
     np.testing.assert_array_equal(serial, executor)
 
 
+def test_the_last_ranking_takes_the_idle_worker_and_gives_the_serial_result(monkeypatch):
+    # Five landmarks on two workers: the fifth ranking runs while the other worker idles, so its
+    # passes are split over a helper thread; each kind of pass is first run on the ranking's own
+    # thread (the kernel is compiled before a second thread calls it). Same scores either way.
+    from loe_viz import ranking
+
+    monkeypatch.setattr(ranking, "SPLIT_MIN", 2_000)  # small comparisons: split every pass
+    used, first_kinds = [], []
+    run = ranking._Halves.run
+
+    def spy(self, kind, first, second):
+        if kind not in self._called:
+            first_kinds.append((kind, getattr(self.cancel, "idle_workers", 0)))
+        run(self, kind, first, second)
+        used.append(self.pool is not None)
+
+    monkeypatch.setattr(ranking._Halves, "run", spy)
+    X = make_points("gaussian", 300, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets([0, 5, 9, 33, 70], 20_000)
+    serial = LOE(n_landmarks=5, n_jobs=1).fit(T, n_items=300)
+    assert not any(used)  # one worker: never idle
+    threads = LOE(n_landmarks=5, n_jobs=2).fit(T, n_items=300)
+    assert any(used), "no ranking used the idle worker"
+    np.testing.assert_array_equal(serial.embedding_, threads.embedding_)
+    np.testing.assert_array_equal(serial.stages_.ranking.R, threads.stages_.ranking.R)
+    assert {k for k, _ in first_kinds} == {"gradient", "product"}
+
+
 def _distinct(calls):
     """The progress calls without the heartbeats (repeats of the previous call)."""
     return [c for i, c in enumerate(calls) if i == 0 or c != calls[i - 1]]
