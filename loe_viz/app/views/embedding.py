@@ -38,13 +38,14 @@ the other.
         super().__init__(**params)
         self._live = None
         self._live_panes = None
-        big = dict(font_size="34pt", title_size="14pt")
-        # Fixed widths (room for the widest value each shows): a figure whose text changes width
-        # would resize its box, and the page would lay every plot out again (~20 ms per result).
+        # Fixed widths with room for the widest value each shows ("100.00 %", "100.0 %", three
+        # significant digits of seconds), and no line breaks in them: a figure whose text changed
+        # width or wrapped resized its box, and the page laid every plot out again (~20 ms).
+        big = dict(font_size="32pt", title_size="14pt", styles={"white-space": "nowrap"})
         self._numbers = [
-            pn.indicators.Number(label="Procrustes error", value=0, format="{value}", width=170, **big),
-            pn.indicators.Number(label="Triplet error", value=0, format="{value} %", width=185, **big),
-            pn.indicators.Number(label="Training triplets satisfied", value=0, format="{value} %", width=240,
+            pn.indicators.Number(label="Procrustes error", value=0, format="{value}", width=165, **big),
+            pn.indicators.Number(label="Triplet error", value=0, format="{value} %", width=215, **big),
+            pn.indicators.Number(label="Training triplets satisfied", value=0, format="{value} %", width=245,
                                  **big),
             pn.indicators.Number(label="Fit time", value=0, format="{value} s", width=175, **big),
         ]
@@ -83,7 +84,7 @@ the other.
                 f"Showing a random {plots.DECIMATE_ABOVE:,} of the {P.shape[0]:,} items (all landmarks included); "
                 "the errors above use every item.", styles={"color": "#555"}))
         values = (round(m["procrustes"], 4), round(100 * m["triplet_error"], 2),
-                  round(100 * m["train_accuracy"], 1), round(m["fit_seconds"], 3))
+                  round(100 * m["train_accuracy"], 1), float(f"{m['fit_seconds']:.3g}"))
         for ind, v in zip(self._numbers, values):
             ind.value = v
         worst = np.argsort(perr)[::-1][:5]
