@@ -2,16 +2,43 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+
+
+#: Up to this many items :func:`count_heads` counts into four interleaved partial tables
+#: (``16 n`` bytes, 16 MiB at the limit).
+COUNT_LANES_MAX_ITEMS = 1 << 20
 
 
 @njit(nogil=True, cache=True)
 def count_heads(triplets, n, counts):
-    """``counts[i]`` = number of triplets whose head is ``i``."""
+    """``counts[i]`` = number of triplets whose head is ``i``.
+
+    Triplets grouped by head (a landmark's block after another's, as an oracle or a
+    design writes them) make one counter take every increment, each waiting for the
+    previous one through memory (about 3 ns a row); four partial tables, one per row
+    modulo 4, break that chain (1.38M rows over 5 heads: 4.0 -> 1.8 ms) and cost the
+    same on shuffled heads. Above :data:`COUNT_LANES_MAX_ITEMS` items, one table.
+    """
+    m = triplets.shape[0]
+    if n > COUNT_LANES_MAX_ITEMS or m // 4 >= 2**31 - 1:  # int32 partial counts
+        for i in range(n):
+            counts[i] = 0
+        for t in range(m):
+            counts[triplets[t, 0]] += 1
+        return
+    part = np.zeros((4, n), dtype=np.int32)
+    q = m - m % 4
+    for t in range(0, q, 4):
+        part[0, triplets[t, 0]] += 1
+        part[1, triplets[t + 1, 0]] += 1
+        part[2, triplets[t + 2, 0]] += 1
+        part[3, triplets[t + 3, 0]] += 1
+    for t in range(q, m):
+        part[0, triplets[t, 0]] += 1
     for i in range(n):
-        counts[i] = 0
-    for t in range(triplets.shape[0]):
-        counts[triplets[t, 0]] += 1
+        counts[i] = np.int64(part[0, i]) + part[1, i] + part[2, i] + part[3, i]
 
 
 @njit(nogil=True, cache=True)

@@ -1,0 +1,32 @@
+"""Kernels that index list-order triplets by their head, against NumPy."""
+
+import numpy as np
+import pytest
+
+from loe_viz.kernels import triplets as kernels
+
+
+def _grouped(rng, n, heads, per):
+    """``per`` triplets of each head in a block (as an oracle or a design writes them)."""
+    rows = [np.column_stack([np.full(per, h), rng.integers(0, n, per), rng.integers(0, n, per)]) for h in heads]
+    return np.ascontiguousarray(np.concatenate(rows).astype(np.int32))
+
+
+@pytest.mark.parametrize("n", [7, 1000, kernels.COUNT_LANES_MAX_ITEMS + 5])
+@pytest.mark.parametrize("order", ["grouped", "shuffled"])
+def test_count_heads_matches_bincount(n, order):
+    rng = np.random.default_rng(4)
+    T = _grouped(rng, n, rng.choice(n, 5, replace=False), 1001)  # 5005 rows: not a multiple of 4
+    if order == "shuffled":
+        T = np.ascontiguousarray(T[rng.permutation(T.shape[0])])
+    counts = np.full(n, -1, dtype=np.int64)  # every entry is written
+    kernels.count_heads(T, n, counts)
+    np.testing.assert_array_equal(counts, np.bincount(T[:, 0], minlength=n))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5])
+def test_count_heads_of_a_few_rows(m):
+    T = np.array([[2, 0, 1], [2, 1, 0], [0, 1, 2], [2, 0, 1], [1, 0, 2]][:m], dtype=np.int64)
+    counts = np.empty(3, dtype=np.int64)
+    kernels.count_heads(T, 3, counts)
+    np.testing.assert_array_equal(counts, np.bincount(T[:, 0], minlength=3))
