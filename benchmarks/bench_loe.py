@@ -9,6 +9,7 @@
     python benchmarks/bench_loe.py --choice        # the landmark-choice table at n = 1000 (README), defaults included
     python benchmarks/bench_loe.py --stored-speed  # n = 1000, C = 200 from stored triplets, warm, best of 9
     python benchmarks/bench_loe.py --stored-shares # 10^7 stored triplets, 50 landmarks: shares in one pass or per task
+    python benchmarks/bench_loe.py --idle-split    # 5 landmarks on 2 threads: the last rankings split over the idle worker, or not
 
 Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
 floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at
@@ -294,6 +295,34 @@ def stored_speed(repeats=9):
     return out
 
 
+def idle_split(rounds=6):
+    """5 random landmarks on 2 threads: the last rankings' passes split over the idle worker against
+    kept on one thread (``ranking.SPLIT_MIN`` out of reach), alternating in one process."""
+    from loe_viz import ranking
+
+    split_min = ranking.SPLIT_MIN
+    out = {}
+    for n, c in ((2000, 100), (20_000, 100), (100_000, 50)):
+        X = lv.make_points("gaussian", n, 2, random_state=0)
+        per = lv.total_budget(n, c) // 5
+        times = {"split": [], "one thread": []}
+        for r in range(rounds + 1):
+            for label, value in (("split", split_min), ("one thread", 10**18)):
+                ranking.SPLIT_MIN = value
+                oracle = lv.TripletOracle(X, random_state=1000 + r)
+                est = lv.LOE(n_components=2, n_landmarks=5, landmark_selection="random", random_state=r, n_jobs=2)
+                t0 = time.perf_counter()
+                est.fit_oracle(oracle, per)
+                if r:  # the first round warms up
+                    times[label].append(time.perf_counter() - t0)
+        ranking.SPLIT_MIN = split_min
+        out[str(n)] = {k: dict(median_s=float(np.median(v)), best_s=float(np.min(v))) for k, v in times.items()}
+        print(f"n={n} c={c}: split {np.median(times['split']):.3f} s (best {np.min(times['split']):.3f}), one thread "
+              f"{np.median(times['one thread']):.3f} s (best {np.min(times['one thread']):.3f}), {rounds} rounds, "
+              f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    return out
+
+
 def stored_shares(repeats=5):
     """n = 10^4, 10^7 stored triplets over 50 heads, 2 threads: every landmark's share pulled out in
     one pass (the default with many landmarks per worker) against one pass per landmark in its task
@@ -367,6 +396,8 @@ def main():
     ap.add_argument("--stored-speed", action="store_true", help="only the n = 1000, C = 200 stored-triplets timing")
     ap.add_argument("--stored-shares", action="store_true",
                     help="only the 10^7 stored triplets over 50 heads: shares in one pass against one per landmark")
+    ap.add_argument("--idle-split", action="store_true",
+                    help="only the last rankings split over the idle worker against kept on one thread")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "loe.json"))
     args = ap.parse_args()
 
@@ -378,7 +409,7 @@ def main():
                            ("million", "million", lambda: million(seeds=args.seeds)),
                            ("deficient", "deficient", lambda: deficient_table(seeds=args.seeds)),
                            ("choice", "choice", choice_table), ("large_only", "large", large_run), ("stored_speed", "stored_speed", stored_speed),
-                           ("stored_shares", "stored_shares", stored_shares)]:
+                           ("stored_shares", "stored_shares", stored_shares), ("idle_split", "idle_split", idle_split)]:
         if getattr(args, flag):
             out = args.out.replace(".json", f"_{name}.json")
             result = {name: fn(), "load_average_end": os.getloadavg()}
