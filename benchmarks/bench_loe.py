@@ -9,7 +9,7 @@
     python benchmarks/bench_loe.py --choice        # the landmark-choice table at n = 1000 (README), defaults included
     python benchmarks/bench_loe.py --stored-speed  # n = 1000, C = 200 from stored triplets, warm, best of 9
     python benchmarks/bench_loe.py --stored-shares # 10^7 stored triplets, 50 landmarks: shares in one pass or per task
-    python benchmarks/bench_loe.py --idle-split    # 5 landmarks on 2 threads: the last rankings split over the idle worker, or not
+    python benchmarks/bench_loe.py --idle-split    # 5 landmarks, 2 threads: last rankings split over the idle worker, or not
 
 Protocol (loe-algorithm.md section 6): x ~ N(0, I/(2d)), l = d + 3 random landmarks,
 floor(C n ln n) comparisons in total split evenly over the landmarks, BTL answers at

@@ -122,7 +122,8 @@ class _Halves:
         gh[:, 0] = lam * w
         gh[:, 1] = lam
         gh2 = np.zeros((n, 2))
-        self.run("gradient", lambda: btl.gradient_accumulate(self.near[0], self.far[0], w, self.h[0], precise, gh),
+        self.run("gradient",
+                 lambda: btl.gradient_accumulate(self.near[0], self.far[0], w, self.h[0], precise, gh),
                  lambda: btl.gradient_accumulate(self.near[1], self.far[1], w, self.h[1], precise, gh2))
         return btl.gradient_finish(gh, gh2, mask, grad, hdiag)
 
@@ -136,7 +137,8 @@ class _Halves:
             for part in pv:
                 part[:, 0] = p
                 part[:, 1] = 0.0
-            self.run("product", lambda: btl.hessian_vector_accumulate(self.near[0], self.far[0], self.h[0], pv[0]),
+            self.run("product",
+                     lambda: btl.hessian_vector_accumulate(self.near[0], self.far[0], self.h[0], pv[0]),
                      lambda: btl.hessian_vector_accumulate(self.near[1], self.far[1], self.h[1], pv[1]))
             np.multiply(p, lam, out=out)
             out += pv[0][:, 1]
