@@ -25,6 +25,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
+from .views.base import TWO_LINES
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView
 from .._blas import pin_blas_single_thread
@@ -216,10 +217,8 @@ class Explorer(Viewer):
         # boxes send one committed value (Enter, a click), so a rerun starts at once.
         for w in (self.w_kind, self.w_seed, self.w_unit, self.w_budget, self.w_l, self.w_sel, self.w_paper):
             w._debounce = 0
-        # Room for two lines: a status that grew from one line to two (a note on unranked items)
-        # moved every plot below it, and the page laid itself out again (~20 ms per result).
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width",
-                                       styles={"font-size": "1.1em", "min-height": "52px"},
+                                       styles={"font-size": "1.1em", "min-height": TWO_LINES},
                                        css_classes=["loe-status"], margin=(0, 10))
         self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",

@@ -22,7 +22,7 @@ def count_heads(triplets, n, counts):
     same on shuffled heads. Above :data:`COUNT_LANES_MAX_ITEMS` items, one table.
     """
     m = triplets.shape[0]
-    if n > COUNT_LANES_MAX_ITEMS or m // 4 >= 2**31 - 1:  # int32 partial counts
+    if n > COUNT_LANES_MAX_ITEMS or m // 4 + 3 > 2**31 - 1:  # a lane's count must fit in int32
         for i in range(n):
             counts[i] = 0
         for t in range(m):

@@ -85,6 +85,12 @@ def explanation(blocks) -> pn.Column:
     return pn.Column(*objs, sizing_mode="stretch_width")
 
 
+#: ``min-height`` of a line of text above the plots that changes with each result (the status
+#: line, a step's note): two lines of it at 1.05 to 1.1 em. A line that wrapped onto a second line
+#: for some results moved every plot below it, and the page laid itself out again (~20 ms).
+TWO_LINES = "52px"
+
+
 def summary(text: str) -> pn.pane.Markdown:
     """The paragraph of figures that sums up a step's results, above its plots."""
     return pn.pane.Markdown(text, styles={"font-size": "1.1em"}, sizing_mode="stretch_width")

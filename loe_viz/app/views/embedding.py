@@ -8,7 +8,7 @@ import panel as pn
 from .. import plots
 from ..colors import principal_plane, project
 from ..uncertainty_plot import uncertainty_panes
-from .base import StepView, fmt, hvpane
+from .base import TWO_LINES, StepView, fmt, hvpane
 
 
 class EmbeddingView(StepView):
@@ -55,9 +55,7 @@ the other.
             "contradict the truth, so even the true points do not satisfy all of them); **triplet "
             "error** counts mistakes on fresh, noiseless triplets of the ground truth.",
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-counts"])
-        # two lines reserved: a note that wraps onto a second line for some results would move the
-        # plots below it and make the page lay itself out again
-        self._note = pn.pane.Markdown("", styles={"font-size": "1.05em", "min-height": "52px"},
+        self._note = pn.pane.Markdown("", styles={"font-size": "1.05em", "min-height": TWO_LINES},
                                       sizing_mode="stretch_width")
         self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False)
         self._ellipses.param.watch(lambda event: self.refresh(force=True), "value")
