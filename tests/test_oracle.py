@@ -303,3 +303,17 @@ def test_vectorised_exponential_against_numpy():
     a = np.concatenate([np.linspace(0.0, 700.0, 200_001), np.random.default_rng(3).uniform(0, 40, 100_000)])
     rel = np.abs(many(a) - np.exp(-a)) / np.exp(-a)
     assert rel.max() < 3e-16
+
+
+def test_head_agreement_counts_one_heads_satisfied_comparisons_like_numpy():
+    from loe_viz.kernels.sampling import head_agreement
+
+    rng = np.random.default_rng(4)
+    Z = rng.integers(-3, 4, size=(40, 2)).astype(np.float64)  # integer points: many ties
+    near, far = rng.integers(0, 40, size=(2, 5000)).astype(np.int32)
+    for head in (0, 17, 39):
+        dn, df = sqd(Z, head, near), sqd(Z, head, far)
+        want = np.sum(dn < df) + 0.5 * np.sum(dn == df)
+        assert np.sum(dn == df) > 100  # the ties are exercised
+        assert head_agreement(Z, head, near, far) == want
+    assert head_agreement(Z, 0, near[:0], far[:0]) == 0.0

@@ -117,7 +117,7 @@ def estimate_run(n: int, D: int, d: int, n_landmarks: int, per_landmark: int, *,
     m = l * per
     itemsize = index_dtype(n).itemsize
     own = (
-        2 * m * 3 * itemsize      # the recorded triplets: the blocks and their concatenation
+        5 * m * itemsize          # the recorded triplets: (near, far) by head, and the (m, 3) array once built
         + 6 * n * max(D, d) * 8   # points, padded embedding, aligned copy, per-point error
         + 120 * n                 # colours (hex strings) and hue/lightness
     )

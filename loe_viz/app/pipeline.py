@@ -10,6 +10,7 @@ passed as ``token`` cancels it (LOE stops at its next progress call).
 from __future__ import annotations
 
 import io
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,7 +20,7 @@ import numpy as np
 from .._format import format_seconds
 from .limits import CONFIRM_BYTES, CONFIRM_SECONDS, check_run, check_size, estimate_run
 
-__all__ = ["Config", "RecordingOracle", "Cache", "run_pipeline", "read_points_upload"]
+__all__ = ["Config", "RecordingOracle", "RecordedTriplets", "Cache", "run_pipeline", "read_points_upload"]
 
 
 @dataclass
@@ -47,14 +48,19 @@ class RecordingOracle:
 
     ``LOE.fit_oracle`` may query the oracle adaptively (MaxMin landmarks); the
     explorer needs the triplets it used for the Sample step and for the
-    baselines of the Compare step.
+    baselines of the Compare step.  The answers are kept as the wrapped oracle
+    returned them (one landmark's ``near`` and ``far`` arrays, no copy) and
+    :meth:`record` hands them over as :class:`RecordedTriplets`, which builds the
+    ``(m, 3)`` array only when a step asks for it: at n = 2000 that array is 18 MB
+    of fresh memory, and writing it took 50 ms of every seed change served.
     """
 
     def __init__(self, oracle):
         self._oracle = oracle
         #: (order key, block): LOE answers its landmarks on worker threads, so the blocks
-        #: arrive in whatever order the threads finish; the key puts them back in one order
-        self.blocks: list[tuple[tuple, np.ndarray]] = []
+        #: arrive in whatever order the threads finish; the key puts them back in one order.
+        #: A block is ``(head, near, far)``, or an ``(m, 3)`` array of whole triplets.
+        self.blocks: list[tuple[tuple, Any]] = []
 
     def __getattr__(self, name):
         return getattr(self._oracle, name)
@@ -74,33 +80,91 @@ class RecordingOracle:
     def comparisons(self, head, per_landmark, seed, tiled=False, out=None):
         """Answer one landmark's comparisons (what ``LOE.fit_oracle`` calls) and record them."""
         near, far = self._oracle.comparisons(head, per_landmark, seed, tiled=tiled, out=out)
-        self._record((int(head), 0, int(seed)), head, near, far)
+        self._record((int(head), 0, int(seed)), head, near, far, owned=out is None)
         return near, far
 
     def block_comparisons(self, head, others, count, seed, out=None):
         """Answer comparisons among the landmarks (LOE's landmark-block share) and record them."""
         near, far = self._oracle.block_comparisons(head, others, count, seed, out=out)
-        self._record((int(head), 1, int(seed)), head, near, far)
+        self._record((int(head), 1, int(seed)), head, near, far, owned=out is None)
         return near, far
 
-    def _record(self, key, head, near, far) -> None:
-        block = np.empty((near.size, 3), dtype=near.dtype)
-        block[:, 0] = head
-        block[:, 1] = near
-        block[:, 2] = far
-        self.blocks.append((key, block))  # list.append is atomic: safe from the worker threads
+    def _record(self, key, head, near, far, owned) -> None:
+        # arrays the oracle allocated for this call are ours to keep; a caller's buffers are copied
+        if not owned:
+            near, far = near.copy(), far.copy()
+        self.blocks.append((key, (int(head), near, far)))  # list.append is atomic: safe from the worker threads
+
+    def record(self) -> "RecordedTriplets":
+        """Every recorded triplet, by head, then by draw (the same configuration gives the same
+        record, whatever order LOE's threads finished in); the recorder starts empty again."""
+        blocks = tuple(b for _, b in sorted(self.blocks, key=lambda kb: kb[0]))
+        self.blocks = []
+        return RecordedTriplets(blocks)
 
     def triplets(self) -> np.ndarray:
-        """Every recorded triplet, in list order, as one ``(m, 3)`` array.
+        """Every recorded triplet, in list order, as one ``(m, 3)`` array (:meth:`record`, built)."""
+        return self.record().array()
 
-        By head, then by draw (the same configuration gives the same array, whatever
-        order LOE's threads finished in).
-        """
-        if not self.blocks:
-            return np.empty((0, 3), dtype=np.int32)
-        out = np.concatenate([b for _, b in sorted(self.blocks, key=lambda kb: kb[0])], axis=0)
-        self.blocks = []
+
+class RecordedTriplets:
+    """The triplets a run answered, kept by head; the ``(m, 3)`` array is built on first use.
+
+    Parameters
+    ----------
+    blocks : tuple
+        In order, each ``(head, near, far)`` (the list-order triplets
+        ``(head, near[t], far[t])``) or an ``(m, 3)`` array of triplets.
+    """
+
+    def __init__(self, blocks: tuple = ()):
+        self._blocks = tuple(blocks)
+        self._array = None
+        self._lock = threading.Lock()
+        self.n_triplets = int(sum(b[1].shape[0] if isinstance(b, tuple) else b.shape[0] for b in self._blocks))
+
+    def __len__(self) -> int:
+        return self.n_triplets
+
+    def array(self) -> np.ndarray:
+        """The triplets in list order, one ``(m, 3)`` array (built once, then shared: do not modify)."""
+        with self._lock:
+            if self._array is None:
+                self._array = self._build()
+            return self._array
+
+    def _build(self) -> np.ndarray:
+        dtypes = [(b[1] if isinstance(b, tuple) else b).dtype for b in self._blocks]
+        out = np.empty((self.n_triplets, 3), dtype=np.result_type(*dtypes) if dtypes else np.int32)
+        p = 0
+        for b in self._blocks:
+            if isinstance(b, tuple):
+                head, near, far = b
+                q = p + near.shape[0]
+                out[p:q, 0] = head
+                out[p:q, 1] = near
+                out[p:q, 2] = far
+            else:
+                q = p + b.shape[0]
+                out[p:q] = b
+            p = q
         return out
+
+    def agreement(self, Z: np.ndarray) -> float:
+        """Fraction of the triplets that the embedding ``Z`` satisfies, ties counting half
+        (:func:`loe_viz.metrics.triplet_accuracy` of :meth:`array`, without building it)."""
+        from ..kernels import sampling
+
+        if not self.n_triplets:
+            return float("nan")
+        Z = np.ascontiguousarray(Z, dtype=np.float64)
+        good = 0.0
+        for b in self._blocks:
+            if isinstance(b, tuple):
+                good += sampling.head_agreement(Z, b[0], b[1], b[2])
+            else:
+                good += sampling.triplet_agreement(Z, b) * b.shape[0]
+        return good / self.n_triplets
 
 
 class Cache:
@@ -311,10 +375,10 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         t0 = time.perf_counter()
         model.fit_oracle(rec, per_landmark, progress=token)
         seconds = time.perf_counter() - t0
-        return oracle, rec.triplets(), model, seconds
+        return oracle, rec.record(), model, seconds
 
     t_start = time.perf_counter()
-    oracle, triplets, model, fit_seconds = cache.get("fit", fit_key, fit)
+    oracle, recorded, model, fit_seconds = cache.get("fit", fit_key, fit)
     _check(token)
 
     # -- metrics ----------------------------------------------------------------------------
@@ -327,7 +391,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
             "point_error": np.asarray(per_point),
             "procrustes": scoring.procrustes(X, Z),
             "triplet_error": scoring.triplet_error(X, Z, seed),
-            "train_accuracy": float(M.triplet_accuracy(Z, triplets)),
+            "train_accuracy": recorded.agreement(Z),
         }
 
     sc = cache.get("score", fit_key, score)
@@ -338,7 +402,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         "procrustes": sc["procrustes"],
         "triplet_error": sc["triplet_error"],
         "train_accuracy": sc["train_accuracy"],
-        "n_triplets": int(triplets.shape[0]),
+        "n_triplets": recorded.n_triplets,
         "per_landmark": per_landmark,
         "n_landmarks": l,
         "fit_seconds": fit_seconds,
@@ -358,12 +422,12 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         notes.append(f"{unranked.size} item(s) never compared by some landmark (their score is the mean)")
     if not getattr(model.stages_.edm, "converged", True):
         notes.append("the EDM projection stopped before its tolerance")
-    status = f"LOE fitted {triplets.shape[0]:,} comparisons in {format_seconds(fit_seconds)}"
+    status = f"LOE fitted {recorded.n_triplets:,} comparisons in {format_seconds(fit_seconds)}"
     if notes:
         status += " — note: " + "; ".join(notes)
     return {
         "points": X, "colors": colors, "hue_lightness": hue_lightness, "oracle": oracle,
-        "triplets": triplets, "model": model, "aligned": sc["aligned"],
+        "recorded": recorded, "model": model, "aligned": sc["aligned"],
         "point_error": sc["point_error"], "metrics": metrics, "estimate": est,
         "config_used": config_used, "error": "", "notice": "", "status": status,
     }

@@ -131,7 +131,9 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
     colors = param.Parameter(default=None, precedence=-1, doc="Hex colour of each point.")
     hue_lightness = param.Array(default=None, precedence=-1, doc="Hue and lightness of each point.")
     oracle = param.Parameter(default=None, precedence=-1, doc="The TripletOracle that answered.")
-    triplets = param.Array(default=None, precedence=-1, doc="The list-order triplets LOE used.")
+    recorded = param.Parameter(default=None, precedence=-1, doc="""
+        The triplets LOE used (loe_viz.app.pipeline.RecordedTriplets): kept by head, the
+        (m, 3) array built when a step asks for ``triplets``.""")
     model = param.Parameter(default=None, precedence=-1, doc="The fitted loe_viz.loe.LOE.")
     aligned = param.Array(default=None, precedence=-1, doc="Embedding aligned to the truth (Procrustes).")
     point_error = param.Array(default=None, precedence=-1, doc="Distance of each aligned point to its truth.")
@@ -139,6 +141,11 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
     estimate = param.Parameter(default=None, precedence=-1, doc="Estimate of the configured run.")
     config_used = param.Dict(default={}, precedence=-1, doc="The configuration of the shown results.")
     version = param.Integer(default=0, precedence=-1, doc="Incremented when results are replaced.")
+
+    @property
+    def triplets(self):
+        """The list-order triplets LOE used, as one ``(m, 3)`` array (None before the first result)."""
+        return None if self.recorded is None else self.recorded.array()
 
     # ---- status --------------------------------------------------------------------
     error = param.String(default="", precedence=-1, doc="Why the last configuration could not run.")
@@ -300,7 +307,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._uploaded = None
         # plain attribute updates: no watcher of the (closing) views is triggered
         with param.parameterized.discard_events(self):
-            self.param.update(points=None, triplets=None, aligned=None, point_error=None, hue_lightness=None,
+            self.param.update(points=None, recorded=None, aligned=None, point_error=None, hue_lightness=None,
                               colors=None, oracle=None, model=None, estimate=None)
 
     # ------------------------------------------------------------------ internals

@@ -266,3 +266,20 @@ def triplet_agreement(Z, triplets):
         good += dij < dik
         ties += dij == dik
     return (good + 0.5 * ties) / m
+
+
+@njit(nogil=True, cache=True)
+def head_agreement(Z, head, near, far):
+    """Satisfied comparisons of one head: ``(i, near[t], far[t])`` with ``i = head``, ties counting half.
+
+    The sum (not the fraction) of :func:`triplet_agreement` over the comparisons, so
+    the shares of several heads add up; counted without branches, as there.
+    """
+    good = 0
+    ties = 0
+    for t in range(near.shape[0]):
+        dij = _sqdist(Z, head, near[t])
+        dik = _sqdist(Z, head, far[t])
+        good += dij < dik
+        ties += dij == dik
+    return good + 0.5 * ties

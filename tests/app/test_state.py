@@ -75,6 +75,45 @@ def test_maxmin_and_offset_variant():
     assert len(s.model.landmarks_) == 7
 
 
+def test_recorded_triplets_are_built_on_demand_and_score_like_the_array(fitted):
+    """The (m, 3) array is 18 MB at n = 2000: the walk-through builds it only for the steps that
+    show triplets, and scores the training answers from the record kept by head."""
+    from loe_viz.metrics import triplet_accuracy
+
+    s = ExplorerState(n=300, seed=5)
+    assert s.error == ""
+    rec = s.recorded
+    assert rec._array is None  # nothing has asked for the array yet
+    T = s.triplets
+    assert T is s.triplets  # built once, then shared
+    assert T.shape == (len(rec), 3) and len(rec) == s.metrics["n_triplets"]
+    assert s.metrics["train_accuracy"] == pytest.approx(triplet_accuracy(s.model.embedding_, T), abs=1e-12)
+    s.close()
+    assert s.triplets is None
+
+
+def test_a_record_keeps_whole_triplets_and_a_callers_buffers_as_they_were_answered():
+    from loe_viz.app.pipeline import RecordedTriplets, RecordingOracle
+    from loe_viz.metrics import triplet_accuracy
+    from loe_viz.oracle import TripletOracle
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    rec = RecordingOracle(TripletOracle(X, random_state=1))
+    uniform = rec.uniform_triplets(300)  # whole triplets, recorded first
+    near, far = np.empty(400, np.int32), np.empty(400, np.int32)
+    rec.comparisons(7, 400, 11, out=(near, far))
+    answered = np.column_stack([np.full(400, 7), near, far])
+    near[:] = 0  # the caller reuses its buffers: the record is unchanged
+    own = rec.comparisons(3, 200, 12)  # arrays the oracle allocated
+    record = rec.record()
+    assert rec.blocks == [] and isinstance(record, RecordedTriplets)
+    want = np.vstack([uniform, np.column_stack([np.full(200, 3), *own]), answered])  # by head: 3 before 7
+    assert np.array_equal(record.array(), want)
+    Z = np.random.default_rng(2).normal(size=(50, 2))
+    assert record.agreement(Z) == pytest.approx(triplet_accuracy(Z, want), abs=1e-12)
+    assert np.isnan(RecordedTriplets().agreement(Z)) and RecordedTriplets().array().shape == (0, 3)
+
+
 @pytest.mark.parametrize("selection", ["random", "maxmin"])
 def test_recorded_triplets_do_not_depend_on_which_thread_finished_first(monkeypatch, selection):
     """LOE answers its landmarks on two threads; the triplets the Sample and Compare steps use
