@@ -21,6 +21,7 @@ from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
 from .serving import serve_stylesheets_locally, take_upload, upload_box
+from .link import DeferredLink
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
@@ -140,12 +141,13 @@ class Explorer(Viewer):
         self._closed = False
         self._first_late = ""
         self._doc_callbacks = []
+        self._link = None  # the page's address, written between runs (served)
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
                 _step_by_name_in_url(pn.state.location)
-                pn.state.location.sync(s, {p: p for p in URL_PARAMS}, on_error=self._on_url_error)
+                self._link = DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error)
             self._open_lesson_from_url()
         if own:
             s.auto_update = True
