@@ -30,3 +30,22 @@ def test_count_heads_of_a_few_rows(m):
     counts = np.empty(3, dtype=np.int64)
     kernels.count_heads(T, 3, counts)
     np.testing.assert_array_equal(counts, np.bincount(T[:, 0], minlength=3))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_scan_finds_the_extremes_and_the_first_repeating_row_like_numpy(dtype):
+    from loe_viz.kernels.triplets import scan
+
+    rng = np.random.default_rng(7)
+    for m in (1, 5, 1000, 100_003):
+        T = rng.integers(-20, 5000, size=(m, 3)).astype(dtype)
+        ok = (T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])
+        T = T[ok] if ok.any() else np.array([[1, 2, 3]], dtype=dtype)
+        assert scan(T) == (T.min(), T.max(), -1)
+        for row, cols in ((T.shape[0] - 1, (1, 2)), (T.shape[0] // 2, (0, 2)), (0, (0, 1))):
+            R = T.copy()
+            R[row, cols[1]] = R[row, cols[0]]
+            if row + 1 < R.shape[0]:
+                R[-1, 2] = R[-1, 0]  # a later repeat does not hide the first
+            rep = (R[:, 0] == R[:, 1]) | (R[:, 0] == R[:, 2]) | (R[:, 1] == R[:, 2])
+            assert scan(R) == (R.min(), R.max(), int(np.argmax(rep)))

