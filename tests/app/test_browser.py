@@ -261,18 +261,30 @@ _CANVASES_JS = """() => { const out = [];
     walk(document); return out; }"""
 
 
+_WATCH_STYLESHEETS_JS = """() => {
+    const doc = Bokeh.documents[Bokeh.documents.length - 1];
+    window.__loe_restyled = [];
+    for (const m of doc.all_models) {
+        const prop = m.properties && m.properties.stylesheets;
+        if (prop) prop.change.connect(() => window.__loe_restyled.push(m.type || m.constructor.name));
+    }
+}"""
+
+
 def test_control_change_latency_n2000(server, browser):
     """Seconds from a seed change (Enter) to new metrics in the page, at n = 2000 on the
     Embedding step (printed; the 1 s target is for an idle machine, the assertion is loose).
 
     A new result must not move the plots: figures whose text changes width, or a status line
     or note that wraps onto another line for some results, made the page lay every plot out
-    again (seeds 1 and 4 here did, at 1600 px)."""
+    again (seeds 1 and 4 here did, at 1600 px); nor change a pane's stylesheets (the first
+    result after the page loaded did)."""
     p = Page(browser, server.url + "?n=2000&step=5")
     try:
         p.wait_text(".loe-status", r"n = 2,000,", timeout=120)
         p.wait_any_text(r"Training triplets satisfied")
         time.sleep(1.0)
+        p.page.evaluate(_WATCH_STYLESHEETS_JS)
         lat = []
         places = [p.page.evaluate(_CANVASES_JS)]
         for seed in range(1, 6):
@@ -296,6 +308,9 @@ def test_control_change_latency_n2000(server, browser):
         moved = [seed for seed, where in enumerate(places[1:], 1) if where != places[0]]
         assert not moved, f"the plots moved or resized after the results of seeds {moved}: {places[0]} -> " \
                           f"{places[moved[0]]}"
+        # the first result after the page loaded re-sent a pane's stylesheets (0.2 s of layout)
+        restyled = p.page.evaluate("() => window.__loe_restyled")
+        assert restyled == [], f"a new result changed the stylesheets of {restyled}"
         lat.sort()
         print(f"control change -> updated embedding at n=2000: median {lat[len(lat) // 2]:.2f} s, "
               f"all {[round(x, 2) for x in lat]}")

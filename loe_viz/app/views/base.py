@@ -135,6 +135,7 @@ class StepView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._rendered_version = -1
+        self._primed: set[int] = set()  # panes of _updated_panes() updated once after placement
         self._body = pn.Column(sizing_mode="stretch_width", min_height=200)
         self._explain = pn.Card(explanation(self.text), title=f"What happens in “{self.title}”",
                                 collapsed=False, sizing_mode="stretch_width",
@@ -171,6 +172,19 @@ class StepView(Viewer):
         # Panel rebuild the layout and re-run every link of the document (seconds at n = 2000)
         if len(new) != len(old) or any(a is not b for a, b in zip(new, old)):
             self._body.objects = new
+            # Panel 1.9 renders a template's markdown pane with part of the design's stylesheets and
+            # sends the full list with the pane's first update: for a pane that changes with every
+            # result, that came with the first new result after the page loaded, and the page laid
+            # itself out and drew twice inside it (0.2 s). Updated once here, the stylesheets go with
+            # the page's first drawing of the step.
+            for pane in self._updated_panes():
+                if id(pane) not in self._primed and any(pane is o for o in new):
+                    self._primed.add(id(pane))
+                    pane.param.trigger("object")
+
+    def _updated_panes(self) -> list:
+        """Long-lived text panes whose text changes with every result (see :meth:`refresh`)."""
+        return []
 
     def _results(self) -> tuple:
         """``(points, config_used, model, landmarks)`` of the run shown (:meth:`refresh` renders only when they exist)."""

@@ -60,6 +60,9 @@ the other.
         self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False)
         self._ellipses.param.watch(lambda event: self.refresh(force=True), "value")
 
+    def _updated_panes(self):
+        return [self._note]
+
     def _render(self):
         s = self.state
         X, Z, cfg, m = s.points, s.aligned, s.config_used, s.metrics
