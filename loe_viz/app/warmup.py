@@ -54,7 +54,9 @@ def _warm_compare_and_triplets() -> None:
     from .state import ExplorerState
     from .triplets_state import TRIPLET_METHODS, embed_triplets
 
-    s = ExplorerState(n=40, d=2, budget_unit="per_landmark", budget=200.0)
+    # 400 comparisons per landmark: every item takes part in each landmark's share of the training
+    # split of "Your triplets" (with 200 one did not, and `panel serve --warm` printed LOE's warning)
+    s = ExplorerState(n=40, d=2, budget_unit="per_landmark", budget=400.0)
     for protocol in COMPARE_PROTOCOLS.values():
         c = CompareState(s, methods=list(BASELINE_METHODS), protocol=protocol, max_seconds=5.0)
         c.start(background=False)
