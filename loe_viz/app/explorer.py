@@ -426,22 +426,13 @@ class Explorer(Viewer):
                  getattr(session_context, "id", "?"))
 
     def _on_url_error(self, values):
-        # the link's settings arrive in one update, refused as a whole: apply a step given by
-        # name (the page sends its address again when it connects), then the rest on its own
+        # The link's settings arrive in one update, refused as a whole when one is bad: apply
+        # each setting that is valid (a step given by name as its index) and name the others.
         values = dict(values)
         index = _step_index(values.get("step"))
         if index is not None:
-            del values["step"]
-            self.state.step = index
-            if not values:
-                return
-            try:
-                self.state.param.update(**values)
-                return
-            except Exception:
-                pass
-        self.state.report_link_problem("Some settings in the link could not be applied: " + ", ".join(
-            f"{k}={v!r}" for k, v in values.items()))
+            values["step"] = index
+        self.state.from_query(values)
 
     def _on_mode(self, event):
         """Show the walk-through's sidebar only in its mode; open "Your triplets" on a sample."""

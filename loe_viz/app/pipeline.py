@@ -102,10 +102,6 @@ class RecordingOracle:
         self.blocks = []
         return RecordedTriplets(blocks)
 
-    def triplets(self) -> np.ndarray:
-        """Every recorded triplet, in list order, as one ``(m, 3)`` array (:meth:`record`, built)."""
-        return self.record().array()
-
 
 class RecordedTriplets:
     """The triplets a run answered, kept by head; the ``(m, 3)`` array is built on first use.

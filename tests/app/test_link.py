@@ -46,3 +46,23 @@ def test_a_setting_the_link_cannot_hold_goes_to_on_error(state):
     DeferredLink(state, URL_PARAMS, loc, on_error=problems.append)
     assert problems and problems[0].get("n") == "abc"
     assert state.n == 1000  # unchanged
+
+
+def test_a_link_with_bad_settings_applies_the_good_ones_and_names_the_bad():
+    """A link is applied as one update, refused whole when one setting is bad: the step of
+    ``?n=<img …>&seed=<script>…&step=5`` was dropped with them, and named among the bad ones."""
+    from loe_viz.app.explorer import Explorer
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        loc = Location(search="?n=%3Cimg%20src%3Dx%3E&seed=%3Cscript%3E&step=5&kind=circle")
+        DeferredLink(s, URL_PARAMS, loc, on_error=e._on_url_error)
+        assert (s.step, s.kind, s.n, s.seed) == (5, "circle", 1000, 0)
+        assert s.error.startswith("Ignored settings in the link that do not parse: "), s.error
+        assert "n='<img src=x>'" in s.error and "seed='<script>'" in s.error and "step" not in s.error
+        loc2 = Location(search="?step=Compare&n=oops")  # a step by name, beside a bad setting
+        DeferredLink(s, URL_PARAMS, loc2, on_error=e._on_url_error)
+        assert s.step == 6 and "n='oops'" in s.error
+    finally:
+        e.close()
