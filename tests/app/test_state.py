@@ -388,10 +388,7 @@ def test_compare_loe_and_cancel(fitted):
     assert not c.running and c.progress == 100
     finals = [r for r in c.records if r.final]
     assert [r.method for r in finals] == ["LOE"]
-    # refitted from the recorded triplets: the rankings start elsewhere than in fit_oracle and
-    # stop on the Newton decrement, so the two agree to the scores' tolerance, not to rounding
-    assert finals[0].procrustes == pytest.approx(fitted.metrics["procrustes"], rel=0.05), \
-        (finals[0].procrustes, fitted.metrics["procrustes"])
+    assert finals[0].procrustes == fitted.metrics["procrustes"]  # the walk-through's own fit
     methods = ["STE", "TSTE", "SOE", "GNMDS", "CKL"]
     c2 = CompareState(fitted, methods=methods, max_seconds=60)
     c2.start(background=True)

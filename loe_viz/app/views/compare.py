@@ -35,7 +35,9 @@ The baselines fit all *n × d* coordinates at once by minimising a loss over the
 By default the baselines follow **the paper's protocol**: they get as many comparisons as LOE
 used, as *uniformly random* triplets answered by the same oracle (same points, same noise T).
 LOE keeps its own landmark triplets, and LOE-STE starts STE on those uniform triplets from LOE's
-embedding.  STE then ends more accurate than LOE; LOE's case is speed at large *n*.
+embedding.  STE then ends more accurate than LOE; LOE's case is speed at large *n*.  LOE's row
+is the walk-through's own fit (the embedding of the Embedding step), timed without the drawing
+of its comparisons.
 
 The option **“the same triplets LOE used”** gives the baselines LOE's landmark triplets instead.
 They then fail by construction: every triplet is headed by one of the *l* landmarks, so no
