@@ -89,8 +89,9 @@ def test_meanfield_start_is_close_and_reaches_the_same_optimum():
     n = 300
     X = make_points("gaussian", n, random_state=8)
     near, far = TripletOracle(X, random_state=9).comparisons(5, 60_000, seed=1)
-    a = rank_column(near, far, 5, n, tol=1e-9)
-    b = rank_column(near, far, 5, n, w0=np.zeros(n), tol=1e-9)
+    # a tolerance far below the default's (whose Newton decrement is statistical, 0.2 per item)
+    a = rank_column(near, far, 5, n, tol=1e-12)
+    b = rank_column(near, far, 5, n, w0=np.zeros(n), tol=1e-12)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
     assert a.n_iter < b.n_iter
     mask = np.arange(n) != 5
