@@ -187,12 +187,8 @@ class CompareState(RunsJobs, param.Parameterized):
             return
         if name == "LOESTE":
             # LOE-STE's LOE stage uses the landmarks and offset of the explorer's LOE.
-            landmarks = cfg.get("landmarks")
-            loe_params = {"offset": cfg.get("offset", "lambda2")}
-            if landmarks is not None:
-                loe_params["landmarks"] = landmarks
-            model = METHODS["LOESTE"].estimator(n_landmarks=None if landmarks is not None else cfg.get("n_landmarks"),
-                           loe_params=loe_params, **common)
+            loe_params = {"offset": cfg.get("offset", "lambda2"), "landmarks": cfg["landmarks"]}
+            model = METHODS["LOESTE"].estimator(n_landmarks=None, loe_params=loe_params, **common)
         else:
             model = METHODS[name].estimator(**common)
         if name == "LOESTE":  # its LOE stage hears a cancel through progress (STE's through the callback)
