@@ -11,7 +11,6 @@ import logging
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 import param
@@ -98,7 +97,7 @@ class CompareState(RunsJobs, param.Parameterized):
         cfg["loe_embedding"] = np.asarray(src.model.embedding_)
         tl = src.model.stages_.timings  # the walk-through's fit on its comparisons, their drawing left out
         cfg["loe_seconds"] = float(tl["total"] - tl.get("sampling", 0.0))
-        job = partial(self._run, src.points, src.triplets, cfg, list(self.methods), float(self.max_seconds))
+        job = partial(self._run, src.points, src.recorded, cfg, list(self.methods), float(self.max_seconds))
         self._jobs.submit(job, background=background)
 
     def close(self) -> None:
@@ -108,19 +107,22 @@ class CompareState(RunsJobs, param.Parameterized):
         self.records = []
 
     # -------------------------------------------------------------- internals
-    def _run(self, X, triplets, cfg, methods, max_seconds, token) -> None:
+    def _run(self, X, recorded, cfg, methods, max_seconds, token) -> None:
         from . import scoring
         from .warmup import wait_warm_up, warming_up
 
         records: list[CompareRecord] = []
-        d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
+        seed = cfg["seed"]
 
         def scores(Z):  # the walk-through's definition and test sample (one number per embedding)
             return scoring.scores(X, Z, seed)
 
-        baseline_triplets = triplets
-        if cfg.get("protocol", "uniform") == "uniform" and any(m != "LOE" for m in methods):
-            baseline_triplets = uniform_like(X, cfg, triplets.shape[0])
+        # the (m, 3) array of LOE's own triplets only where the baselines get them; the paper's
+        # protocol needs their number alone
+        baseline_triplets = None
+        if any(m != "LOE" for m in methods):
+            baseline_triplets = (uniform_like(X, cfg, len(recorded)) if cfg.get("protocol", "uniform") == "uniform"
+                                 else recorded.array())
 
         def push(rec, frac, msg):
             records.append(rec)

@@ -141,13 +141,12 @@ class Explorer(Viewer):
         self._closed = False
         self._first_late = ""
         self._doc_callbacks = []
-        self._link = None  # the page's address, written between runs (served)
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
                 _step_by_name_in_url(pn.state.location)
-                self._link = DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error)
+                DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error)  # kept by its watchers
             self._open_lesson_from_url()
         if own:
             s.auto_update = True

@@ -297,7 +297,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     from .. import metrics as M
     from .._validation import check_float, check_int
     from ..loe import LOE
-    from ..oracle import TripletOracle, total_budget
+    from ..oracle import TripletOracle
     from . import scoring
     from .colors import position_colors
 
