@@ -58,7 +58,7 @@ DEFAULT_MEMORY_FRACTION = 0.8
 #: L2 1 MiB per core; numba 0.68; budgets ``c = 50``, ``l = 6``, a quiet machine):
 #: ``n`` grid, sampling (draw and answer one comparison) and ranking (all Newton
 #: and conjugate-gradient passes of a landmark, divided by its comparisons), the
-#: CPU seconds of the sweep split by stage. Past ``1.3 * 10^5`` items both stages
+#: CPU seconds of the sweep split by stage. Past ``5.5 * 10^4`` items both stages
 #: work tile by tile (:mod:`loe_viz._tiles`), which keeps the growth with ``n``
 #: small. ``scanning``: one stored triplet looked at when pulling a landmark's
 #: share. ``parallel_efficiency``: throughput of ``k`` concurrent tasks per task,
