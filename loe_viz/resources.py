@@ -55,7 +55,10 @@ DEFAULT_MEMORY_FRACTION = 0.8
 
 #: Seconds per comparison of one landmark task on a core of its own, from
 #: ``benchmarks/bench_scale.py`` on the development machine (2 cores, x86-64,
-#: L2 1 MiB per core; numba 0.68; budgets ``c = 50``, ``l = 6``, a quiet machine):
+#: L2 2 MiB per core; numba 0.68; budgets ``c = 50``, ``l = 6``, a quiet machine;
+#: re-measured after the rankings' statistical stopping rule and the finer tiles,
+#: which had left the former figures 3 to 9 times too high: n = 3 * 10^5 was
+#: estimated at 50 s and took 7.4 s, n = 10^6 at 4.1 min and took 41 s):
 #: ``n`` grid, sampling (draw and answer one comparison) and ranking (all Newton
 #: and conjugate-gradient passes of a landmark, divided by its comparisons), the
 #: CPU seconds of the sweep split by stage. Past ``5.5 * 10^4`` items both stages
@@ -65,8 +68,8 @@ DEFAULT_MEMORY_FRACTION = 0.8
 #: relative to one task alone (2 threads: 1.71 / 2, measured at ``n = 10^5``).
 CALIBRATION = {
     "n": (1e4, 1e5, 3e5, 1e6),
-    "sampling": (7.0e-8, 7.3e-8, 6.6e-8, 6.6e-8),
-    "ranking": (2.8e-7, 3.6e-7, 3.9e-7, 5.5e-7),
+    "sampling": (8.5e-9, 1.43e-8, 2.56e-8, 3.13e-8),
+    "ranking": (5.3e-8, 4.1e-8, 4.9e-8, 8.1e-8),
     "scanning": 1.5e-9,
     "parallel_efficiency": {1: 1.0, 2: 0.86},
     "machine": "development machine: 2 cores, x86-64, numba 0.68",
