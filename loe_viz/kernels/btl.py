@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from .fastexp import expneg32, sigmoid
+from .prefetch import WRITE_AHEAD, prefetch_write
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -340,7 +341,8 @@ def tile_order(near, far, shift, out_near, out_far):
     counting sort writes the tiles one after the other, so a pass over the
     reordered comparisons touches the score vectors two blocks at a time and
     they stay in the CPU cache. Two passes over the comparisons, ``O(m + B^2)``
-    for ``B`` blocks.
+    for ``B`` blocks; the second fetches each tile's next cache lines for writing
+    ahead of use (:mod:`loe_viz.kernels.prefetch`).
     """
     m = near.shape[0]
     top = 0
@@ -352,9 +354,14 @@ def tile_order(near, far, shift, out_near, out_far):
         starts[(near[t] >> shift) * nb + (far[t] >> shift) + 1] += 1
     for k in range(nb * nb):
         starts[k + 1] += starts[k]
+    last = m - 1
     for t in range(m):
         k = (near[t] >> shift) * nb + (far[t] >> shift)
         p = starts[k]
+        if (p & 15) == 0:
+            ahead = min(p + WRITE_AHEAD, last)
+            prefetch_write(out_near, ahead)
+            prefetch_write(out_far, ahead)
         out_near[p] = near[t]
         out_far[p] = far[t]
         starts[k] = p + 1

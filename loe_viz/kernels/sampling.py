@@ -8,12 +8,10 @@ the same comparisons on any thread, process or machine.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from .fastexp import sigmoid as _sigmoid
+from .prefetch import WRITE_AHEAD, prefetch_write
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -160,30 +158,6 @@ def _block_buffers():
             np.empty(_BLOCK), np.empty(_BLOCK, dtype=np.int64))
 
 
-@intrinsic
-def _prefetch_write(typingctx, arr, index):
-    """Ask the CPU to fetch the cache line of ``arr[index]`` for writing (LLVM's ``prefetch``): a hint only,
-    no effect on any value."""
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
-        byte_ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = builder.module.declare_intrinsic("llvm.prefetch", [byte_ptr],
-                                              ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]))
-        # write, keep in all cache levels, data cache
-        builder.call(fn, [builder.bitcast(ptr, byte_ptr), ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return types.void(arr, index), codegen
-
-
-#: How far ahead of a tile's next free place its cache lines are fetched for writing (indices).
-_WRITE_AHEAD = 64
-
-
 @njit(nogil=True, cache=True)
 def _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb):
     """Draw and answer ``m`` comparisons of ``head`` from ``seed`` and write them to ``near``/``far``.
@@ -193,7 +167,7 @@ def _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb)
     tile ``(j >> shift) * nb + (k >> shift)``, ``starts`` holding each tile's
     next place (advanced in place). Each tile's output is then one of ``nb**2``
     write streams, more than the CPU follows by itself: whenever a tile starts a
-    new cache line, the line ``_WRITE_AHEAD`` places on is fetched for writing, so
+    new cache line, the line ``WRITE_AHEAD`` places on is fetched for writing, so
     the writes find their lines in cache (2 * 10^7 comparisons: 336 -> 270 ms at
     n = 10^5, 49 tiles; 427 -> 362 ms at n = 10^6, 256 tiles; in the order drawn 145
     and 223 ms).
@@ -216,9 +190,9 @@ def _write_answered(X, head, m, temperature, seed, near, far, starts, shift, nb)
                 p = starts[q]
                 starts[q] = p + 1
                 if (p & 15) == 0:
-                    ahead = min(p + _WRITE_AHEAD, top)
-                    _prefetch_write(near, ahead)
-                    _prefetch_write(far, ahead)
+                    ahead = min(p + WRITE_AHEAD, top)
+                    prefetch_write(near, ahead)
+                    prefetch_write(far, ahead)
             a = k + closer[i] * (j - k)
             near[p] = a
             far[p] = j + k - a
