@@ -120,9 +120,12 @@ def test_count_appearances(rng):
     np.testing.assert_array_equal(counts, np.bincount(near, minlength=12) + np.bincount(far, minlength=12))
 
 
-@pytest.mark.parametrize("shift", [0, 2, 5])
-def test_tile_order_is_a_stable_sort_by_tile(rng, shift):
-    near, far, _ = _problem(rng, n=50, m=500)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("shift,m", [(0, 500), (2, 500), (5, 500), (2, 7), (3, 5003)])
+def test_tile_order_is_a_stable_sort_by_tile(rng, shift, m, dtype):
+    # m = 7 is shorter than the write prefetch's reach, 5003 no multiple of a cache line
+    near, far, _ = _problem(rng, n=50, m=m)
+    near, far = near.astype(dtype), far.astype(dtype)
     out_near, out_far = np.empty_like(near), np.empty_like(far)
     btl.tile_order(near, far, shift, out_near, out_far)
     nb = (max(near.max(), far.max()) >> shift) + 1

@@ -245,9 +245,9 @@ def test_tiled_comparisons_are_the_same_comparisons_grouped(temperature):
 
 
 # --------------------------------------------------------------------------- the sampler's stream
-def _numpy_landmark_comparisons(X, head, m, temperature, seed):
+def _numpy_landmark_comparisons(X, head, m, temperature, seed, pairs=False):
     """A slow NumPy reference of the counter-based stream: three SplitMix64 outputs per comparison
-    (j, k, the coin), answered with NumPy's (libm's) exponential."""
+    (j, k, the coin), answered with NumPy's (libm's) exponential; ``pairs``: the drawn (j, k) too."""
     n = X.shape[0]
     with np.errstate(over="ignore"):
         states = np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15) * np.arange(1, 3 * m + 1, dtype=np.uint64)
@@ -273,7 +273,8 @@ def _numpy_landmark_comparisons(X, head, m, temperature, seed):
         closer = u < p
     else:
         closer = np.where(dj == dk, u < 0.5, dj < dk)
-    return np.where(closer, j, k), np.where(closer, k, j)
+    out = np.where(closer, j, k), np.where(closer, k, j)
+    return out + (j, k) if pairs else out
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.05, 1.0, 30.0])
@@ -287,6 +288,24 @@ def test_comparisons_match_a_numpy_reference_of_the_stream(temperature):
     ref_near, ref_far = _numpy_landmark_comparisons(o.X, 11, m, temperature, 2024)
     np.testing.assert_array_equal(near, ref_near)
     np.testing.assert_array_equal(far, ref_far)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_tiled_sampler_is_the_reference_stream_sorted_by_tile(dtype):
+    # The tiled kernel writes the stream's comparisons tile by tile (the tile of the pair as drawn),
+    # in the order drawn within a tile, its output lines fetched ahead for writing: exactly a
+    # stable sort of the reference stream by tile.
+    from loe_viz.kernels import sampling
+
+    Xs = make_points("gaussian", 3000, d=2, random_state=8)
+    m, shift = 50_003, 8  # 12 x 12 tiles; m no multiple of a cache line
+    near, far = np.empty(m, dtype), np.empty(m, dtype)
+    sampling.landmark_comparisons_tiled(Xs, 11, m, 1.0, np.uint64(77), shift, near, far)
+    ref_near, ref_far, j, k = _numpy_landmark_comparisons(Xs, 11, m, 1.0, 77, pairs=True)
+    nb = ((3000 - 1) >> shift) + 1
+    order = np.argsort((j >> shift) * nb + (k >> shift), kind="stable")
+    np.testing.assert_array_equal(near, ref_near[order])
+    np.testing.assert_array_equal(far, ref_far[order])
 
 
 def test_vectorised_exponential_against_numpy():
