@@ -38,7 +38,18 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
     in one message (the document is held while it runs): a new result changes
     the status line, the figures and the plots' data together, and the page
     lays itself out and draws once instead of once per change.
+
+    The function is handed to the document on the session's event-loop thread
+    (through the loop's thread-safe ``call_soon_threadsafe``), never from the
+    calling thread: Bokeh's ``add_next_tick_callback`` announces the callback
+    through the document's list of held events while a UI update holds the
+    document, and the loop thread empties that list on release without a lock,
+    so a callback added from a job thread at that moment was lost (and with it
+    every later update of a job, merged into the one that never ran: the page
+    stopped at "LOE done" while the run went on to the end).
     """
+    import asyncio
+
     import panel as pn
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
@@ -47,6 +58,10 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
     from panel.io.state import set_curdoc
 
     ref = weakref.ref(doc)
+    try:
+        loop = asyncio.get_running_loop()  # the session's: its pages are built on it
+    except RuntimeError:
+        loop = None
 
     def run(fn):
         d = ref()
@@ -62,7 +77,19 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
                     fn()
             except Exception:  # never let a UI update kill the session
                 log.warning("UI update failed", exc_info=True)
-        d.add_next_tick_callback(wrapped)
+
+        def schedule():
+            d2 = ref()
+            if d2 is not None and d2.session_context is not None:
+                d2.add_next_tick_callback(wrapped)
+
+        if loop is None:
+            schedule()
+            return
+        try:
+            loop.call_soon_threadsafe(schedule)
+        except RuntimeError:  # the loop was closed with the server: the session is gone
+            pass
     return run
 
 
