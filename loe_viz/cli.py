@@ -247,7 +247,7 @@ def _landmarks_used(model):
 # ==================================================================== commands
 def cmd_info(args) -> int:
     """``loe-viz info FILE``."""
-    from .app.triplets_state import summarize  # the explorer's summary (param, no Panel)
+    from .describe import summarize
 
     t0 = time.perf_counter()
     data = _read(args.file, args.layout, args.item_type)

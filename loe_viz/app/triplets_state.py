@@ -34,6 +34,7 @@ import numpy as np
 import param
 
 from ..data import sample_dir
+from ..describe import summarize
 from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
@@ -114,82 +115,6 @@ AUTO_LANDMARKS = 50
 
 # Item labels are drawn in the plot up to this many items.
 LABELS_DRAWN_MAX = 60
-
-
-# ================================================================== summaries
-def summarize(data) -> dict:
-    """How a triplet file was read, in numbers and words.
-
-    Parameters
-    ----------
-    data : loe_viz.io.TripletData
-
-    Returns
-    -------
-    dict
-        ``source``, ``layout``, ``format``, ``n_items``, ``n_triplets``,
-        ``n_heads`` (items heading at least one triplet), ``per_head`` (min,
-        median, mean, max and the 10 % / 90 % quantiles of the triplets per head,
-        over the heads), ``head_counts`` (triplets per head, sorted from the
-        busiest, shape (n_heads,)), ``unused_items`` (items in no triplet),
-        ``labels`` (``"text"``, ``"ids"`` for integer ids that are not the
-        indices, or ``"none"``), ``label_examples``, ``n_skipped``, ``notes``
-        and ``sentence``.
-    """
-    T = np.asarray(data.triplets)
-    n = int(data.n_items)
-    m = int(T.shape[0])
-    heads = np.bincount(T[:, 0], minlength=n) if m else np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=bool)
-    if m:
-        seen[T.ravel()] = True
-    counts = np.sort(heads[heads > 0])[::-1]
-    labels = np.asarray(data.labels)
-    if labels.dtype.kind in "USO":
-        kind = "text"
-    elif labels.size == n and np.array_equal(labels, np.arange(n)):
-        kind = "none"
-    else:
-        kind = "ids"
-    per_head = {}
-    if counts.size:
-        per_head = {"min": int(counts[-1]), "median": float(np.median(counts)), "mean": float(counts.mean()),
-                    "max": int(counts[0]), "q10": float(np.quantile(counts, 0.1)),
-                    "q90": float(np.quantile(counts, 0.9))}
-    examples = [str(v) for v in labels[:5].tolist()] if kind != "none" else []
-    out = {
-        "source": os.path.basename(str(data.source)) or str(data.source), "layout": data.layout,
-        "format": data.format, "n_items": n, "n_triplets": m, "n_heads": int(counts.size),
-        "per_head": per_head, "head_counts": counts, "unused_items": int((~seen).sum()),
-        "labels": kind, "label_examples": examples, "n_skipped": int(data.n_skipped),
-        "notes": tuple(data.notes),
-    }
-    out["sentence"] = _sentence(out)
-    return out
-
-
-def _sentence(s: dict) -> str:
-    ph = s["per_head"]
-    text = (f"Read {s['n_triplets']:,} triplets over {s['n_items']:,} items from {s['source']} "
-            f"({s['layout']} layout, {s['format']} file). ")
-    if ph:
-        if ph["min"] == ph["max"]:
-            spread = f"{ph['max']:,} triplet{'s' if ph['max'] != 1 else ''} each"
-        else:
-            spread = f"from {ph['min']:,} to {ph['max']:,} triplets each (median {ph['median']:,.0f})"
-        text += f"{s['n_heads']:,} item(s) head a triplet, {spread}. "
-    if s["labels"] == "text":
-        text += "Items are named by text labels (e.g. " + ", ".join(s["label_examples"][:3]) + ")."
-    elif s["labels"] == "ids":
-        text += ("Items are named by integer ids that are not 0..n-1; they were mapped to indices "
-                 "and are kept as labels.")
-    else:
-        text += "Items are numbered 0..n-1 (no labels)."
-    if s["unused_items"]:
-        text += f" {s['unused_items']:,} item(s) appear in no triplet."
-    if s["n_skipped"]:
-        text += f" {s['n_skipped']:,} row(s) were skipped."
-    return text
 
 
 def auto_landmarks(n_heads: int, n_components: int, n_landmarks: int | None = None) -> int:

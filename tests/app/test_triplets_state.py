@@ -13,7 +13,7 @@ import pytest
 
 from loe_viz.app.triplets_state import (
     AUTO_LANDMARKS, SAMPLE_DIR, SAMPLES, TRIPLET_METHODS, MethodResult, TripletsState, auto_landmarks,
-    embed_triplets, summarize,
+    embed_triplets,
 )
 from loe_viz.io import read_triplets
 
@@ -214,11 +214,7 @@ def test_embed_triplets_directly():
         embed_triplets(T.triplets, T.n_items, ["nope"])
 
 
-def test_auto_landmarks_and_summary():
+def test_auto_landmarks():
     assert auto_landmarks(10, 2) == 10 and auto_landmarks(3, 2) == 5
     assert auto_landmarks(500, 2) == AUTO_LANDMARKS and auto_landmarks(500, 2, 7) == 7
     assert set(TRIPLET_METHODS) == {"LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL"}
-    data = read_triplets(io.StringIO("0,1,2\n0,2,3\n4,1,2\n"))
-    sm = summarize(data)
-    assert sm["n_heads"] == 2 and sm["per_head"]["max"] == 2 and sm["unused_items"] == 0
-    assert "2 item(s) head a triplet, from 1 to 2 triplets each" in sm["sentence"]

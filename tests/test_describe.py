@@ -1,0 +1,42 @@
+"""loe_viz.describe.summarize: how a triplet file was read, in numbers and words."""
+
+import io
+
+import numpy as np
+
+from loe_viz.describe import summarize
+from loe_viz.io import read_triplets
+
+
+def test_counts_heads_and_unused_items():
+    data = read_triplets(io.StringIO("0,1,2\n0,2,3\n4,1,2\n"), n_items=7)
+    sm = summarize(data)
+    assert (sm["n_items"], sm["n_triplets"], sm["n_heads"]) == (7, 3, 2)
+    assert sm["per_head"] == {"min": 1, "median": 1.5, "mean": 1.5, "max": 2, "q10": 1.1, "q90": 1.9}
+    assert sm["head_counts"].tolist() == [2, 1]
+    assert sm["unused_items"] == 2 and sm["labels"] == "none" and sm["label_examples"] == []
+    assert sm["sentence"] == ("Read 3 triplets over 7 items from <buffer> (list-order layout, csv file). 2 item(s) "
+                              "head a triplet, from 1 to 2 triplets each (median 2). Items are numbered 0..n-1 "
+                              "(no labels). 2 item(s) appear in no triplet.")
+
+
+def test_labels_and_skipped_rows():
+    text = "head,left,right,winner\nParis,Rome,Oslo,Rome\nRome,Paris,Oslo,Oslo\nOslo,Rome,Rome,Rome\n"
+    sm = summarize(read_triplets(io.StringIO(text), errors="skip"))
+    assert sm["labels"] == "text" and sm["label_examples"] == ["Oslo", "Paris", "Rome"]
+    assert sm["n_skipped"] == 1 and sm["layout"] == "crowd"
+    assert sm["sentence"].endswith("Items are named by text labels (e.g. Oslo, Paris, Rome). 1 row(s) were skipped.")
+    assert "1 triplet each" in sm["sentence"]
+    ids = summarize(read_triplets(io.StringIO("10,20,30\n20,10,30\n")))
+    assert ids["labels"] == "ids" and ids["label_examples"] == ["10", "20", "30"]
+    assert "integer ids that are not 0..n-1" in ids["sentence"]
+
+
+def test_empty_triplet_array():
+    from loe_viz.io import TripletData
+
+    data = TripletData(np.empty((0, 3), np.int32), np.arange(4), 4, "x.csv", "list-order", "csv")
+    sm = summarize(data)
+    assert sm["n_heads"] == 0 and sm["per_head"] == {} and sm["unused_items"] == 4
+    assert sm["sentence"] == ("Read 0 triplets over 4 items from x.csv (list-order layout, csv file). Items are "
+                              "numbered 0..n-1 (no labels). 4 item(s) appear in no triplet.")
