@@ -834,9 +834,12 @@ class LOE(ParamsMixin):
         l = landmarks.size
         unranked = ranking.unranked_items
         if unranked.size:
+            missing = sum(int(c.unranked.size) for c in columns)
+            pairs = l * (n - 1)  # every item's distance to every other landmark
             _warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
-                f"(e.g. {unranked[:5].tolist()}); their distance to that landmark is unknown and set to the mean"
+                f"(e.g. {unranked[:5].tolist()}): {missing:,} of the {pairs:,} item-landmark distances "
+                f"({100 * missing / pairs:.3g} %) are unknown and set to their landmark's mean distance"
             )
         agree = min(c.agreement for c in columns)
         noiseless = agree >= NOISELESS_AGREEMENT
