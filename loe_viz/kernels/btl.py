@@ -415,7 +415,7 @@ def meanfield_start(near, far, mask, n_iter, n_grid, w):
     With uniformly random pairs, item ``a`` wins a fraction
     ``pi_a ~ mean_b sigmoid(w_a - w_b)`` of its comparisons. Starting from
     ``logit(pi)``, each iteration tabulates ``Phi(x) = mean_b sigmoid(x - w_b)``
-    on a grid (over a subsample of at most ~1000 items) and sets
+    on a grid (over a sample of about 1000 items, binned by score) and sets
     ``w_a = Phi^-1(pi_a)``. The result is centred over ``mask`` and written to
     ``w``; masked-out items get 0. One pass over the comparisons
     (:func:`win_counts`) plus :func:`meanfield_from_counts`.
@@ -425,28 +425,43 @@ def meanfield_start(near, far, mask, n_iter, n_grid, w):
     meanfield_from_counts(counts, mask, n_iter, n_grid, w)
 
 
+#: Bins of the scores that tabulate ``Phi`` in :func:`meanfield_from_counts`: each bin enters at the
+#: mean of its scores, which leaves an error of second order in the bin width (below 1e-4 of a win
+#: rate for scores spread over 25 units, against a rate's sampling error of 0.07 at 200 comparisons).
+MEANFIELD_BINS = 256
+
+
 @njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _sigmoid_mean(ws, count, x):
-    """``mean_b sigmoid(x - ws[b])`` over the first ``count`` entries of float32 ``ws``: terms in
-    single precision (eight lanes), summed in double precision (a float32 sum would make the
-    start depend on the items' order at the 1e-7 level)."""
+def _sigmoid_mean(pos, weight, count, x):
+    """``sum_b weight[b] sigmoid(x - pos[b])`` over the first ``count`` entries of float32 ``pos``:
+    terms in single precision (eight lanes), summed in double precision."""
     acc = 0.0
     x32 = np.float32(x)
     one = np.float32(1.0)
     for b in range(count):
-        d = ws[b] - x32
+        d = pos[b] - x32
         a = abs(d)
         a = a if a < np.float32(80.0) else np.float32(80.0)
         e = expneg32(a)
         s = np.float32(d >= np.float32(0.0))
         # 1 / (1 + exp(d)): e / (1 + e) for d >= 0, 1 / (1 + e) below, e = exp(-|d|)
-        acc += np.float64((s * e + (one - s)) / (one + e))
-    return acc / count
+        acc += np.float64(weight[b] * ((s * e + (one - s)) / (one + e)))
+    return acc
+
+
+#: Entries of the index of win rates into the table of ``Phi`` in :func:`meanfield_from_counts`.
+_RATE_INDEX = 4096
 
 
 @njit(nogil=True, cache=True)
 def meanfield_from_counts(counts, mask, n_iter, n_grid, w):
-    """:func:`meanfield_start` from the counts of :func:`win_counts`: ``O(n_iter * (n + n_grid * 1000))``."""
+    """:func:`meanfield_start` from the counts of :func:`win_counts`: ``O(n_iter * (n + n_grid * MEANFIELD_BINS))``.
+
+    ``Phi`` is tabulated over every ``max(1, n // 1000)``-th scored item, binned by score
+    (:data:`MEANFIELD_BINS` bins, each at the mean of its scores; exact up to that many). Each item's inversion
+    starts from an index of the increasing table by win rate (:data:`_RATE_INDEX` entries) and
+    steps on to the first entry at or above its rate, as ``np.searchsorted`` would find it.
+    """
     n = w.shape[0]
     pi = np.empty(n)
     others = 0
@@ -459,42 +474,73 @@ def meanfield_from_counts(counts, mask, n_iter, n_grid, w):
             w[a] = 0.0
     if others == 0:
         return
-    step = max(1, n // 1000)
+    scored = np.empty(others, dtype=np.int64)
+    k = 0
+    for a in range(n):
+        if mask[a]:
+            scored[k] = a
+            k += 1
+    step = max(1, n // 1000)  # Phi over every step-th item: a sample of about 1000
+    sample = scored[(scored % step) == 0]
+    bins = min(MEANFIELD_BINS, sample.size)
+    start = np.empty(_RATE_INDEX + 1, dtype=np.int64)
+    pos = np.empty(bins, dtype=np.float32)
+    weight = np.empty(bins, dtype=np.float32)
+    total = np.empty(bins)
+    filled = np.empty(bins, dtype=np.int64)
     grid = np.empty(n_grid)
     phi = np.empty(n_grid)
     wn = np.empty(n)
-    ws = np.empty(n // step + 1, dtype=np.float32)
     for _ in range(n_iter):
         lo = np.inf
         hi = -np.inf
-        for a in range(n):
-            if mask[a]:
-                lo = min(lo, w[a])
-                hi = max(hi, w[a])
+        for a in scored:
+            lo = min(lo, w[a])
+            hi = max(hi, w[a])
+        if sample.size <= MEANFIELD_BINS:  # every sampled item at its own score
+            for b in range(sample.size):
+                pos[b] = w[sample[b]]
+                weight[b] = 1.0
+            used = sample.size
+        else:
+            for b in range(bins):
+                total[b] = 0.0
+                filled[b] = 0
+            scale = bins / (hi - lo) if hi > lo else 0.0
+            for a in sample:
+                b = min(int((w[a] - lo) * scale), bins - 1)
+                total[b] += w[a]
+                filled[b] += 1
+            used = 0
+            for b in range(bins):
+                if filled[b]:
+                    pos[used] = total[b] / filled[b]
+                    weight[used] = filled[b]
+                    used += 1
         lo -= 12.0
         hi += 12.0
-        cnt = 0
-        for b in range(0, n, step):
-            if mask[b]:
-                ws[cnt] = w[b]
-                cnt += 1
         for g in range(n_grid):
             x = lo + (hi - lo) * g / (n_grid - 1)
             grid[g] = x
-            phi[g] = _sigmoid_mean(ws, cnt, x)
-        for a in range(n):
-            if not mask[a]:
-                wn[a] = 0.0
-                continue
-            k = np.searchsorted(phi, pi[a])
-            if k <= 0:
+            phi[g] = _sigmoid_mean(pos, weight, used, x) / sample.size
+        g = 0
+        for j in range(_RATE_INDEX + 1):  # start[j]: the first entry at or above the rate j / _RATE_INDEX
+            while g < n_grid and phi[g] < j / _RATE_INDEX:
+                g += 1
+            start[j] = g
+        for a in scored:
+            p = pi[a]
+            g = start[int(p * _RATE_INDEX)]  # not past the entry sought: that rate is at most p
+            while g < n_grid and phi[g] < p:
+                g += 1
+            if g <= 0:
                 wn[a] = grid[0]
-            elif k >= n_grid:
+            elif g >= n_grid:
                 wn[a] = grid[n_grid - 1]
             else:
-                span = phi[k] - phi[k - 1]
-                f = (pi[a] - phi[k - 1]) / span if span > 0 else 0.0
-                wn[a] = grid[k - 1] + f * (grid[k] - grid[k - 1])
-        for a in range(n):
+                span = phi[g] - phi[g - 1]
+                f = (pi[a] - phi[g - 1]) / span if span > 0 else 0.0
+                wn[a] = grid[g - 1] + f * (grid[g] - grid[g - 1])
+        for a in scored:
             w[a] = wn[a]
     _center(w, mask)
