@@ -835,7 +835,7 @@ class LOE(ParamsMixin):
         unranked = ranking.unranked_items
         if unranked.size:
             missing = sum(int(c.unranked.size) for c in columns)
-            pairs = l * (n - 1)  # every item's distance to every other landmark
+            pairs = l * (n - 1)  # each landmark's distances to the n - 1 other items
             _warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
                 f"(e.g. {unranked[:5].tolist()}): {missing:,} of the {pairs:,} item-landmark distances "

@@ -189,14 +189,18 @@ def test_the_last_ranking_takes_the_idle_worker_and_gives_the_serial_result(monk
     from loe_viz import ranking
 
     monkeypatch.setattr(ranking, "SPLIT_MIN", 2_000)  # small comparisons: split every pass
-    used, first_kinds = [], []
+    used, first_kinds, patient = [], [], []
     run = ranking._Halves.run
 
     def spy(self, kind, first, second):
         if kind not in self._called:
             first_kinds.append((kind, getattr(self.cancel, "idle_workers", 0)))
-        elif not getattr(self.cancel, "idle_workers", 0):
-            time.sleep(0.002)  # rankings this small would end before the scheduler sees a worker idle
+        elif patient:
+            # rankings this small end in a few milliseconds, before the scheduler has woken to see a
+            # worker idle: each split-able pass waits (up to 0.1 s) for the scheduler to report one
+            deadline = time.perf_counter() + 0.1
+            while not getattr(self.cancel, "idle_workers", 0) and time.perf_counter() < deadline:
+                time.sleep(0.001)
         run(self, kind, first, second)
         used.append(self.pool is not None)
 
@@ -205,6 +209,7 @@ def test_the_last_ranking_takes_the_idle_worker_and_gives_the_serial_result(monk
     T = TripletOracle(X, random_state=1).landmark_triplets([0, 5, 9, 33, 70], 20_000)
     serial = LOE(n_landmarks=5, n_jobs=1).fit(T, n_items=300)
     assert not any(used)  # one worker: never idle
+    patient.append(True)
     threads = LOE(n_landmarks=5, n_jobs=2).fit(T, n_items=300)
     assert any(used), "no ranking used the idle worker"
     np.testing.assert_array_equal(serial.embedding_, threads.embedding_)
