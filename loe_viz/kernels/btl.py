@@ -425,7 +425,7 @@ def meanfield_start(near, far, mask, n_iter, n_grid, w):
     meanfield_from_counts(counts, mask, n_iter, n_grid, w)
 
 
-#: Bins of the scores that tabulate ``Phi`` in :func:`meanfield_from_counts`: each bin enters at the
+#: Bins of the sampled scores that tabulate ``Phi`` in :func:`meanfield_from_counts`: each bin enters at the
 #: mean of its scores, which leaves an error of second order in the bin width (below 1e-4 of a win
 #: rate for scores spread over 25 units, against a rate's sampling error of 0.07 at 200 comparisons).
 MEANFIELD_BINS = 256
