@@ -474,12 +474,7 @@ def meanfield_from_counts(counts, mask, n_iter, n_grid, w):
             w[a] = 0.0
     if others == 0:
         return
-    scored = np.empty(others, dtype=np.int64)
-    k = 0
-    for a in range(n):
-        if mask[a]:
-            scored[k] = a
-            k += 1
+    scored = np.flatnonzero(mask)
     step = max(1, n // 1000)  # Phi over every step-th item: a sample of about 1000
     sample = scored[(scored % step) == 0]
     bins = min(MEANFIELD_BINS, sample.size)
@@ -490,7 +485,6 @@ def meanfield_from_counts(counts, mask, n_iter, n_grid, w):
     filled = np.empty(bins, dtype=np.int64)
     grid = np.empty(n_grid)
     phi = np.empty(n_grid)
-    wn = np.empty(n)
     for _ in range(n_iter):
         lo = np.inf
         hi = -np.inf
@@ -528,19 +522,17 @@ def meanfield_from_counts(counts, mask, n_iter, n_grid, w):
             while g < n_grid and phi[g] < j / _RATE_INDEX:
                 g += 1
             start[j] = g
-        for a in scored:
+        for a in scored:  # the new scores in place: the table is made, and the rates never change
             p = pi[a]
             g = start[int(p * _RATE_INDEX)]  # not past the entry sought: that rate is at most p
             while g < n_grid and phi[g] < p:
                 g += 1
             if g <= 0:
-                wn[a] = grid[0]
+                w[a] = grid[0]
             elif g >= n_grid:
-                wn[a] = grid[n_grid - 1]
+                w[a] = grid[n_grid - 1]
             else:
                 span = phi[g] - phi[g - 1]
-                f = (pi[a] - phi[g - 1]) / span if span > 0 else 0.0
-                wn[a] = grid[g - 1] + f * (grid[g] - grid[g - 1])
-        for a in scored:
-            w[a] = wn[a]
+                f = (p - phi[g - 1]) / span if span > 0 else 0.0
+                w[a] = grid[g - 1] + f * (grid[g] - grid[g - 1])
     _center(w, mask)
