@@ -49,3 +49,37 @@ def test_scan_finds_the_extremes_and_the_first_repeating_row_like_numpy(dtype):
                 R[-1, 2] = R[-1, 0]  # a later repeat does not hide the first
             rep = (R[:, 0] == R[:, 1]) | (R[:, 0] == R[:, 2]) | (R[:, 1] == R[:, 2])
             assert scan(R) == (R.min(), R.max(), int(np.argmax(rep)))
+
+
+@pytest.mark.parametrize("order", ["grouped", "shuffled"])
+def test_split_by_slot_gives_each_slot_its_rows_in_order_from_any_start(order):
+    # the kernel keeps the write position of a run of one slot in a register: runs of one head
+    # (grouped), alternating heads (shuffled), rows of no slot between them, and two halves
+    # scattered from the positions the first half ends at, all against NumPy
+    rng = np.random.default_rng(11)
+    n = 300
+    heads = rng.choice(n, 6, replace=False)
+    T = _grouped(rng, n, heads, 997)
+    T = np.concatenate([T, _grouped(rng, n, [h for h in range(n) if h not in heads][:3], 50)])
+    if order == "shuffled":
+        T = T[rng.permutation(T.shape[0])]
+    T = np.ascontiguousarray(T)
+    chosen = heads[[4, 0, 2, 5]]  # two heads have no slot
+    slot = np.full(n, -1, dtype=np.int64)
+    slot[chosen] = np.arange(chosen.size)
+    counts = np.array([np.sum(T[:, 0] == h) for h in chosen])
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    row = T.shape[0] // 3
+    before = np.array([np.sum(T[:row, 0] == h) for h in chosen])
+    whole = [np.full(offsets[-1], -1, np.int32) for _ in range(2)]
+    halves = [np.full(offsets[-1], -1, np.int32) for _ in range(2)]
+    start = offsets[:-1].copy()
+    kernels.split_by_slot(T, slot, start, *whole)
+    np.testing.assert_array_equal(start, offsets[:-1])  # not changed
+    kernels.split_by_slot(T[row:], slot, offsets[:-1] + before, *halves)
+    kernels.split_by_slot(T[:row], slot, offsets[:-1], *halves)
+    for c, h in enumerate(chosen):
+        rows = T[T[:, 0] == h]
+        for out in (whole, halves):
+            np.testing.assert_array_equal(out[0][offsets[c]:offsets[c + 1]], rows[:, 1])
+            np.testing.assert_array_equal(out[1][offsets[c]:offsets[c + 1]], rows[:, 2])

@@ -42,20 +42,31 @@ def count_heads(triplets, n, counts):
 
 
 @njit(nogil=True, cache=True)
-def split_by_slot(triplets, slot, offsets, near, far):
+def split_by_slot(triplets, slot, start, near, far):
     """Scatter the triplets whose head has a slot (>= 0) into per-slot blocks.
 
     ``slot[i]`` is the landmark column of item ``i`` or -1; the comparisons of
-    column ``c`` land in ``near/far[offsets[c]:offsets[c + 1]]`` in input order.
+    column ``c`` land in ``near/far[start[c]:]`` in input order (``start`` is not
+    changed). The write position of the current run of one slot stays in a
+    register: triplets grouped by head (a landmark's block after another's) would
+    otherwise make each row wait for the previous row's store to the same counter
+    (1.38M rows over 5 heads: 4.8 -> 2.9 ms; the same on shuffled heads).
     """
-    fill = offsets[:-1].copy()
+    fill = start.copy()
+    last = -1
+    p = 0
     for t in range(triplets.shape[0]):
         c = slot[triplets[t, 0]]
+        if c != last:
+            if last >= 0:
+                fill[last] = p
+            last = c
+            if c >= 0:
+                p = fill[c]
         if c >= 0:
-            p = fill[c]
             near[p] = triplets[t, 1]
             far[p] = triplets[t, 2]
-            fill[c] = p + 1
+            p += 1
 
 
 @njit(nogil=True, cache=True)
