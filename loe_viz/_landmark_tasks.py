@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._threads import kind, side_by_side
 from ._validation import index_dtype
 from .oracle import TripletOracle
 from .kernels import btl, shares
@@ -28,8 +29,8 @@ from .kernels import triplets as triplet_kernels
 from .ranking import MEANFIELD_ITER, cache_order, rank_column
 
 __all__ = [
-    "RankSettings", "StoredTriplets", "landmark_share", "landmark_shares", "rank_share", "rank_oracle", "pilot_share", "pilot_oracle",
-    "pilot_scores", "MaxMinChain", "maxmin_select",
+    "RankSettings", "StoredTriplets", "head_counts", "landmark_share", "landmark_shares", "rank_share", "rank_oracle",
+    "pilot_share", "pilot_oracle", "pilot_scores", "MaxMinChain", "maxmin_select",
 ]
 
 
@@ -118,13 +119,36 @@ def landmark_share(triplets: np.ndarray, head: int, count: int, n_items: int):
     return near, far
 
 
-def landmark_shares(triplets: np.ndarray, heads: np.ndarray, counts: np.ndarray, n_items: int) -> list:
+#: From this many triplets on, :func:`head_counts` and :func:`landmark_shares` run as two halves side by side.
+PARALLEL_MIN = 1 << 18
+
+
+def head_counts(triplets: np.ndarray, n_items: int, threads: int = 1):
+    """``(counts, half)``: the number of triplets headed by each item, and ``half``, None or
+    ``(row, counts of the rows before it)`` when two halves were counted side by side
+    (``threads`` >= 2 and at least ``PARALLEL_MIN`` triplets), for :func:`landmark_shares`."""
+    n = int(n_items)
+    counts = np.empty(n, dtype=np.int64)
+    m = triplets.shape[0]
+    if threads < 2 or m < PARALLEL_MIN:
+        triplet_kernels.count_heads(triplets, n, counts)
+        return counts, None
+    row = m // 2
+    before = np.empty(n, dtype=np.int64)
+    side_by_side(kind("count_heads", triplets), lambda: triplet_kernels.count_heads(triplets[:row], n, before),
+                 lambda: triplet_kernels.count_heads(triplets[row:], n, counts))
+    counts += before
+    return counts, (row, before)
+
+
+def landmark_shares(triplets: np.ndarray, heads: np.ndarray, counts: np.ndarray, n_items: int, half=None) -> list:
     """:func:`landmark_share` of each of ``heads`` (distinct), all from one pass over the triplets.
 
     Pulling each share out on its own reads every triplet once per landmark (at
     10^7 triplets, 12 ms each, a third of a ranking); one pass scatters them all
     into one buffer of ``2 * counts[heads].sum()`` indices, which the caller
-    accounts for.
+    accounts for. With ``half`` from :func:`head_counts`, the rows before and after
+    ``half[0]`` are scattered side by side (the same result).
 
     Returns
     -------
@@ -139,7 +163,14 @@ def landmark_shares(triplets: np.ndarray, heads: np.ndarray, counts: np.ndarray,
     dt = index_dtype(n_items)
     near = np.empty(int(offsets[-1]), dtype=dt)
     far = np.empty(int(offsets[-1]), dtype=dt)
-    triplet_kernels.split_by_slot(triplets, slot, offsets, near, far)
+    start = offsets[:-1]
+    if half is None:
+        triplet_kernels.split_by_slot(triplets, slot, start, near, far)
+    else:
+        row, before = half
+        side_by_side(kind("split_by_slot", triplets, near),
+                     lambda: triplet_kernels.split_by_slot(triplets[:row], slot, start, near, far),
+                     lambda: triplet_kernels.split_by_slot(triplets[row:], slot, start + before[heads], near, far))
     return [(near[a:b], far[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
 
 

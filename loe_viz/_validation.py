@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from ._threads import kind, side_by_side
 from .kernels.triplets import scan
 
 __all__ = [
@@ -28,6 +29,9 @@ __all__ = [
 
 #: The largest ``n_jobs`` accepted: each thread of the loss kernels keeps an (n, d) buffer.
 MAX_JOBS = 1024
+
+#: From this many triplets on, ``check_triplets(..., threads=2)`` scans them as two halves side by side.
+PARALLEL_SCAN_MIN = 1 << 18
 
 
 def index_dtype(n_items: int) -> np.dtype:
@@ -120,6 +124,16 @@ def check_float(
     return value
 
 
+def _scan(arr, threads):
+    """:func:`loe_viz.kernels.triplets.scan` of ``arr``, as two halves side by side when it pays."""
+    if threads < 2 or arr.shape[0] < PARALLEL_SCAN_MIN:
+        return tuple(int(v) for v in scan(arr))
+    half = arr.shape[0] // 2
+    (lo, hi, bad), (lo2, hi2, bad2) = side_by_side(kind("scan", arr), lambda: scan(arr[:half]),
+                                                   lambda: scan(arr[half:]))
+    return int(min(lo, lo2)), int(max(hi, hi2)), int(bad if bad >= 0 else half + bad2 if bad2 >= 0 else -1)
+
+
 def check_points(X, name: str = "X", *, min_points: int = 1) -> np.ndarray:
     """A finite float64 array of shape (n, d)."""
     try:
@@ -145,7 +159,8 @@ def check_points(X, name: str = "X", *, min_points: int = 1) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def check_triplets(triplets, n_items: int | None = None, name: str = "triplets") -> tuple[np.ndarray, int]:
+def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
+                   threads: int = 1) -> tuple[np.ndarray, int]:
     """Validate list-order triplets and return ``(triplets, n_items)``.
 
     Parameters
@@ -154,6 +169,9 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
         Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
     n_items : int, optional
         Number of items; inferred as ``max index + 1`` when omitted.
+    threads : int, default 1
+        With 2 or more and at least ``PARALLEL_SCAN_MIN`` triplets, the scan runs as two
+        halves side by side (the same checks and messages).
 
     Returns
     -------
@@ -185,7 +203,7 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets")
     if arr.dtype.kind == "f" or arr.dtype.itemsize > 8 or arr.dtype == np.uint64:
         arr = arr.astype(np.int64)
     arr = np.ascontiguousarray(arr)
-    lo, hi, bad = (int(v) for v in scan(arr))
+    lo, hi, bad = _scan(arr, threads)
     if lo < 0:
         row = int(np.argwhere(arr < 0)[0, 0])
         raise ValueError(f"{name} contains a negative index ({lo}) at row {row}")

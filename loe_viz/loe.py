@@ -13,11 +13,12 @@ from dataclasses import dataclass, field, replace as _dc_replace
 import numpy as np
 
 from ._landmark_tasks import (
-    RankSettings, StoredTriplets, landmark_share, landmark_shares, pilot_oracle, pilot_share, rank_oracle, rank_share,
-    pilot_scores, MaxMinChain,
+    RankSettings, StoredTriplets, head_counts, landmark_share, landmark_shares, pilot_oracle, pilot_share, rank_oracle,
+    rank_share, pilot_scores, MaxMinChain,
 )
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_random_state, check_regularization, check_triplets, index_dtype
+from ._validation import (check_float, check_int, check_n_jobs, check_random_state, check_regularization,
+                          check_triplets, index_dtype)
 from .edm import EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
@@ -51,11 +52,6 @@ PILOT_PARTS = 4
 PILOT_PER_ITEM = 40
 #: Largest pilot (comparisons per landmark).
 PILOT_CAP = 20_000_000
-#: ``fit`` pulls every landmark's share out of the stored triplets in one pass (instead of one
-#: pass per landmark, in its task) from this many landmarks per worker on: at 10^7 triplets and 50
-#: landmarks on 2 threads the fit took 0.64 to 0.74 s instead of 0.86 to 0.91 s; with 5 landmarks
-#: the serial pass cost more than the parallel ones it replaced.
-ONE_PASS_LANDMARKS_PER_WORKER = 4
 #: Seconds between heartbeat calls of ``progress`` while rankings run.
 HEARTBEAT = 0.25
 #: ``n_landmarks="auto"`` on stored triplets: a head is well covered with this many triplets per item
@@ -481,6 +477,15 @@ class LOE(ParamsMixin):
                 pool.shutdown(wait=True)
         return [results[k] for k in sorted(results)]
 
+    def _local_threads(self) -> int:
+        """Threads for the passes over stored triplets before the rankings (2 at most: halves), 1 when
+        ``n_jobs`` is not valid (``_validated`` then names the problem) or the tasks run elsewhere."""
+        try:
+            n_jobs = check_n_jobs(self.n_jobs)
+        except ValueError:
+            return 1
+        return 1 if self._remote() else min(2, self._workers(n_jobs))
+
     def _remote(self) -> bool:
         """Whether landmark tasks run in other processes (any executor but a thread pool)."""
         return self.executor is not None and not isinstance(self.executor, ThreadPoolExecutor)
@@ -494,8 +499,11 @@ class LOE(ParamsMixin):
         per_landmark : int or sequence of int
             Comparisons per landmark (one count, or one per landmark).
         n_triplets : int, optional
-            For :meth:`fit` on stored triplets: how many are stored (they are
-            scanned once per landmark). Omit for :meth:`fit_oracle`.
+            For :meth:`fit` on stored triplets: how many are stored. Omit for
+            :meth:`fit_oracle`. The estimate is that of each task pulling its own
+            landmark's share (one scan of the triplets per landmark); in this
+            process :meth:`fit` pulls them all in one pass instead when the buffer
+            that takes (2/3 of the triplets' bytes at most) fits the memory limit.
 
         Returns
         -------
@@ -546,11 +554,11 @@ class LOE(ParamsMixin):
         """
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
-        T, n = check_triplets(triplets, n_items)
+        threads = self._local_threads()
+        T, n = check_triplets(triplets, n_items, threads=threads)
         s = self._validated(n, auto_selection="random")  # the busiest heads: the best covered
         cancel = threading.Event()
-        counts = np.empty(n, dtype=np.int64)
-        triplet_kernels.count_heads(T, n, counts)
+        counts, half = head_counts(T, n, threads)
         self.auto_search_ = None
         if s.landmarks is not None:
             landmarks = s.landmarks
@@ -566,15 +574,18 @@ class LOE(ParamsMixin):
                 l, refine = self._auto_count(T, counts, n, s, progress)
                 s = _replace(s, refine=refine)
             landmarks = self._select_heads(T, counts, n, l, s)
-        # Memory check before ranking: each task holds only its own landmark's share, or, with
-        # many landmarks per worker in this process, all the shares are pulled out of the
-        # triplets in one pass (one read instead of one per landmark) if their buffer fits too.
+        # Memory check before ranking. In this process all the shares are pulled out of the triplets
+        # in one pass (two halves side by side with 2 threads) if their buffer fits the limit, else
+        # each task pulls its own landmark's share, one read of the triplets per landmark: at 10^7
+        # triplets over 50 landmarks on 2 threads the fit took 0.64 to 0.74 s against 0.86 to 0.91 s;
+        # at 1.38 * 10^6 over 5 landmarks (n = 1000, C = 200) best 35.3 against 39.4 ms, median 52.2
+        # against 53.8 ms (the rows grouped by head), 37.2 against 45.6 ms and 50.5 against 58.6 ms
+        # (shuffled rows), alternating over 3 to 6 runs.
         remote = self._remote()
         stored = StoredTriplets.from_array(triplets, T) if remote else None
         copied = not (isinstance(triplets, np.ndarray) and np.may_share_memory(triplets, T))
         per = counts[landmarks] if landmarks is not None else np.sort(counts)[::-1][:l]
-        one_pass = (not remote and landmarks is not None
-                    and landmarks.size >= ONE_PASS_LANDMARKS_PER_WORKER * self._workers(s.n_jobs))
+        one_pass = not remote and landmarks is not None
 
         def estimate(extra):
             return estimate_resources(
@@ -596,7 +607,7 @@ class LOE(ParamsMixin):
             def source(h, src=stored if stored is not None else T):
                 return src
         if landmarks is not None:
-            shares = landmark_shares(T, landmarks, counts, n) if one_pass else [source(h) for h in landmarks]
+            shares = landmark_shares(T, landmarks, counts, n, half) if one_pass else [source(h) for h in landmarks]
             tasks = [(share, int(h), int(counts[h]), n, s.rank) for share, h in zip(shares, landmarks)]
             del shares
             columns = self._run(rank_share, tasks, s.n_jobs, progress, cancel)

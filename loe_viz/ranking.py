@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _threads
+from ._threads import kind, side_by_side
 from ._tiles import tile_shift
 from .kernels import btl
 from .kernels import uncertainty as _unc_kernels
@@ -94,25 +96,18 @@ class _Halves:
         self.h = (h[:half], h[half:])
         self.cancel = cancel
         self.pool = None
-        self._called = set()  # kernels this ranking has called once on its own thread
 
-    def run(self, kind, first, second):
+    def run(self, key, first, second):
         """Call ``first()`` and ``second()``, side by side when a worker of the caller idles.
 
-        The first call of each ``kind`` of pass runs both halves on the calling thread: the
-        kernel is compiled (or loaded from numba's cache) for these arrays before a second
-        thread calls it, so two threads never compile the same kernel at once.
+        Until a pass of this ``key`` (:func:`loe_viz._threads.kind`) has completed in this
+        process, both halves run on the calling thread: the kernel is compiled (or loaded
+        from numba's cache) for these arrays before a second thread calls it.
         """
-        if kind in self._called and getattr(self.cancel, "idle_workers", 0) > 0:
-            if self.pool is None:
-                self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loe-half")
-            fut = self.pool.submit(second)
-            first()
-            fut.result()
-        else:
-            first()
-            second()
-            self._called.add(kind)
+        idle = getattr(self.cancel, "idle_workers", 0) > 0
+        if idle and self.pool is None and key in _threads._WARM:
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="loe-half")
+        side_by_side(key, first, second, parallel=idle, pool=self.pool)
 
     def close(self):
         if self.pool is not None:
@@ -125,7 +120,7 @@ class _Halves:
         gh[:, 0] = lam * w
         gh[:, 1] = lam
         gh2 = np.zeros((n, 2))
-        self.run("gradient",
+        self.run(kind("gradient", self.near[0], w, self.h[0]),
                  lambda: btl.gradient_accumulate(self.near[0], self.far[0], w, self.h[0], precise, gh),
                  lambda: btl.gradient_accumulate(self.near[1], self.far[1], w, self.h[1], precise, gh2))
         return btl.gradient_finish(gh, gh2, mask, grad, hdiag)
@@ -140,7 +135,7 @@ class _Halves:
             for part in pv:
                 part[:, 0] = p
                 part[:, 1] = 0.0
-            self.run("product",
+            self.run(kind("product", self.near[0], self.h[0], pv[0]),
                      lambda: btl.hessian_vector_accumulate(self.near[0], self.far[0], self.h[0], pv[0]),
                      lambda: btl.hessian_vector_accumulate(self.near[1], self.far[1], self.h[1], pv[1]))
             np.multiply(p, lam, out=out)

@@ -184,24 +184,26 @@ def test_threads_and_executor_equal_serial():
 
 def test_the_last_ranking_takes_the_idle_worker_and_gives_the_serial_result(monkeypatch):
     # Five landmarks on two workers: the fifth ranking runs while the other worker idles, so its
-    # passes are split over a helper thread; each kind of pass is first run on the ranking's own
-    # thread (the kernel is compiled before a second thread calls it). Same scores either way.
-    from loe_viz import ranking
+    # passes are split over a helper thread; each kind of pass first runs, once per process, with
+    # both halves on one thread (the kernel is compiled before a second thread calls it). Same
+    # scores either way.
+    from loe_viz import _threads, ranking
 
     monkeypatch.setattr(ranking, "SPLIT_MIN", 2_000)  # small comparisons: split every pass
+    monkeypatch.setattr(_threads, "_WARM", set())  # no kernel has run in this process yet
     used, first_kinds, patient = [], [], []
     run = ranking._Halves.run
 
-    def spy(self, kind, first, second):
-        if kind not in self._called:
-            first_kinds.append((kind, getattr(self.cancel, "idle_workers", 0)))
+    def spy(self, key, first, second):
+        if key not in _threads._WARM:
+            first_kinds.append((key[0], getattr(self.cancel, "idle_workers", 0)))
         elif patient:
             # rankings this small end in a few milliseconds, before the scheduler has woken to see a
             # worker idle: each split-able pass waits (up to 0.1 s) for the scheduler to report one
             deadline = time.perf_counter() + 0.1
             while not getattr(self.cancel, "idle_workers", 0) and time.perf_counter() < deadline:
                 time.sleep(0.001)
-        run(self, kind, first, second)
+        run(self, key, first, second)
         used.append(self.pool is not None)
 
     monkeypatch.setattr(ranking._Halves, "run", spy)

@@ -98,8 +98,7 @@ def test_shares_pulled_in_one_pass_equal_numpy_and_give_way_to_a_tight_memory_li
         rows = triplets[triplets[:, 0] == h]  # in row order
         np.testing.assert_array_equal(near, rows[:, 1])
         np.testing.assert_array_equal(far, rows[:, 2])
-    # six landmarks, one worker (at least ONE_PASS_LANDMARKS_PER_WORKER): the shares come out in one
-    # pass, and the estimate holds their buffer
+    # in this process the shares come out in one pass, and the estimate holds their buffer
     one = LOE(n_landmarks=6).fit(triplets, n_items=N)
     # a limit just under that: each task pulls its own share instead, with the same result
     tight = LOE(n_landmarks=6, memory_limit=one.resource_estimate_.peak_bytes - 1).fit(triplets, n_items=N)

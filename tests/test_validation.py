@@ -206,6 +206,34 @@ def test_check_triplets_uses_given_name():
         check_triplets(np.zeros((0, 3), dtype=int), name="held_out")
 
 
+@pytest.mark.parametrize("where", ["first half", "second half", "both halves"])
+def test_check_triplets_scanned_in_two_halves_gives_the_same_answers_and_rows(where, monkeypatch):
+    import loe_viz._threads as threads_mod
+    import loe_viz._validation as validation
+
+    monkeypatch.setattr(threads_mod, "_WARM", set())  # the first call warms the kernel, the next run side by side
+    monkeypatch.setattr(validation, "PARALLEL_SCAN_MIN", 64)
+    rng = np.random.default_rng(3)
+    T = np.column_stack([rng.permutation(600)[:3] for _ in range(301)]).T.astype(np.int64)  # 301 rows, odd
+    for _ in range(2):
+        got, n = check_triplets(T, threads=2)
+        assert n == T.max() + 1
+        np.testing.assert_array_equal(got, T)
+    rows = {"first half": [40], "second half": [250], "both halves": [120, 151]}[where]
+    bad = T.copy()
+    for r in rows:
+        bad[r, 2] = bad[r, 0]
+    neg, big = T.copy(), T.copy()
+    neg[rows, 1], big[rows, 1] = -4, 10**6
+    for arr, kw in ((bad, {}), (neg, {}), (big, {"n_items": 600})):
+        with pytest.raises(ValueError) as serial:
+            check_triplets(arr, **kw)
+        with pytest.raises(ValueError) as halves:
+            check_triplets(arr, threads=2, **kw)
+        assert str(halves.value) == str(serial.value)
+        assert f"row {rows[0]}" in str(serial.value)
+
+
 def test_uint64_indices_below_the_int64_limit_are_read_as_they_are():
     T, n = check_triplets(np.array([[0, 1, 2], [2, 1, 0]], dtype=np.uint64))
     assert n == 3 and T.tolist() == [[0, 1, 2], [2, 1, 0]]
