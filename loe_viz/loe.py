@@ -238,9 +238,11 @@ class LOE(ParamsMixin):
         ``l > d + 3``).
     tol : float, default 1e-5
         Newton tolerance of each ranking: it stops when no score moves by more
-        than ``tol``, or when a full Newton step expected to gain less than
-        ``10 tol`` of log-likelihood per item (:func:`loe_viz.ranking.rank_column`;
-        far below the scores' statistical error, about 1/2 per item).
+        than ``tol``, or when a full Newton step is expected to gain less than
+        ``10^4 tol`` of log-likelihood per item, 0.1 at the default
+        (:func:`loe_viz.ranking.rank_column`; below the scores' statistical
+        error, about 1/2 per item). Below 5e-7 every ranking is solved to its
+        optimum: it then also takes that last step.
     max_iter : int, default 50
         Newton iterations per ranking.
     n_jobs : int, default 1

@@ -223,3 +223,48 @@ def test_halves_on_a_helper_thread_give_the_same_scores(n, monkeypatch):
     whole = rank_column(near, far, 1, n, tol=1e-8)
     spread = serial.scores.std()
     np.testing.assert_allclose(tight.scores, whole.scores, atol=1e-6 * spread)
+
+
+def test_a_ranking_near_its_optimum_returns_its_scores_without_the_last_step(monkeypatch):
+    # A landmark at the edge of the data: its first Newton step starts far from the optimum (it
+    # promises more than the decrement at which the ranking stops), its second promises less, so
+    # that second step is not taken: one gradient pass fewer, and the scores are the first step's.
+    from loe_viz import ranking
+    from loe_viz.kernels import uncertainty as unc
+
+    n = 400
+    X = make_points("gaussian", n, random_state=5)
+    head = int(np.argmax((X**2).sum(axis=1)))
+    near, far = TripletOracle(X, random_state=6).comparisons(head, 60 * n, seed=12)
+    skipped = rank_column(near, far, head, n)
+    monkeypatch.setattr(ranking, "FINAL_STEP_SKIPPED", False)
+    taken = rank_column(near, far, head, n)
+    exact = rank_column(near, far, head, n, tol=1e-10)
+    assert skipped.converged and taken.converged
+    assert skipped.n_iter == taken.n_iter == 2
+    assert len(skipped.grad_history) == 2 and len(taken.grad_history) == 3
+    assert skipped.grad_history[1] == pytest.approx(taken.grad_history[1])  # the same first step
+    # within the stopping decrement (0.2 per item) of the optimum: below half a standard error, root
+    # mean square, where the step not taken would have brought them much closer
+    others = np.arange(n) != head
+    se = np.sqrt(exact.score_variance[others])
+    rms = lambda col: np.sqrt(np.mean(((col.scores - exact.scores)[others] / se) ** 2))  # noqa: E731
+    assert 0.05 < rms(skipped) < np.sqrt(0.2)
+    assert rms(taken) < 0.2 * rms(skipped)
+    # the variances are those of the scores returned: a gradient pass at them gives the same ones
+    mask = others.copy()
+    grad, hdiag, h = np.empty(n), np.empty(n), np.empty(near.shape[0], dtype=np.float32)
+    btl.gradient(near, far, skipped.scores, 1e-3, mask, grad, hdiag, h, False)
+    var, bias = np.empty(n), np.empty(n)
+    unc.score_moments(near, far, skipped.scores, h, hdiag, mask, var, bias)
+    np.testing.assert_allclose(skipped.score_variance, var, rtol=1e-5)
+    # below the statistical tolerances (tol < 5e-7) every step is taken
+    monkeypatch.setattr(ranking, "FINAL_STEP_SKIPPED", True)
+    tight = rank_column(near, far, head, n, tol=1e-7)
+    assert len(tight.grad_history) == tight.n_iter + 1
+    # and so it is once the trust region has cut a step: noiseless answers, whose scores run off
+    # towards the penalty's bound (nearly every comparison reproduced), are not in the statistical regime
+    near0, far0 = TripletOracle(X, temperature=0, random_state=6).comparisons(head, 60 * n, seed=12)
+    noiseless = rank_column(near0, far0, head, n)
+    assert noiseless.n_iter > 2 and noiseless.agreement > 0.99
+    assert len(noiseless.grad_history) == noiseless.n_iter + 1
