@@ -233,14 +233,16 @@ class ColumnRanking:
         squared distances to ``head`` minus their mean.
     n_comparisons : int
     n_iter : int
-        Newton iterations.
+        Newton iterations: directions computed. The last of them is not taken
+        when it promised too little to be worth its gradient pass
+        (``FINAL_STEP_SKIPPED``); ``len(grad_history) - 1`` steps were taken.
     cg_iters : int
         Conjugate-gradient iterations (Hessian-vector products) in all.
     grad_norm : float
         Norm of the projected gradient at the returned scores.
     converged : bool
     grad_history : ndarray
-        Gradient norm before each Newton iteration, then at the end.
+        Gradient norm at the start and after each Newton step taken.
     unranked : ndarray
         Items (other than ``head``) that took part in no comparison: their score is
         the mean, 0, and carries no information.

@@ -146,7 +146,7 @@ def _procrustes(status: str) -> str:
 
 STEP_CONTENT = {
     1: r"✓ true",                   # Sample: triplets in words
-    2: r"Newton iterations",        # Ranking
+    2: r"Newton steps?",            # Ranking
     3: r"Offset rule",              # Shifts
     4: r"Dykstra (converged|did not)",  # EDM
     5: r"Training triplets satisfied",  # Embedding

@@ -31,7 +31,7 @@ _CLIPPED_JS = """() => {
   return [document.documentElement.scrollWidth, W, out.slice(0, 8)];
 }"""
 
-STEP_CONTENT = ("Ground truth", "✓ true", "Newton iterations", "Offset rule", "Dykstra", "Training triplets satisfied",
+STEP_CONTENT = ("Ground truth", "✓ true", "Newton step", "Offset rule", "Dykstra", "Training triplets satisfied",
                 "Run comparison")
 STEPS = ("Configure", "Sample", "Ranking", "Shifts", "EDM", "Embedding", "Compare")
 

@@ -11,6 +11,17 @@ from ..truth import true_scores
 from .base import StepView, fmt, hvpane, plot_row, summary
 
 
+def _steps(col) -> str:
+    """The Newton steps a ranking took, and the last direction when it was not taken."""
+    if col is None:
+        return "0 Newton steps"
+    taken = max(len(getattr(col, "grad_history", ())) - 1, 0)
+    text = f"{taken} Newton step{'s' if taken != 1 else ''}"
+    if getattr(col, "n_iter", taken) > taken:
+        text += " (the next one promised too little to be worth taking)"
+    return text
+
+
 class RankingView(StepView):
     """Estimated scores of a chosen landmark against the true distances."""
 
@@ -95,7 +106,7 @@ information and keep score 0.
         rmse = float(np.sqrt(np.mean((truth[mask] - est[mask]) ** 2)))
         info = summary(
             f"**L{c}** (item {head}): {getattr(col, 'n_comparisons', 0):,} comparisons, "
-            f"{getattr(col, 'n_iter', 0)} Newton iterations, "
+            f"{_steps(col)}, "
             f"{'converged' if getattr(col, 'converged', False) else '**not converged**'}, "
             f"final gradient norm {fmt(getattr(col, 'grad_norm', float('nan')))}; "
             f"correlation with the truth **{corr:.3f}**, RMS error {fmt(rmse)}; "
