@@ -265,6 +265,10 @@ def test_a_ranking_near_its_optimum_returns_its_scores_without_the_last_step(mon
     # and so it is once the trust region has cut a step: noiseless answers, whose scores run off
     # towards the penalty's bound (nearly every comparison reproduced), are not in the statistical regime
     near0, far0 = TripletOracle(X, temperature=0, random_state=6).comparisons(head, 60 * n, seed=12)
+    # nor with fewer than 20 comparisons per scored item (collected-style heads)
+    few, enough = (rank_column(near[:k * n], far[:k * n], head, n) for k in (10, 25))
+    assert few.n_iter == enough.n_iter == 2
+    assert len(few.grad_history) == 3 and len(enough.grad_history) == 2
     noiseless = rank_column(near0, far0, head, n)
     assert noiseless.n_iter > 2 and noiseless.agreement > 0.99
     assert len(noiseless.grad_history) == noiseless.n_iter + 1
