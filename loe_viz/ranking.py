@@ -31,24 +31,26 @@ class RankingCancelled(Exception):
 #: 0.92 at n = 10^3 to 10^5, c = 20 to 200 (0.91 to 0.94 before); n = 1000 tables unchanged.
 DECREMENT_PER_TOL = 20_000.0
 
-#: From the second Newton iteration on, a ranking whose next direction promises at most the decrement
-#: at which it stops returns the scores it has instead of taking that step: the step's gradient
-#: pass is saved, and the curvature of the last pass is that of the scores returned (their
-#: variances). These are the landmarks at the edge of the data, whose first step starts from a
-#: mean-field start far from the optimum; the maximum-likelihood scores of their items that win or
-#: lose nearly every comparison spread out more than the distances, and the last step would bring
-#: them closer to that. n = 10^5, c = 50, the defaults (MaxMin), 3 seeds: median Procrustes 0.0071 ->
-#: 0.0065; random landmarks (mostly one step) unchanged. Taking no step at all from the mean-field
-#: start, when the first direction promises little, made random landmarks worse (0.074 -> 0.091
-#: on one seed), so the first step is always taken; nor once the trust region has cut a step
-#: (noiseless answers, whose scores run off towards the penalty's bound: skipping their last
-#: step changed the ordinal polish's result from a median Procrustes of 0.047 to 0.19 at n = 300
-#: over 10 seeds). Only at statistical tolerances: from a
-#: decrement of ``SKIP_MIN_DECREMENT`` per item on (``tol`` >= 5e-7); a smaller ``tol`` asks for
-#: the optimum itself, and every step is taken.
-#: Nor with fewer than ``SKIP_MIN_PER_ITEM`` comparisons per scored item, where the asymptotics
-#: behind the statistical tolerance (and the variances) do not hold yet: collected-style triplets,
-#: a few to a few dozen per head item, lost 0.4 to 1.1 points of held-out accuracy with LOE alone.
+#: From the second Newton iteration on, a ranking whose next direction promises at most the
+#: decrement at which it stops returns the scores it has instead of taking that step: the step's
+#: gradient pass is saved, and the curvature of the last pass, from which the variances come, is
+#: that of the scores returned. These rankings are mostly those of landmarks at the edge of the
+#: data (MaxMin's), whose first step starts far from the optimum; the maximum-likelihood scores of
+#: their items that win or lose nearly every comparison spread out more than the distances, and
+#: the step not taken would bring them closer to that. n = 10^5, c = 50, 10 seeds: the defaults
+#: 3.66 -> 3.36 s, median Procrustes 0.0071 -> 0.0066; random landmarks (mostly one step) 2.90 ->
+#: 2.88 s, 0.0373 -> 0.0363 (docs/benchmarks.md has the other settings). The rule is off:
+#:
+#: - for the first step (returning the mean-field start when it promises little made random
+#:   landmarks worse: 0.074 -> 0.091 on one seed);
+#: - below a stopping decrement of ``SKIP_MIN_DECREMENT`` per item (``tol`` < 5e-7: the optimum
+#:   itself is asked for);
+#: - once the trust region has cut a step (noiseless answers, whose scores run off towards the
+#:   penalty's bound: their ordinal polish went from a median Procrustes of 0.047 to 0.19 at
+#:   n = 300 over 10 seeds);
+#: - below ``SKIP_MIN_PER_ITEM`` comparisons per scored item, where the asymptotics behind the
+#:   statistical tolerance and the variances do not hold yet (collected-style triplets, a few per
+#:   head item, lost 0.4 to 1.1 points of held-out accuracy with LOE alone).
 FINAL_STEP_SKIPPED = True
 SKIP_MIN_DECREMENT = 0.01
 SKIP_MIN_PER_ITEM = 20
@@ -380,8 +382,8 @@ def rank_column(
         then differ from the exact optimum by 0.02 to 0.07 of their standard
         errors, root mean square, and by 2 at most). From the second iteration
         on, a direction that promises no more than that is not taken: the
-        scores are returned as they are (``FINAL_STEP_SKIPPED``; for ``tol``
-        from 5e-7 on: a smaller one asks for the optimum itself).
+        scores are returned as they are (``FINAL_STEP_SKIPPED`` says when: not
+        below ``tol = 5e-7``, which asks for the optimum itself).
     max_iter : int
         Cap on Newton iterations.
     cg_max_iter : int
