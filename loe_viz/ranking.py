@@ -457,9 +457,9 @@ def _newton(near, far, head, n, mask, w, trial, d, grad, grad_t, hdiag, hdiag_t,
 
     gnorm = gradient(w, grad, hdiag, False)
     history = [gnorm]
-    enough = DECREMENT_PER_TOL * tol * max(int(mask.sum()), 1)  # Newton decrement at which to stop
-    skip = (FINAL_STEP_SKIPPED and DECREMENT_PER_TOL * tol >= SKIP_MIN_DECREMENT
-            and m >= SKIP_MIN_PER_ITEM * max(int(mask.sum()), 1))
+    scored = max(int(mask.sum()), 1)
+    enough = DECREMENT_PER_TOL * tol * scored  # Newton decrement at which to stop
+    skip = FINAL_STEP_SKIPPED and DECREMENT_PER_TOL * tol >= SKIP_MIN_DECREMENT and m >= SKIP_MIN_PER_ITEM * scored
     precise = False
     converged = False
     cg_total = 0
