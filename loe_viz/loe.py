@@ -421,7 +421,7 @@ class LOE(ParamsMixin):
             return max(1, int(getattr(self.executor, "_max_workers", None) or n_jobs))
         return n_jobs
 
-    def _run(self, fn, tasks, n_jobs, progress, cancel, follow=None, total=None, stage="ranking"):
+    def _run(self, fn, tasks, n_jobs, progress, cancel, follow=None, total=None, stage="ranking", work=None):
         """Run the landmark tasks; return their results in task order.
 
         ``tasks`` are argument tuples of ``fn`` (one ranking each). ``follow``,
@@ -435,8 +435,12 @@ class LOE(ParamsMixin):
         total)`` after each ranking and at least every ``HEARTBEAT`` seconds;
         if that raises (or anything else does), ``cancel`` is set, no further
         task starts, and the exception propagates once the threads have stopped.
+        ``work``, when given, is each task's size (comparisons still to draw or
+        rank): the largest start first, so that the last tasks, which run while
+        other workers may idle, are the smallest. Results keep the task order.
         """
-        queue = [(c, fn, args, True) for c, args in enumerate(tasks)]
+        order = range(len(tasks)) if work is None else sorted(range(len(tasks)), key=lambda c: -work[c])
+        queue = [(c, fn, tasks[c], True) for c in order]
         if follow is not None:
             queue += follow(None, None)
         total = len(queue) if total is None else total
@@ -612,7 +616,7 @@ class LOE(ParamsMixin):
             shares = landmark_shares(T, landmarks, counts, n, half) if one_pass else [source(h) for h in landmarks]
             tasks = [(share, int(h), int(counts[h]), n, s.rank) for share, h in zip(shares, landmarks)]
             del shares
-            columns = self._run(rank_share, tasks, s.n_jobs, progress, cancel)
+            columns = self._run(rank_share, tasks, s.n_jobs, progress, cancel, work=counts[landmarks])
         else:
             follow, _ = self._maxmin_heads(T, counts, n, l, source, s.rank)
             columns = self._run(rank_share, [], s.n_jobs, progress, cancel, follow=follow, total=l)
@@ -821,13 +825,14 @@ class LOE(ParamsMixin):
             landmarks = s.landmarks if s.landmarks is not None else np.sort(s.rng.choice(n, size=l, replace=False))
             pilots = {}
         t_sel = time.perf_counter()
-        tasks = []
+        tasks, to_draw = [], []
         for c, h in enumerate(landmarks):
             others = np.delete(landmarks, c) if q else None
-            tasks.append((oracle, int(h), per_landmark, seeds[c], s.rank, *pilots.pop(int(h), (None, None)), others, q,
-                          block_seeds[c]))
+            pilot, pilot_wins = pilots.pop(int(h), (None, None))
+            tasks.append((oracle, int(h), per_landmark, seeds[c], s.rank, pilot, pilot_wins, others, q, block_seeds[c]))
+            to_draw.append(per_landmark - sum(part[0].shape[0] for part in pilot or ()))
         del pilots
-        results = self._run(rank_oracle, tasks, s.n_jobs, progress, cancel)
+        results = self._run(rank_oracle, tasks, s.n_jobs, progress, cancel, work=to_draw)
         del tasks
         columns = [r[0] for r in results]
         t_rank = time.perf_counter()

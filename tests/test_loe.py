@@ -182,6 +182,42 @@ def test_threads_and_executor_equal_serial():
     np.testing.assert_array_equal(serial, executor)
 
 
+class _RecordingPool(ThreadPoolExecutor):
+    """A thread pool that records the landmark of each ranking task in the order it is submitted."""
+
+    def __init__(self, workers):
+        super().__init__(workers)
+        self.heads = []
+
+    def submit(self, fn, *args, **kwargs):
+        if fn.__name__ in ("rank_oracle", "rank_share"):
+            self.heads.append(int(args[1]))
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_the_largest_ranking_tasks_start_first_and_the_result_keeps_its_order():
+    # The tasks that run last may run while other workers idle: they should be the smallest. MaxMin's
+    # last landmark has no pilot (its whole budget still to draw), so it starts first; stored heads
+    # start by their number of triplets. Neither order changes the result.
+    X = make_points("gaussian", 400, random_state=0)
+    oracle = lambda: TripletOracle(X, random_state=1)  # noqa: E731
+    serial = LOE(random_state=2, n_jobs=1).fit_oracle(oracle(), 20_000)
+    with _RecordingPool(2) as pool:
+        pooled = LOE(random_state=2, executor=pool).fit_oracle(oracle(), 20_000)
+    chosen = serial.landmarks_.tolist()
+    assert pool.heads[0] == chosen[-1] and sorted(pool.heads) == sorted(chosen)
+    np.testing.assert_array_equal(serial.embedding_, pooled.embedding_)
+    heads = [3, 50, 120, 7, 260]
+    T = np.concatenate([TripletOracle(X, random_state=3).landmark_triplets([h], k)
+                        for h, k in zip(heads, (2000, 9000, 4000, 12000, 6000))])
+    serial = LOE(landmarks=heads, n_jobs=1).fit(T, n_items=400)
+    with _RecordingPool(2) as pool:
+        pooled = LOE(landmarks=heads, executor=pool).fit(T, n_items=400)
+    assert pool.heads == [7, 50, 260, 120, 3]
+    np.testing.assert_array_equal(serial.embedding_, pooled.embedding_)
+    np.testing.assert_array_equal(serial.landmarks_, heads)
+
+
 def test_the_last_ranking_takes_the_idle_worker_and_gives_the_serial_result(monkeypatch):
     # Five landmarks on two workers: the fifth ranking runs while the other worker idles, so its
     # passes are split over a helper thread; each kind of pass first runs, once per process, with
