@@ -286,6 +286,34 @@ def test_fuzz_whatever_is_written_reads_back(labels, layout, fmt, seed):
     assert data.labelled().tolist() == np.array(labels, dtype=object)[T].tolist()
 
 
+@pytest.mark.parametrize("layout, labels", [
+    ("list-boolean", [":", ";", "y"]),  # found by the fuzz test above: 'y' was both a label and the header's
+    ("list-order", ["head", "winner", "loser", "loser_id"]),
+    ("crowd", ["left", "right", "winner", "Paris"]),
+])
+def test_labels_named_like_the_header_columns_read_back(layout, labels):
+    # The reader takes a first line whose cells are items of the file for data ('j,i,k' above 'k,j,l'),
+    # so the writer spells a column another way when a label takes its name.
+    T = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]])
+    buf = io.BytesIO()
+    write_triplets(buf, T, labels=labels, layout=layout)
+    header = buf.getvalue().decode().splitlines()[0].split(",")
+    assert not set(header) & set(labels)
+    data = read_triplets(io.BytesIO(buf.getvalue()))
+    assert data.layout == ("list-count" if layout == "list-count" else layout)
+    assert data.labelled().tolist() == np.array(labels, dtype=object)[T].tolist()
+
+
+def test_labels_that_take_every_spelling_of_a_column_are_refused():
+    labels = ["y", "y_id", "y_item", "y_label", "y_name"]
+    with pytest.raises(ValueError, match="^the labels take every spelling of the header column 'y'; write with "
+                                         "header=False and read the file back with layout=$"):
+        write_triplets(io.BytesIO(), [[0, 1, 2]], labels=labels, layout="list-boolean")
+    buf = io.BytesIO()
+    write_triplets(buf, [[0, 1, 2]], labels=labels, layout="list-boolean", header=False)
+    assert read_triplets(io.BytesIO(buf.getvalue()), layout="list-boolean").labelled().tolist() == [["y", "y_id", "y_item"]]
+
+
 def test_command_line_export_neutralises_formulas(tmp_path):
     from loe_viz.cli import _write_embedding
 

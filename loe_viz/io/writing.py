@@ -91,7 +91,7 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     cells = np.array([_quote(v, delim) for v in lab.tolist()] + [None], dtype=object)[:-1] if text else lab
 
     def write(fh):
-        fh.write((names.replace(",", delim) + "\n").encode() if header else b"")
+        fh.write((delim.join(_header(names.split(","), lab)) + "\n").encode() if header else b"")
         for s in range(0, tri.shape[0], step):
             block = np.column_stack([np.asarray(c[s:s + step], dtype=np.int64) for c in cols])
             out = block.astype(object) if text else block
@@ -100,6 +100,18 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
             fh.write(("\n".join(delim.join(map(str, row)) for row in out.tolist()) + "\n").encode() if text
                      else _format_ints(out, delim))
     _write_atomic(path, is_path, write)
+
+
+def _header(cells, lab) -> list:
+    """Column names that no text label repeats: the reader takes a first line whose cells are items of the
+    file for data, so a label such as 'y' gets the header 'y_id' instead (the same role to the reader)."""
+    taken = set(lab.tolist()) if lab is not None and lab.dtype.kind == "O" else set()
+    out = [next((c for c in [cell] + [f"{cell}_{s}" for s in ("id", "item", "label", "name")] if c not in taken), None)
+           for cell in cells]
+    if None in out:
+        raise ValueError(f"the labels take every spelling of the header column {cells[out.index(None)]!r}; write "
+                         "with header=False and read the file back with layout=")
+    return out
 
 
 def _format_ints(block, delim: str) -> bytes:
