@@ -21,6 +21,8 @@ COLUMN_NAMES = {
     "answer": ("winner", "answer", "choice", "chosen", "response", "selected", "selection", "pick"),
     "response": ("y", "response"),
 }
+#: Endings a header name may carry after its role (``Head_ID``, ``y_item``), dropped when reading it.
+ID_SUFFIXES = ("index", "label", "name", "item", "idx", "id")
 LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)
 MAX_NOTES = 5
 _STEP = 1 << 18  # rows per block of the relabelling
@@ -169,7 +171,7 @@ def _name_role(name: str, crowd: bool):
     s = "".join(ch for ch in name.lower() if ch.isalnum())
     order = ("head", "left", "right", "answer", "response", "near", "far") if crowd else (
         "head", "near", "far", "response", "left", "right", "answer")
-    for c in [s] + [s[:-len(x)] for x in ("index", "label", "name", "item", "idx", "id") if s.endswith(x) and s != x]:
+    for c in [s] + [s[:-len(x)] for x in ID_SUFFIXES if s.endswith(x) and s != x]:
         for role in order:
             if c in COLUMN_NAMES[role]:
                 return role

@@ -11,9 +11,11 @@ import zipfile
 import numpy as np
 
 from .._validation import check_random_state, check_triplets
-from .layouts import TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, as_labels, is_number
+from .layouts import ID_SUFFIXES, TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, as_labels, is_number
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: Other spellings of a header name that a label takes, in order of preference: endings the reader drops.
+_RESPELLINGS = tuple(s for s in ("id", "item", "label", "name") if s in ID_SUFFIXES)
 
 
 def spreadsheet_safe(cell) -> str:
@@ -85,13 +87,14 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     text = lab is not None and lab.dtype.kind == "O"
     if fmt == "text" and text and any(any(ch.isspace() for ch in v) for v in lab.tolist()):
         raise ValueError("labels that contain whitespace cannot be written whitespace-separated; use format='csv'")
-    names, cols = {"list-order": ("head,winner,loser", [h, a, b]), "crowd": ("head,left,right,winner", [h, x, z, a])
-                   }.get(layout, ("head,j,k,y", [h, x, z, y]))
+    names, cols = {"list-order": (("head", "winner", "loser"), [h, a, b]),
+                   "crowd": (("head", "left", "right", "winner"), [h, x, z, a])}.get(layout, (("head", "j", "k", "y"),
+                                                                                       [h, x, z, y]))
     n_item, step = 4 if layout == "crowd" else 3, 1 << 16 if text else 1 << 18
     cells = np.array([_quote(v, delim) for v in lab.tolist()] + [None], dtype=object)[:-1] if text else lab
 
     def write(fh):
-        fh.write((delim.join(_header(names.split(","), lab)) + "\n").encode() if header else b"")
+        fh.write((delim.join(_header(names, lab)) + "\n").encode() if header else b"")
         for s in range(0, tri.shape[0], step):
             block = np.column_stack([np.asarray(c[s:s + step], dtype=np.int64) for c in cols])
             out = block.astype(object) if text else block
@@ -106,7 +109,7 @@ def _header(cells, lab) -> list:
     """Column names that no text label repeats: the reader takes a first line whose cells are items of the
     file for data, so a label such as 'y' gets the header 'y_id' instead (the same role to the reader)."""
     taken = set(lab.tolist()) if lab is not None and lab.dtype.kind == "O" else set()
-    out = [next((c for c in [cell] + [f"{cell}_{s}" for s in ("id", "item", "label", "name")] if c not in taken), None)
+    out = [next((c for c in [cell] + [f"{cell}_{s}" for s in _RESPELLINGS] if c not in taken), None)
            for cell in cells]
     if None in out:
         raise ValueError(f"the labels take every spelling of the header column {cells[out.index(None)]!r}; write "
