@@ -300,7 +300,7 @@ def test_labels_named_like_the_header_columns_read_back(layout, labels):
     header = buf.getvalue().decode().splitlines()[0].split(",")
     assert not set(header) & set(labels)
     data = read_triplets(io.BytesIO(buf.getvalue()))
-    assert data.layout == ("list-count" if layout == "list-count" else layout)
+    assert data.layout == layout
     assert data.labelled().tolist() == np.array(labels, dtype=object)[T].tolist()
 
 

@@ -281,12 +281,14 @@ def test_the_last_step_rule_skips_from_the_preconditioner_estimate_where_it_fits
     # scores as judging the direction itself, with fewer conjugate-gradient products.
     from loe_viz import ranking
 
+    trusted_factor = ranking.SKIP_BY_ESTIMATE
+
     def both(X, head, m, oracle_seed):
         near, far = TripletOracle(X, random_state=oracle_seed).comparisons(head, m, seed=12)
         rule = rank_column(near, far, head, X.shape[0])
         monkeypatch.setattr(ranking, "SKIP_BY_ESTIMATE", np.inf)  # every direction computed and judged
         judged = rank_column(near, far, head, X.shape[0])
-        monkeypatch.setattr(ranking, "SKIP_BY_ESTIMATE", 4.0)
+        monkeypatch.setattr(ranking, "SKIP_BY_ESTIMATE", trusted_factor)
         return rule, judged, (near, far)
 
     X = make_points("gaussian", 400, random_state=5)
