@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ._threads import kind, side_by_side
-from ._validation import index_dtype
+from ._validation import comparison_dtype
 from .oracle import TripletOracle
 from .kernels import btl, shares
 from .kernels import triplets as triplet_kernels
@@ -108,9 +108,9 @@ def landmark_share(triplets: np.ndarray, head: int, count: int, n_items: int):
 
     Returns
     -------
-    near, far : int ndarrays (count,), int32 when ``n_items`` allows.
+    near, far : int ndarrays (count,), of :func:`~loe_viz._validation.comparison_dtype`.
     """
-    dt = index_dtype(n_items)
+    dt = comparison_dtype(n_items)
     near = np.empty(count, dtype=dt)
     far = np.empty(count, dtype=dt)
     got = shares.landmark_share(triplets, head, near, far)
@@ -160,7 +160,7 @@ def landmark_shares(triplets: np.ndarray, heads: np.ndarray, counts: np.ndarray,
     slot[heads] = np.arange(heads.size)
     offsets = np.zeros(heads.size + 1, dtype=np.int64)
     np.cumsum(counts[heads], out=offsets[1:])
-    dt = index_dtype(n_items)
+    dt = comparison_dtype(n_items)
     near = np.empty(int(offsets[-1]), dtype=dt)
     far = np.empty(int(offsets[-1]), dtype=dt)
     start = offsets[:-1]
@@ -220,7 +220,7 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
     """
     t0 = time.perf_counter()
     n = oracle.n_items
-    dt = index_dtype(n)
+    dt = comparison_dtype(n)
     near = np.empty(per_landmark, dtype=dt)
     far = np.empty(per_landmark, dtype=dt)
     # Win counts of the pilot's parts (counted where they were drawn), the uniform rest and the
@@ -346,7 +346,12 @@ def pilot_oracle(oracle, head: int, count: int, seed, cancel=None):
     """Pilot task on an oracle: ``count`` comparisons of ``head`` as ``(near, far)``, reused in its
     ranking, and their win counts (:func:`loe_viz.kernels.btl.win_counts`), counted here so that
     the parts of a pilot count side by side and the chain only adds them up."""
-    near, far = oracle.comparisons(int(head), int(count), seed, tiled=True)
+    if isinstance(oracle, TripletOracle):  # drawn into the fit's own dtype, as the ranking's
+        dt = comparison_dtype(oracle.n_items)
+        near, far = oracle.comparisons(int(head), int(count), seed, tiled=True,
+                                       out=(np.empty(int(count), dt), np.empty(int(count), dt)))
+    else:
+        near, far = oracle.comparisons(int(head), int(count), seed, tiled=True)
     counts = np.empty((int(oracle.n_items), 2), dtype=np.int32)
     btl.win_counts(near, far, counts)
     return near, far, counts

@@ -24,6 +24,7 @@ __all__ = [
     "check_n_jobs",
     "check_regularization",
     "index_dtype",
+    "comparison_dtype",
     "MAX_JOBS",
 ]
 
@@ -37,6 +38,21 @@ PARALLEL_SCAN_MIN = 1 << 18
 def index_dtype(n_items: int) -> np.dtype:
     """The smallest of int32/int64 that holds indices below ``n_items``."""
     return np.dtype(np.int32) if n_items < 2**31 - 1 else np.dtype(np.int64)
+
+
+def comparison_dtype(n_items: int) -> np.dtype:
+    """The dtype of a landmark's ``(near, far)`` arrays inside a fit: uint16 up to 2**16 items, else
+    :func:`index_dtype`.
+
+    Every pass of a ranking streams these two arrays, and at half the bytes the passes that also
+    compute a logistic per comparison (the gradient) run about 30 % faster (n = 1000, 2.8 * 10^5
+    comparisons: 1.46 -> 1.03 ms). Whole fits on 2 threads, alternating, the same embeddings to the
+    bit: stored triplets at n = 1000, C = 200 best 23.7 -> 19.8 ms; ``fit_oracle`` with the defaults
+    at n = 1000, C = 200 50 -> 42 ms, n = 2 * 10^4, c = 50 310 -> 256 ms, n = 6 * 10^4 954 -> 829 ms.
+    Only the fit's own buffers use it: arrays handed to the caller keep :func:`index_dtype`, where
+    a difference of two indices cannot wrap around.
+    """
+    return np.dtype(np.uint16) if n_items <= 1 << 16 else index_dtype(n_items)
 
 
 def check_random_state(random_state) -> np.random.Generator:

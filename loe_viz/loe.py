@@ -18,7 +18,7 @@ from ._landmark_tasks import (
 )
 from ._params import ParamsMixin
 from ._validation import (check_float, check_int, check_n_jobs, check_random_state, check_regularization,
-                          check_triplets, index_dtype)
+                          check_triplets, comparison_dtype)
 from .edm import EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
@@ -522,7 +522,8 @@ class LOE(ParamsMixin):
         if n_triplets is None and s.landmarks is None and s.selection in ("auto", "maxmin"):
             per = int(np.max(per_landmark))
             # upper bound: the pilots' comparisons and their win counts, until the rankings take them
-            held = l * (self._pilot_count(per, int(n_items)) * 2 * (4 if n_items < 2**31 - 1 else 8) + int(n_items) * 8)
+            itemsize = comparison_dtype(int(n_items)).itemsize
+            held = l * (self._pilot_count(per, int(n_items)) * 2 * itemsize + int(n_items) * 8)
         return estimate_resources(
             n_items, l, per_landmark, self._workers(s.n_jobs), n_components=s.d,
             source="oracle" if n_triplets is None else "triplets", n_triplets=n_triplets, remote=self._remote(),
@@ -600,7 +601,7 @@ class LOE(ParamsMixin):
                 held_bytes=(T.nbytes if copied else 0) + extra,
             )
 
-        est = estimate(2 * int(per.sum()) * index_dtype(n).itemsize if one_pass else 0)
+        est = estimate(2 * int(per.sum()) * comparison_dtype(n).itemsize if one_pass else 0)
         if one_pass and est.peak_bytes > resolve_memory_limit(self.memory_limit)[0]:
             one_pass, est = False, estimate(0)
         check_memory(est, self.memory_limit)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_int, index_dtype
+from ._validation import check_int, comparison_dtype
 from ._format import format_bytes, format_seconds  # noqa: F401  (re-exported: part of this module's API)
 
 __all__ = [
@@ -358,7 +358,7 @@ def estimate_resources(
         n_triplets = int(per.sum())
     M = check_int(n_triplets, "n_triplets", minimum=0)
 
-    b = index_dtype(n).itemsize
+    b = comparison_dtype(n).itemsize  # the fit's (near, far) arrays
     per_comparison = 2 * b + 8  # near + far + two float32 curvature arrays
     vectors = 112 * n  # Newton-CG work vectors (fine and coarse level), counts, mask
     task_bytes = per_comparison * per + vectors  # per landmark

@@ -415,3 +415,26 @@ def test_public_api_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert callable(lv.LOE)
+
+
+@pytest.mark.parametrize("n", [2_000, 2**16])
+def test_sixteen_bit_comparison_buffers_give_the_same_embedding_as_32_bit_ones(n, monkeypatch):
+    # Up to 2**16 items a fit keeps its landmarks' comparisons as uint16 (half the bytes each pass
+    # reads). At n = 2**16 the largest index, 65535, is stored, and the oracle's tiled sampler writes
+    # into the 16-bit buffers; MaxMin's pilots, the landmark share and the halves of long passes run.
+    import loe_viz._landmark_tasks as tasks
+    from loe_viz._validation import comparison_dtype, index_dtype
+
+    assert comparison_dtype(n) == np.uint16
+    X = make_points("gaussian", n, random_state=21)
+    per = 40_000 if n > 10_000 else 2**18 + 500  # the small case reaches ranking.SPLIT_MIN
+    T = TripletOracle(X, random_state=22).landmark_triplets(np.array([0, 1, 2, n - 2, n - 1]), 3000)
+    fits = {}
+    for label, dtype in (("16", comparison_dtype), ("32", index_dtype)):
+        monkeypatch.setattr(tasks, "comparison_dtype", dtype)
+        oracle = LOE(random_state=23, n_jobs=2).fit_oracle(TripletOracle(X, random_state=24), per)
+        stored = LOE(n_jobs=2, refine=None).fit(T, n_items=n)  # sparse shares look noiseless: no polish
+        fits[label] = (oracle.embedding_, oracle.uncertainty_, stored.embedding_)
+    for a, b in zip(fits["16"], fits["32"]):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(fits["16"][0]).all()

@@ -290,7 +290,7 @@ def test_comparisons_match_a_numpy_reference_of_the_stream(temperature):
     np.testing.assert_array_equal(far, ref_far)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16])
 def test_tiled_sampler_is_the_reference_stream_sorted_by_tile(dtype):
     # The tiled kernel writes the stream's comparisons tile by tile (the tile of the pair as drawn),
     # in the order drawn within a tile, its output lines fetched ahead for writing: exactly a

@@ -91,10 +91,12 @@ def test_process_executor_equals_serial(X, triplets, stored, serial, process_poo
 
 def test_shares_pulled_in_one_pass_equal_numpy_and_give_way_to_a_tight_memory_limit(triplets, serial):
     from loe_viz._landmark_tasks import landmark_shares
+    from loe_viz._validation import comparison_dtype
 
     counts = np.bincount(triplets[:, 0], minlength=N)
     heads = np.array(LANDMARKS[::-1])
     for (near, far), h in zip(landmark_shares(np.ascontiguousarray(triplets), heads, counts, N), heads):
+        assert near.dtype == far.dtype == comparison_dtype(N) == np.uint16  # N items fit in 16 bits
         rows = triplets[triplets[:, 0] == h]  # in row order
         np.testing.assert_array_equal(near, rows[:, 1])
         np.testing.assert_array_equal(far, rows[:, 2])
@@ -102,7 +104,7 @@ def test_shares_pulled_in_one_pass_equal_numpy_and_give_way_to_a_tight_memory_li
     one = LOE(n_landmarks=6).fit(triplets, n_items=N)
     # a limit just under that: each task pulls its own share instead, with the same result
     tight = LOE(n_landmarks=6, memory_limit=one.resource_estimate_.peak_bytes - 1).fit(triplets, n_items=N)
-    buffer = 2 * 6 * PER * 4  # int32 near and far of every landmark's share, plus the allocator slack
+    buffer = 2 * 6 * PER * 2  # uint16 near and far of every landmark's share, plus the allocator slack
     assert one.resource_estimate_.peak_bytes - tight.resource_estimate_.peak_bytes == pytest.approx(buffer * 1.10, abs=2)
     np.testing.assert_array_equal(tight.embedding_, serial[1])
     np.testing.assert_array_equal(one.embedding_, serial[1])

@@ -11,6 +11,7 @@ from loe_viz._validation import (
     check_random_state,
     check_regularization,
     check_triplets,
+    comparison_dtype,
     index_dtype,
 )
 
@@ -21,6 +22,13 @@ def test_index_dtype_switches_at_int32_limit():
     assert index_dtype(2**31 - 2) == np.int32
     assert index_dtype(2**31 - 1) == np.int64
     assert index_dtype(2**40) == np.int64
+
+
+def test_comparison_dtype_is_uint16_while_every_index_fits_in_16_bits():
+    assert comparison_dtype(3) == np.uint16
+    assert comparison_dtype(2**16) == np.uint16  # indices up to 65535
+    assert comparison_dtype(2**16 + 1) == np.int32
+    assert comparison_dtype(2**31 - 1) == np.int64
 
 
 # --------------------------------------------------------------------------- check_random_state
