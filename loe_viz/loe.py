@@ -272,8 +272,10 @@ class LOE(ParamsMixin):
         when the rankings reproduce at least 99.9% of their comparisons (the
         answers look noiseless) and, when :meth:`fit` searches the number of
         landmarks on held-out triplets, when the polished embedding predicts
-        the held-out triplets better; ``"ordinal"`` always; ``None`` never
-        (the paper's algorithm alone).
+        the held-out triplets better; it gives up on scores whose order no layout
+        comes near after one iteration (``refine.HOPELESS_AGREEMENT``: sparse or
+        noisy rankings, e.g. crowd answers spread over many heads); ``"ordinal"``
+        always, in full; ``None`` never (the paper's algorithm alone).
     random_state : None, int, SeedSequence or numpy.random.Generator
         Seed of the landmark choice and of the held-out split.
     landmark_share : float, default 0.02
@@ -738,12 +740,15 @@ class LOE(ParamsMixin):
         refine = s.refine
         link = {}
         if s.refine == "auto":
+            # The chosen fit polished, as a fit with refine="ordinal" would (the same seed: the same
+            # rankings); a polish that cannot fit the scores' order is abandoned after one iteration
+            # (refine.HOPELESS_AGREEMENT) and the link is then the BTL one, as it would be anyway.
             cb = None if progress is None else (lambda *a: progress("landmarks", len(grid), len(grid) + 1))
-            est = self._sub_estimator(s, l, "ordinal", seed)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LOEWarning)
-                est.fit(train, n_items=n, progress=cb)
-            link = {"btl": accs[best], "ordinal": _heldout_accuracy(est.embedding_, test)}
+            st = sub.stages_
+            polished = ordinal_polish(st.lmds.embedding, st.ranking.R, sub.landmarks_, d, unranked=st.ranking.unranked,
+                                      progress=cb, give_up=True)
+            link = {"btl": accs[best],
+                    "ordinal": accs[best] if polished is None else _heldout_accuracy(polished.embedding, test)}
             if link["ordinal"] > link["btl"]:
                 refine = "ordinal"
         self.auto_search_ = dict(
@@ -895,8 +900,9 @@ class LOE(ParamsMixin):
         t3 = _stage_done(progress, "lmds")
         refined = None
         if polish:
+            # its heartbeats let a cancel stop the polish; "auto" gives up on orders it cannot fit
             refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
-                                     progress=progress)  # its heartbeats let a cancel stop the polish
+                                     progress=progress, give_up=s.refine == "auto")
             if refined is None and noiseless:
                 _warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "

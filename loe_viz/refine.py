@@ -26,7 +26,7 @@ from .kernels import linalg
 from .lmds import landmark_mds
 
 __all__ = ["RefineResult", "ordinal_refine", "order_agreement", "rank_start", "polish", "CONSISTENT_AGREEMENT",
-           "SETTLED_AGREEMENT"]
+           "SETTLED_AGREEMENT", "HOPELESS_AGREEMENT"]
 
 #: A polished embedding counts as a consistent fit of the landmarks' orders above this
 #: mean rank correlation (good fits measured at 0.97 to 0.99, degenerate ones at 0.6 to 0.75).
@@ -37,6 +37,17 @@ CONSISTENT_AGREEMENT = 0.95
 #: explorer's ``?n=300&seed=3&temperature=0``) stopped at 0.974 and Procrustes 0.35 from LOE's
 #: embedding, where the rank quantiles' start reached 0.996 and 0.11.
 SETTLED_AGREEMENT = 0.99
+
+#: ``polish(..., give_up=True)`` (``refine="auto"``) abandons a start whose first outer iteration
+#: leaves the order agreement below this. Measured after that iteration (``LOE`` fits): every fit that
+#: went on to be consistent was at 0.827 or more (noiseless answers, n = 100 to 5000, d = 2 and 3,
+#: MaxMin and random landmarks, three or four seeds each; moons, circle, blobs; temperatures 0.01 to
+#: 0.2); collected-style triplets spread over many heads, whose scores rest on a few comparisons
+#: each, at 0.23 to 0.51 (Zipf-headed sets at n = 1000 and 2000 with 40 heads, ``gaussian_2d_crowd.csv``,
+#: whose sparse rankings even look noiseless), never consistent after 8 to 30 iterations (0.33 to
+#: 0.51). Between the two lie fits that may go either way (Zipf sets with 5 heads and the capitals
+#: file at 0.69 to 0.79, which then stopped at 0.74 to 0.86): they are polished in full.
+HOPELESS_AGREEMENT = 0.6
 
 
 @dataclass(frozen=True)
@@ -131,11 +142,12 @@ def ordinal_refine(
 
 
 def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1e-4, patience=5,
-            start="lmds", progress=None) -> RefineResult:
+            start="lmds", progress=None, give_up_below=None) -> RefineResult:
     """:func:`ordinal_refine` on orders already sorted by :func:`_orders`.
 
     ``progress``, when given, gets ``progress("refine", 0, 1)`` (a heartbeat) at most
     every 0.25 s, from the L-BFGS-B iterations; an exception it raises stops the fit.
+    ``give_up_below``: stop after the first outer iteration when the order agreement is below it.
     """
     import time
 
@@ -185,6 +197,8 @@ def _refine(Y0, landmarks, orders, weight, *, max_iter=200, inner_iter=50, tol=1
             agreement = _agreement(Y, landmarks, orders)
             if agreement > best_agreement:
                 best_Y, best_agreement, best_it = Y.copy(), agreement, it
+            if give_up_below is not None and it == 1 and not agreement >= give_up_below:
+                break
             if len(history) > 1 and history[-2] - history[-1] <= tol * history[-2]:
                 converged = True
                 break
@@ -248,7 +262,7 @@ def rank_start(R: np.ndarray, landmarks: np.ndarray, n_components: int) -> np.nd
 
 
 def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_components: int, unranked=None,
-           **kw) -> RefineResult | None:
+           give_up: bool = False, **kw) -> RefineResult | None:
     """The ordinal polish from LOE's embedding, and from :func:`rank_start` when that falls short.
 
     Non-metric MDS on a few landmarks' orders has local minima; a poor start can
@@ -257,8 +271,13 @@ def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_component
     ``SETTLED_AGREEMENT``); otherwise the rank quantiles are tried as well and the
     better of the two is returned, provided it is consistent (above
     ``CONSISTENT_AGREEMENT``, which degenerate fits stay well below) and better
-    than ``Y_lmds`` itself; otherwise None.
+    than ``Y_lmds`` itself; otherwise None. With ``give_up``, a start whose first
+    outer iteration stays below ``HOPELESS_AGREEMENT`` is abandoned (scores too
+    noisy for their order to be fitted: the polish would end in None after many
+    iterations).
     """
+    if give_up:
+        kw["give_up_below"] = HOPELESS_AGREEMENT
     landmarks = np.asarray(landmarks, dtype=np.int64)
     orders, weight = _orders(np.asarray(R), landmarks, unranked)  # sorted once for every start
     base = _agreement(Y_lmds, landmarks, orders)

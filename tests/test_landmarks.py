@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import loe_viz._landmark_tasks as tasks
-from loe_viz import LOE, TripletOracle, make_points, procrustes_error
+from loe_viz import LOE, LOEWarning, TripletOracle, make_points, procrustes_error
 from loe_viz.kernels import btl
 from loe_viz.ranking import RankingCancelled, rank_column
 
@@ -244,3 +245,29 @@ def test_progress_that_raises_stops_the_fit_and_its_threads(monkeypatch, selecti
     assert len(finished) + len(cancelled) == len(started)
     assert len(finished) < 50
     print(f"returned {elapsed:.2f} s after the start; {len(started)} started, {len(cancelled)} cancelled")
+
+
+def test_the_link_choice_polishes_the_chosen_fit_as_a_fit_with_refine_ordinal_would():
+    # n_landmarks="auto" judges the ordinal link by polishing the chosen sub-fit itself rather than
+    # fitting again with refine="ordinal": the same seed gives the same rankings, so the same polish
+    from loe_viz.refine import polish
+
+    X = make_points("gaussian", 300, random_state=1)
+    spread = [X[:, 0].argmax(), X[:, 0].argmin(), X[:, 1].argmax(), X[:, 1].argmin(), (X ** 2).sum(1).argmin()]
+    T = TripletOracle(X, temperature=0.0, random_state=2).landmark_triplets(np.sort(spread), 4000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LOEWarning)
+        plain = LOE(refine=None, random_state=3).fit(T, n_items=300)
+        ordinal = LOE(refine="ordinal", random_state=3).fit(T, n_items=300)
+    st = plain.stages_
+    again = polish(st.lmds.embedding, st.ranking.R, plain.landmarks_, 2, unranked=st.ranking.unranked, give_up=True)
+    assert again is not None and ordinal.stages_.refine is not None
+    np.testing.assert_array_equal(again.embedding, ordinal.embedding_)
+
+
+def test_auto_link_choice_on_noisy_collected_heads_keeps_the_btl_link():
+    X, oracle, T = _zipf_set(seed=4)
+    auto = LOE(random_state=0).fit(T, n_items=200)
+    link = auto.auto_search_["link_accuracy"]
+    assert set(link) == {"btl", "ordinal"} and auto.auto_search_["refine"] in ("auto", "ordinal")
+    assert (auto.auto_search_["refine"] == "ordinal") == (link["ordinal"] > link["btl"])

@@ -108,3 +108,67 @@ def test_polish_stops_once_the_order_agreement_stops_rising():
     # the returned iterate is the best: no more outer iterations from the same start fit the orders better
     longer = _refine(model.embedding_, model.landmarks_, orders, weight, max_iter=res.n_iter + 10, patience=10**6)
     assert longer.order_agreement == pytest.approx(res.order_agreement)
+
+
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_give_up_abandons_only_a_polish_that_cannot_fit_the_orders():
+    import os
+
+    import loe_viz as lv
+    from loe_viz.refine import HOPELESS_AGREEMENT, _orders, _refine, polish
+
+    # crowd answers over many heads: each landmark's scores rest on a few noisy comparisons, and no
+    # layout reproduces their order; the polish ends in None either way, the hopeless start after one
+    # outer iteration instead of many
+    data = lv.read_triplets(os.path.join(os.path.dirname(__file__), "..", "sample_data", "gaussian_2d_crowd.csv"))
+    noisy = lv.LOE(n_landmarks=10, refine=None, random_state=0).fit(data.triplets, n_items=data.n_items)
+    st = noisy.stages_
+    orders, weight = _orders(np.asarray(st.ranking.R), noisy.landmarks_, st.ranking.unranked)
+    quick = _refine(noisy.embedding_, noisy.landmarks_, orders, weight, give_up_below=HOPELESS_AGREEMENT)
+    full = _refine(noisy.embedding_, noisy.landmarks_, orders, weight)
+    assert quick.n_iter == 1 < full.n_iter and full.order_agreement < 0.95
+    args = (st.lmds.embedding, st.ranking.R, noisy.landmarks_, 2)
+    assert polish(*args, unranked=st.ranking.unranked, give_up=True) is None
+    assert polish(*args, unranked=st.ranking.unranked) is None
+    # noiseless answers: the polish that succeeds is the same with give_up
+    X = make_points("gaussian", 300, random_state=1)
+    spread = [X[:, 0].argmax(), X[:, 0].argmin(), X[:, 1].argmax(), X[:, 1].argmin(), (X ** 2).sum(1).argmin()]
+    T = lv.TripletOracle(X, temperature=0.0, random_state=2).landmark_triplets(np.sort(spread), 4000)
+    clean = lv.LOE(refine=None, random_state=3).fit(T, n_items=300)
+    st = clean.stages_
+    args = (st.lmds.embedding, st.ranking.R, clean.landmarks_, 2)
+    a = polish(*args, unranked=st.ranking.unranked, give_up=True)
+    b = polish(*args, unranked=st.ranking.unranked)
+    assert a is not None and a.order_agreement > 0.95
+    np.testing.assert_array_equal(a.embedding, b.embedding)
+    assert procrustes_error(X, a.embedding) < procrustes_error(X, clean.embedding_) / 3  # 0.018 against 0.084
+
+
+def test_auto_gives_up_on_sparse_rankings_that_only_look_noiseless_and_ordinal_runs_in_full(monkeypatch):
+    # 40 triplets per head over 200 items: every ranking reproduces all its comparisons (it looks
+    # noiseless), but no layout fits the orders of such sparse scores; "auto" stops each start after
+    # one outer iteration, "ordinal" runs them in full; both end with LMDS's embedding and a warning
+    import os
+
+    import loe_viz as lv
+    from loe_viz import refine
+
+    data = lv.read_triplets(os.path.join(os.path.dirname(__file__), "..", "sample_data", "gaussian_2d_crowd.csv"))
+    calls = []
+    real = refine._refine
+
+    def recording(*args, **kw):
+        res = real(*args, **kw)
+        calls.append(res.n_iter)
+        return res
+
+    monkeypatch.setattr(refine, "_refine", recording)
+    fits = {}
+    for mode in ("auto", "ordinal"):
+        calls.clear()
+        with pytest.warns(lv.LOEWarning, match="found no consistent fit"):
+            fits[mode] = lv.LOE(refine=mode, random_state=0).fit(data.triplets, n_items=data.n_items)
+        fits[mode + " iterations"] = list(calls)
+    assert fits["auto iterations"] == [1, 1] and min(fits["ordinal iterations"]) > 1
+    assert fits["auto"].stages_.refine is None and fits["ordinal"].stages_.refine is None
+    np.testing.assert_array_equal(fits["auto"].embedding_, fits["ordinal"].embedding_)
