@@ -868,7 +868,14 @@ class LOE(ParamsMixin):
         agree = min(c.agreement for c in columns)
         noiseless = agree >= NOISELESS_AGREEMENT
         polish = s.refine == "ordinal" or (s.refine == "auto" and noiseless)
-        if noiseless and not polish:
+        # Fewer comparisons than ranked items: a ranking then reproduces all of them, noisy or not.
+        per_item = float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1)))
+        sparse = (f"the rankings reproduce {100 * agree:.2f}% of their comparisons, but with {per_item:.2g} "
+                  "comparison(s) per ranked item and landmark they would for noisy answers too: the scores are "
+                  "poorly determined") if noiseless and per_item < 1.0 else None
+        if noiseless and not polish and sparse:
+            _warn(f"{sparse}; more comparisons per landmark would help")
+        elif noiseless and not polish:
             _warn(
                 f"the fitted rankings reproduce {100 * agree:.2f}% of the comparisons: the answers look noiseless. "
                 "BTL scores of noiseless answers are rank-like, not distances, so the embedding is distorted "
@@ -903,7 +910,10 @@ class LOE(ParamsMixin):
             # its heartbeats let a cancel stop the polish; "auto" gives up on orders it cannot fit
             refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
                                      progress=progress, give_up=s.refine == "auto")
-            if refined is None and noiseless:
+            if refined is None and sparse:
+                _warn(f"{sparse}, and the ordinal polish found no consistent fit of their order; more comparisons "
+                      "per landmark would help")
+            elif refined is None and noiseless:
                 _warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "
                     "so the BTL scores are rank-like; the ordinal polish found no consistent fit of their order "

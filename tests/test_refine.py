@@ -166,9 +166,14 @@ def test_auto_gives_up_on_sparse_rankings_that_only_look_noiseless_and_ordinal_r
     fits = {}
     for mode in ("auto", "ordinal"):
         calls.clear()
-        with pytest.warns(lv.LOEWarning, match="found no consistent fit"):
+        with pytest.warns(lv.LOEWarning, match=r"reproduce 100\.00% of their comparisons, but with 0\.62 comparison\(s\) "
+                          r"per ranked item and landmark they would for noisy answers too: the scores are poorly "
+                          r"determined, and the ordinal polish found no consistent fit"):
             fits[mode] = lv.LOE(refine=mode, random_state=0).fit(data.triplets, n_items=data.n_items)
         fits[mode + " iterations"] = list(calls)
     assert fits["auto iterations"] == [1, 1] and min(fits["ordinal iterations"]) > 1
     assert fits["auto"].stages_.refine is None and fits["ordinal"].stages_.refine is None
     np.testing.assert_array_equal(fits["auto"].embedding_, fits["ordinal"].embedding_)
+    with pytest.warns(lv.LOEWarning, match=r"they would for noisy answers too: the scores are poorly determined; more "
+                      r"comparisons per landmark would help"):
+        lv.LOE(refine=None, random_state=0).fit(data.triplets, n_items=data.n_items)
