@@ -271,3 +271,40 @@ def test_auto_link_choice_on_noisy_collected_heads_keeps_the_btl_link():
     link = auto.auto_search_["link_accuracy"]
     assert set(link) == {"btl", "ordinal"} and auto.auto_search_["refine"] in ("auto", "ordinal")
     assert (auto.auto_search_["refine"] == "ordinal") == (link["ordinal"] > link["btl"])
+
+
+def _collected_set(seed, n=400, m=25_000):
+    """Crowd-style triplets: Zipf-distributed heads (most with a few triplets), BTL answers at T = 1."""
+    rng = np.random.default_rng(seed)
+    X = make_points("gaussian", n, random_state=seed)
+    w = 1.0 / (rng.permutation(n) + 1.0)
+    counts = rng.multinomial(m, w / w.sum())
+    oracle = TripletOracle(X, random_state=seed + 1)
+    T = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in enumerate(counts) if c > 0])
+    return X, oracle, T[rng.permutation(T.shape[0])]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_auto_search_on_collected_heads_picks_the_stronger_penalty_that_predicts_better(seed, monkeypatch):
+    # a few triplets per item and head: the default penalty lets the scores of items that won or lost
+    # all their few comparisons run off; the held-out search takes 1.0 instead, and the embedding is
+    # closer to the truth and predicts fresh triplets better than the same search with the default only
+    import loe_viz.loe as loe_module
+
+    X, oracle, T = _collected_set(seed)
+    held = oracle.uniform_triplets(20_000)  # fresh: none used in fitting
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LOEWarning)
+        searched = LOE(random_state=0).fit(T, n_items=400)
+        monkeypatch.setattr(loe_module, "AUTO_REGULARIZATION", ())
+        fixed = LOE(random_state=0).fit(T, n_items=400)
+    found = searched.auto_search_
+    assert found["regularization"] == [1e-3, 1.0] and fixed.auto_search_["regularization"] == [1e-3]
+    table = np.array(found["heldout_accuracy"])
+    assert table.shape == (len(found["n_landmarks"]), 2)
+    i, j = np.unravel_index(np.argmax(table), table.shape)  # the choice is the table's best cell
+    assert (found["chosen"], found["chosen_regularization"]) == (found["n_landmarks"][i], 1.0) and j == 1
+    assert searched.stages_.ranking.regularization == 1.0 and searched.regularization == 1e-3  # the param stays
+    from loe_viz.kernels.sampling import triplet_agreement
+    assert triplet_agreement(searched.embedding_, held) > triplet_agreement(fixed.embedding_, held) + 0.02
+    assert procrustes_error(X, searched.embedding_) < 0.75 * procrustes_error(X, fixed.embedding_)
