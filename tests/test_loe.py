@@ -129,9 +129,13 @@ def test_fit_uses_only_landmark_headed_triplets_and_picks_busiest_heads():
     oracle = TripletOracle(X, random_state=1)
     busy = [3, 10, 20, 40, 77]
     T = np.vstack([oracle.landmark_triplets(busy, 5000), oracle.uniform_triplets(2000)])
-    est = LOE().fit(T, n_items=100)
-    np.testing.assert_array_equal(np.sort(est.landmarks_), busy)
-    assert est.n_triplets_used_ == np.isin(T[:, 0], busy).sum()
+    # every held-out split: 40 landmarks at the stronger penalty came within 0.002 of the 5 busy
+    # heads on some splits, but predict fresh triplets worse (0.628 against 0.652); the search takes
+    # the stronger penalty only on evidence beyond the held-out share's standard error
+    for seed in range(10):
+        est = LOE(random_state=seed).fit(T, n_items=100)
+        np.testing.assert_array_equal(np.sort(est.landmarks_), busy)
+        assert est.n_triplets_used_ == np.isin(T[:, 0], busy).sum()
 
 
 def test_given_landmarks_are_used():
