@@ -94,6 +94,13 @@ class StoredTriplets:
         return f"StoredTriplets({self.filename!r}, offset={self.offset}, shape={self.shape}, dtype={self.dtype})"
 
 
+def comparison_buffers(count: int, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty ``(near, far)`` arrays for ``count`` comparisons among ``n_items`` items, in the fit's own
+    index dtype (:func:`~loe_viz._validation.comparison_dtype`: uint16 up to 2**16 items)."""
+    dt = comparison_dtype(n_items)
+    return np.empty(int(count), dtype=dt), np.empty(int(count), dtype=dt)
+
+
 def landmark_share(triplets: np.ndarray, head: int, count: int, n_items: int):
     """``(near, far)`` of the triplets headed by ``head``, in row order.
 
@@ -110,9 +117,7 @@ def landmark_share(triplets: np.ndarray, head: int, count: int, n_items: int):
     -------
     near, far : int ndarrays (count,), of :func:`~loe_viz._validation.comparison_dtype`.
     """
-    dt = comparison_dtype(n_items)
-    near = np.empty(count, dtype=dt)
-    far = np.empty(count, dtype=dt)
+    near, far = comparison_buffers(count, n_items)
     got = shares.landmark_share(triplets, head, near, far)
     if got != count:
         raise RuntimeError(f"landmark {head}: expected {count} triplets in the stored triplets, found {got}")
@@ -160,9 +165,7 @@ def landmark_shares(triplets: np.ndarray, heads: np.ndarray, counts: np.ndarray,
     slot[heads] = np.arange(heads.size)
     offsets = np.zeros(heads.size + 1, dtype=np.int64)
     np.cumsum(counts[heads], out=offsets[1:])
-    dt = comparison_dtype(n_items)
-    near = np.empty(int(offsets[-1]), dtype=dt)
-    far = np.empty(int(offsets[-1]), dtype=dt)
+    near, far = comparison_buffers(int(offsets[-1]), n_items)
     start = offsets[:-1]
     if half is None:
         triplet_kernels.split_by_slot(triplets, slot, start, near, far)
@@ -220,9 +223,7 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
     """
     t0 = time.perf_counter()
     n = oracle.n_items
-    dt = comparison_dtype(n)
-    near = np.empty(per_landmark, dtype=dt)
-    far = np.empty(per_landmark, dtype=dt)
+    near, far = comparison_buffers(per_landmark, n)
     # Win counts of the pilot's parts (counted where they were drawn), the uniform rest and the
     # block, kept apart until the mean-field start of the uniform ones: no pass counts twice.
     wins = np.zeros((n, 2), dtype=np.int32)
@@ -347,9 +348,8 @@ def pilot_oracle(oracle, head: int, count: int, seed, cancel=None):
     ranking, and their win counts (:func:`loe_viz.kernels.btl.win_counts`), counted here so that
     the parts of a pilot count side by side and the chain only adds them up."""
     if isinstance(oracle, TripletOracle):  # drawn into the fit's own dtype, as the ranking's
-        dt = comparison_dtype(oracle.n_items)
         near, far = oracle.comparisons(int(head), int(count), seed, tiled=True,
-                                       out=(np.empty(int(count), dt), np.empty(int(count), dt)))
+                                       out=comparison_buffers(count, oracle.n_items))
     else:
         near, far = oracle.comparisons(int(head), int(count), seed, tiled=True)
     counts = np.empty((int(oracle.n_items), 2), dtype=np.int32)
