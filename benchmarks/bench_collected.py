@@ -164,7 +164,7 @@ def evaluate(T, n, X, d, folds, seed, label):
         train = T[np.setdiff1d(np.arange(T.shape[0]), test_idx)]
         test = T[np.sort(test_idx)]
         for name, make in table.items():
-            est = make(seed + 100 * f)
+            est = make(seed + 100 * f + 3)  # never the data's seed: a start drawn like the points is the answer
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LOEWarning)

@@ -55,9 +55,14 @@ def comparison_dtype(n_items: int) -> np.dtype:
     return np.dtype(np.uint16) if n_items <= 1 << 16 else index_dtype(n_items)
 
 
-def check_random_state(random_state) -> np.random.Generator:
+def check_random_state(random_state, stream: int | None = None) -> np.random.Generator:
     """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``Generator``.
 
+    ``stream`` (an int) gives a seed a stream of its own, independent of
+    ``default_rng(seed)``: a random start drawn as ``default_rng(seed).normal(...)``
+    would be the very points ``make_points("gaussian", random_state=seed)`` draws
+    (up to scale), which hands an optimiser seeded like its data the answer. A
+    ``Generator`` is used as given (its owner decides what it has drawn).
     Anything else (a string, a float such as 1.5 or NaN, a bool) is a
     ``ValueError`` that says what was given.
     """
@@ -69,6 +74,10 @@ def check_random_state(random_state) -> np.random.Generator:
     if random_state is None or integral or isinstance(random_state, np.random.SeedSequence):
         if integral and random_state < 0:
             raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
+        if stream is not None and random_state is not None:
+            seq = random_state if isinstance(random_state, np.random.SeedSequence) else (
+                np.random.SeedSequence(int(random_state)))
+            random_state = np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (stream,))
         return np.random.default_rng(random_state)
     shown = f" {random_state!r}" if isinstance(random_state, (str, bytes, numbers.Number, np.bool_)) else ""
     raise ValueError(

@@ -40,6 +40,9 @@ __all__ = ["FitHistory", "TripletEmbedding", "STE", "TSTE", "SOE", "GNMDS", "CKL
 
 #: Values of ``stop_reason_``.
 STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search")
+# The random start's stream of an int seed (see check_random_state): any fixed key far from the
+# 0, 1, 2, ... that SeedSequence.spawn hands out.
+_INIT_STREAM = 104_729
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,9 @@ class TripletEmbedding(ParamsMixin):
         iteration number (1-based) and a copy of the current ``(n, d)``
         embedding. Returning a true value stops the run after that iteration.
     random_state : None, int or numpy.random.Generator
-        Seed of the random initialisation.
+        Seed of the random initialisation. An int seeds a stream of its own:
+        ``STE(random_state=0)`` never starts at the points
+        ``make_points("gaussian", random_state=0)`` drew.
     verbose : bool, default False
         Print the objective every 10 iterations and the stop reason.
     init_scale : float, default 0.1
@@ -197,7 +202,7 @@ class TripletEmbedding(ParamsMixin):
             raise ValueError(f"verbose must be a bool, got {self.verbose!r}")
         init_scale = check_float(self.init_scale, "init_scale", minimum=0.0, strict_minimum=True)
         n_jobs = check_n_jobs(self.n_jobs)
-        rng = check_random_state(self.random_state)
+        rng = check_random_state(self.random_state, stream=_INIT_STREAM)
         param, reg = self._loss_params(d)
         return _Settings(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs,
                          rng=rng, param=param, regularization=reg)

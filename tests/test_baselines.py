@@ -73,6 +73,19 @@ def test_recovers_noiseless_configuration(Est, truth):
     assert h.loss[-1] == pytest.approx(est.loss_)
 
 
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_same_seed_as_the_data_does_not_start_at_the_answer(Est):
+    """``make_points("gaussian", random_state=s)`` draws ``default_rng(s).standard_normal``; a random start
+    drawn from the same stream would be the truth up to scale (Procrustes 0.12 after one STE iteration
+    before the start had a stream of its own)."""
+    from loe_viz import TripletOracle, make_points
+
+    X = make_points("gaussian", 300, random_state=0)
+    T = TripletOracle(X, random_state=1).uniform_triplets(20_000)
+    for seed in (0, 1):
+        assert procrustes_error(X, Est(random_state=seed, max_iter=1).fit(T).embedding_) > 0.5
+
+
 def test_fit_transform_and_reproducibility(truth):
     X, T = truth
     Z1 = STE(random_state=2).fit_transform(T)

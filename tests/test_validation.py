@@ -58,6 +58,18 @@ def test_random_state_accepts_none_seedsequence_numpy_int_and_randomstate():
     np.testing.assert_array_equal(g1.random(3), g2.random(3))
 
 
+def test_random_state_stream_is_reproducible_and_apart_from_the_plain_seed():
+    plain = check_random_state(7).normal(size=50)
+    own = check_random_state(7, stream=3).normal(size=50)
+    np.testing.assert_array_equal(own, check_random_state(7, stream=3).normal(size=50))
+    np.testing.assert_array_equal(own, check_random_state(np.random.SeedSequence(7), stream=3).normal(size=50))
+    assert not np.array_equal(own, check_random_state(7, stream=4).normal(size=50))
+    assert abs(np.corrcoef(plain, own)[0, 1]) < 0.5  # an independent stream, not the same draws
+    g = np.random.default_rng(0)
+    assert check_random_state(g, stream=3) is g  # a Generator's owner decides what it has drawn
+    assert isinstance(check_random_state(None, stream=3), np.random.Generator)
+
+
 @pytest.mark.parametrize(
     "value, match",
     [
