@@ -172,6 +172,26 @@ def _heldout_accuracy(Z: np.ndarray, T: np.ndarray) -> float:
     return float(sampling_kernels.triplet_agreement(np.ascontiguousarray(Z, dtype=np.float64), T))
 
 
+def _place(ranking: RankingResult, d: int, offset: str, done=lambda stage: None):
+    """The stages after the rankings: shifts, EDM projection of the landmark block, landmark MDS.
+
+    ``done(stage)`` is called as each of "shifts", "edm" and "lmds" ends. Returns
+    ``(shifts, edm, D_landmarks, lmds)``.
+    """
+    landmarks = ranking.landmarks
+    W = ranking.R[landmarks, :].copy()
+    np.fill_diagonal(W, 0.0)
+    shifts = estimate_shifts(W, d, offset)
+    done("shifts")
+    edm = project_edm(shifts.shifted)
+    done("edm")
+    D_landmarks = ranking.R + shifts.s[None, :]
+    D_landmarks[landmarks, np.arange(landmarks.size)] = 0.0
+    lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor")
+    done("lmds")
+    return shifts, edm, D_landmarks, lmds
+
+
 class LOE(ParamsMixin):
     """Landmark Ordinal Embedding (Ghosh, Chen & Yue, NeurIPS 2019).
 
@@ -746,17 +766,33 @@ class LOE(ParamsMixin):
         seed = int(rng.integers(2**63 - 1))
         regs = [reg] + [r for r in AUTO_REGULARIZATION if r != reg]
         accs = np.empty((len(grid), len(regs)))
-        subs = [None] * len(regs)  # the best fit of each penalty
+        subs = [None] * len(regs)  # the best (ranking, lmds) of each penalty
         steps = len(grid) * len(regs) + 1
-        for k, (i, j) in enumerate(np.ndindex(accs.shape)):
-            cb = None if progress is None else (lambda *a, k=k: progress("landmarks", k, steps))
-            est = self._sub_estimator(s, grid[i], None, seed, regs[j])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LOEWarning)
-                est.fit(train, n_items=n, progress=cb)
-            accs[i, j] = _heldout_accuracy(est.embedding_, test)
-            if subs[j] is None or accs[i, j] > accs[:i, j].max():
-                subs[j] = est
+        # The busiest heads of every smaller choice are among those of the largest: their rankings are
+        # fitted once per penalty, and each smaller choice places the items from a subset of them.
+        # MaxMin picks each set anew, so it fits each choice.
+        nested = s.selection == "random"
+        theads = np.flatnonzero(tcounts)
+        busiest = theads[np.lexsort((theads, -tcounts[theads]))]  # as _select_heads orders them
+        for j in range(len(regs)):
+            whole = None
+            for i in range(len(grid) - 1, -1, -1):  # the largest first
+                k = j * len(grid) + len(grid) - 1 - i
+                cb = None if progress is None else (lambda *a, k=k: progress("landmarks", k, steps))
+                if whole is None or not nested:
+                    est = self._sub_estimator(s, grid[i], None, seed, regs[j])
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", LOEWarning)
+                        est.fit(train, n_items=n, progress=cb)
+                    fit = whole = (est.stages_.ranking, est.stages_.lmds)
+                else:
+                    keep = np.isin(whole[0].landmarks, busiest[:grid[i]])
+                    ranking = RankingResult.from_columns(
+                        [c for c, kept in zip(whole[0].columns, keep) if kept], n, regs[j])
+                    fit = (ranking, _place(ranking, d, s.offset, cb or (lambda stage: None))[3])
+                accs[i, j] = _heldout_accuracy(fit[1].embedding, test)
+                if subs[j] is None or accs[i, j] >= accs[i + 1:, j].max():
+                    subs[j] = fit  # the best; among equals the fewest landmarks, as a search from the smallest finds
         # The number of landmarks: the best for each penalty. The penalty: `regularization` unless
         # another one does better by more than the held-out share's standard error. That share
         # follows the file's heads, mostly the busiest ones, and a smaller difference is no
@@ -778,8 +814,8 @@ class LOE(ParamsMixin):
             # rankings); a polish that cannot fit the scores' order is abandoned after one iteration
             # (refine.HOPELESS_AGREEMENT) and the link is then the BTL one, as it would be anyway.
             cb = None if progress is None else (lambda *a: progress("landmarks", steps - 1, steps))
-            st = sub.stages_
-            polished = ordinal_polish(st.lmds.embedding, st.ranking.R, sub.landmarks_, d, unranked=st.ranking.unranked,
+            ranking, lmds = sub
+            polished = ordinal_polish(lmds.embedding, ranking.R, ranking.landmarks, d, unranked=ranking.unranked,
                                       progress=cb, give_up=True)
             link = {"btl": float(accs[best]),
                     "ordinal": float(accs[best]) if polished is None else _heldout_accuracy(polished.embedding, test)}
@@ -916,20 +952,15 @@ class LOE(ParamsMixin):
                 "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead"
             )
         t0 = time.perf_counter()
-        W = ranking.R[landmarks, :].copy()
-        np.fill_diagonal(W, 0.0)
-        shifts = estimate_shifts(W, d, s.offset)
-        t1 = _stage_done(progress, "shifts")
-        edm = project_edm(shifts.shifted)
+        ends = {}
+        shifts, edm, D_landmarks, lmds = _place(ranking, d, s.offset,
+                                                lambda stage: ends.setdefault(stage, _stage_done(progress, stage)))
+        t1, t2, t3 = ends["shifts"], ends["edm"], ends["lmds"]
         if not edm.converged:
             _warn(
                 f"EDM projection stopped after {edm.n_iter} iterations without reaching its tolerance "
                 f"(last relative change {edm.residuals[-1]:.2e})"
             )
-        t2 = _stage_done(progress, "edm")
-        D_landmarks = ranking.R + shifts.s[None, :]
-        D_landmarks[landmarks, np.arange(l)] = 0.0
-        lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor")
         if lmds.n_supported < d:
             k = lmds.n_supported
             _warn(
@@ -938,7 +969,6 @@ class LOE(ParamsMixin):
                 f"are placed with the smallest positive eigenvalue ({lmds.eigenvalues[k - 1]:.3g}) and are unreliable. "
                 f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark"
             )
-        t3 = _stage_done(progress, "lmds")
         refined = None
         if polish:
             # its heartbeats let a cancel stop the polish; "auto" gives up on orders it cannot fit

@@ -273,6 +273,28 @@ def test_auto_link_choice_on_noisy_collected_heads_keeps_the_btl_link():
     assert (auto.auto_search_["refine"] == "ordinal") == (link["ordinal"] > link["btl"])
 
 
+@pytest.mark.parametrize("regularization", [1e-3, 1.0])
+def test_the_busiest_heads_rankings_out_of_a_larger_fit_place_the_items_as_a_smaller_fit(regularization):
+    # n_landmarks="auto" ranks the busiest heads of its largest choice once per penalty and places the
+    # items of each smaller choice from the subset of those rankings: the same as fitting it
+    from loe_viz.loe import _place
+    from loe_viz.ranking import RankingResult
+
+    X, oracle, T = _collected_set(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LOEWarning)
+        big = LOE(n_landmarks=40, refine=None, regularization=regularization, random_state=0).fit(T, n_items=400)
+        small = LOE(n_landmarks=10, refine=None, regularization=regularization, random_state=5).fit(T, n_items=400)
+    keep = np.isin(big.landmarks_, small.landmarks_)
+    assert keep.sum() == 10
+    ranking = RankingResult.from_columns([c for c, k in zip(big.stages_.ranking.columns, keep) if k], 400,
+                                         regularization)
+    shifts, edm, D, lmds = _place(ranking, 2, "lambda2")
+    np.testing.assert_array_equal(ranking.landmarks, small.landmarks_)
+    np.testing.assert_allclose(shifts.s, small.stages_.shifts.s, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(lmds.embedding, small.embedding_, rtol=1e-9, atol=1e-9)
+
+
 def _collected_set(seed, n=400, m=25_000):
     """Crowd-style triplets: Zipf-distributed heads (most with a few triplets), BTL answers at T = 1."""
     rng = np.random.default_rng(seed)
