@@ -181,6 +181,28 @@ def test_auto_uses_sparse_heads_instead_of_only_d_plus_3():
 
 
 @pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_auto_on_uniformly_headed_crowd_answers_uses_far_more_than_the_poisson_lucky_heads(monkeypatch):
+    # crowd answers with uniformly random heads: about 32 triplets each at n = 200 (0.16 per item, as in
+    # the bundled gaussian_2d_crowd.csv). With the old sparse threshold (n / 5 = 40) only the ~20 heads
+    # that Poisson noise lifted above 40 were candidates, and they looked evenly covered
+    import loe_viz.loe as loe_module
+
+    n = 200
+    X = make_points("gaussian", n, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+    counts = np.random.default_rng(2).poisson(32, n)
+    T = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in enumerate(counts) if c > 0])
+    now = LOE(random_state=0).fit(T, n_items=n)
+    monkeypatch.setattr(loe_module, "SPARSE_COVERED", 0.2)
+    before = LOE(random_state=0).fit(T, n_items=n)
+    assert before.landmarks_.size < 40 and now.landmarks_.size >= 80
+    held = oracle.uniform_triplets(20_000)
+    from loe_viz.kernels.sampling import triplet_agreement
+    assert triplet_agreement(now.embedding_, held) > triplet_agreement(before.embedding_, held) + 0.03  # 0.566, 0.505
+    assert procrustes_error(X, now.embedding_) < 0.75 * procrustes_error(X, before.embedding_)  # 0.54, 0.92
+
+
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
 def test_auto_takes_at_most_the_100_busiest_heads():
     n = 300
     X = make_points("gaussian", n, random_state=0)
