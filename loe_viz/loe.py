@@ -30,7 +30,7 @@ from .resources import ResourceEstimate, check_memory, estimate_resources, resol
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
 from .uncertainty import ItemUncertainty
 
-__all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS"]
+__all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS", "AutoLandmarkPlan", "auto_landmark_plan"]
 
 #: Landmark choices: ``"random"`` (the paper; on stored triplets the busiest heads),
 #: ``"maxmin"`` (each next landmark is the item farthest from those chosen so far, read
@@ -175,6 +175,64 @@ def _pilot_done(result, cancel=None):
 def _heldout_accuracy(Z: np.ndarray, T: np.ndarray) -> float:
     """Fraction of list-order triplets ``T`` that the embedding ``Z`` satisfies."""
     return float(sampling_kernels.triplet_agreement(np.ascontiguousarray(Z, dtype=np.float64), T))
+
+
+@dataclass(frozen=True)
+class AutoLandmarkPlan:
+    """What ``n_landmarks="auto"`` does with stored triplets, known from the head counts alone.
+
+    Attributes
+    ----------
+    heads : ndarray of int
+        The candidate heads, busiest first (ties by index).
+    min_triplets : float
+        The triplets a head needs to be a candidate (``WELL_COVERED * n``, or ``SPARSE_COVERED * n``
+        when fewer than ``d + 4`` heads have that many; 0 when even those are too few).
+    search : bool
+        False: every candidate is a landmark. True: their coverage is uneven, and the number used
+        (``d + 3``, ``2 (d + 3)``, ... up to all of them) is chosen on a held-out share when fitting.
+    """
+
+    heads: np.ndarray
+    min_triplets: float
+    search: bool
+
+
+def auto_landmark_plan(head_counts, n_components: int) -> AutoLandmarkPlan:
+    """The landmarks ``LOE(n_landmarks="auto").fit`` considers, from the triplets each item heads.
+
+    Parameters
+    ----------
+    head_counts : array of int, shape (n,)
+        Triplets headed by each item.
+    n_components : int
+
+    Returns
+    -------
+    AutoLandmarkPlan
+        Without enough heads (fewer than ``d + 4`` with ``SPARSE_COVERED * n`` triplets) the ``d + 3``
+        busiest, which may be fewer than ``d + 3``: the fit then says so.
+
+    Examples
+    --------
+    >>> plan = auto_landmark_plan([400, 380, 0, 410, 395, 390, 405], n_components=2)
+    >>> plan.heads.tolist(), plan.search
+    ([3, 6, 0, 4, 5, 1], False)
+    """
+    counts = np.asarray(head_counts)
+    n, d = counts.size, int(n_components)
+    heads = np.flatnonzero(counts)
+    ranked = heads[np.lexsort((heads, -counts[heads]))]
+    need = WELL_COVERED * n
+    covered = ranked[counts[ranked] >= need]
+    if covered.size <= d + 3:  # sparse heads (e.g. crowd answers): more of them may still help
+        need = SPARSE_COVERED * n
+        covered = ranked[counts[ranked] >= need]
+        if covered.size <= d + 3:
+            return AutoLandmarkPlan(ranked[:d + 3], 0.0, False)
+    covered = covered[:AUTO_MAX_LANDMARKS]
+    # evenly covered heads (a design, or uniform heads): all of them; else a held-out choice
+    return AutoLandmarkPlan(covered, float(need), bool(counts[covered[-1]] < 0.5 * counts[covered[0]]))
 
 
 def _place(ranking: RankingResult, d: int, offset: str, done=lambda stage: None):
@@ -740,18 +798,10 @@ class LOE(ParamsMixin):
         class doc)."""
         d = s.d
         reg = s.rank.regularization
-        need = WELL_COVERED * n
-        heads = np.flatnonzero(counts)
-        ranked = heads[np.lexsort((heads, -counts[heads]))]
-        covered = ranked[counts[ranked] >= need]
-        if covered.size <= d + 3:  # sparse heads (e.g. crowd answers): more of them may still help
-            need = SPARSE_COVERED * n
-            covered = ranked[counts[ranked] >= need]
-            if covered.size <= d + 3:
-                return d + 3, s.refine, reg
-        covered = covered[:AUTO_MAX_LANDMARKS]
-        if counts[covered[-1]] >= 0.5 * counts[covered[0]]:
-            return int(covered.size), s.refine, reg  # evenly covered heads (a design, or uniform heads): all
+        plan = auto_landmark_plan(counts, d)
+        if not plan.search:  # (fewer than d + 3 heads: d + 3, and the fit says why it cannot run)
+            return max(int(plan.heads.size), d + 3), s.refine, reg
+        need = plan.min_triplets
         # Uneven coverage (collected triplets): judge on a held-out share.
         rng = np.random.default_rng(s.rng.integers(2**63 - 1))
         m = T.shape[0]

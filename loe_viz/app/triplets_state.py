@@ -35,6 +35,7 @@ import param
 
 from ..data import sample_dir
 from ..describe import summarize
+from ..loe import auto_landmark_plan
 from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
@@ -48,11 +49,10 @@ __all__ = [
     "Sample",
     "TRIPLET_METHODS",
     "METHOD_LABELS",
-    "AUTO_LANDMARKS",
     "MethodResult",
     "TripletsState",
     "summarize",
-    "auto_landmarks",
+    "loe_landmark_plan",
     "embed_triplets",
 ]
 
@@ -110,38 +110,41 @@ TRIPLET_METHODS = tuple(METHODS)
 #: How each method is named on screen.
 METHOD_LABELS = {name: m.label for name, m in METHODS.items()}
 
-#: With ``n_landmarks=None`` ("auto") LOE uses up to this many of the busiest heads.
-AUTO_LANDMARKS = 50
-
 # Item labels are drawn in the plot up to this many items.
 LABELS_DRAWN_MAX = 60
 
 
-def auto_landmarks(n_heads: int, n_components: int, n_landmarks: int | None = None) -> int:
-    """Landmarks LOE uses in this mode.
+def loe_landmark_plan(head_counts, n_items: int, n_components: int, n_landmarks: int | None = None):
+    """The landmarks LOE uses in this mode: ``(l, search, covered)``.
 
     Parameters
     ----------
-    n_heads : int
-        Items heading at least one training triplet.
+    head_counts : array of int
+        Triplets headed by each head, in any order (zeros may be left out).
+    n_items : int
     n_components : int
     n_landmarks : int or None
-        The setting; None ("auto") takes the :data:`AUTO_LANDMARKS` busiest
-        heads (all of them when fewer), and at least ``n_components + 3``.
+        The setting; None is LOE's ``n_landmarks="auto"`` (see :func:`loe_viz.loe.auto_landmark_plan`).
 
     Returns
     -------
-    int
-        The number of landmarks (may exceed ``n_heads``: LOE then says why it cannot run).
+    l : int
+        The landmarks (the busiest heads); with ``search``, the most the held-out search may take.
+        May exceed the number of heads: LOE then says why it cannot run.
+    search : bool
+        True when LOE chooses how many of the ``l`` busiest heads to use on a held-out share.
+    covered : int
+        Triplets headed by the ``l`` busiest heads.
     """
+    counts = np.sort(np.asarray(head_counts, dtype=np.int64))[::-1]
     if n_landmarks is not None:
-        return int(n_landmarks)
-    return max(int(n_components) + 3, min(int(n_heads), AUTO_LANDMARKS))
-
-
-def loe_coverage(head_counts: np.ndarray, n_landmarks: int) -> int:
-    """Triplets headed by the ``n_landmarks`` busiest heads (those LOE uses)."""
-    return int(np.asarray(head_counts)[:n_landmarks].sum())
+        l, search = int(n_landmarks), False
+    else:
+        padded = np.zeros(max(int(n_items), counts.size), dtype=np.int64)
+        padded[:counts.size] = counts
+        plan = auto_landmark_plan(padded, n_components)
+        l, search = max(int(plan.heads.size), int(n_components) + 3), plan.search
+    return l, search, int(counts[:l].sum())
 
 
 # ==================================================================== results
@@ -179,6 +182,7 @@ class MethodResult:
     procrustes: float = float("nan")
     detail: str = ""
     error: str = ""
+    landmarks: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def label(self) -> str:
@@ -212,7 +216,8 @@ def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_
     seed : int, default 0
         Seed of the split and of every method's random start.
     n_landmarks : int, optional
-        LOE's (and LOE-STE's) landmarks; None: :func:`auto_landmarks`.
+        LOE's (and LOE-STE's) landmarks; None: LOE's ``"auto"`` (:func:`loe_landmark_plan`), and
+        LOE-STE's default, ``d + 3``.
     max_seconds : float, default 30
         Time limit of each iterative method (it stops and keeps its last iterate).
     truth : ndarray of shape (n_items, D), optional
@@ -230,8 +235,9 @@ def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_
     results : dict
         Method name -> :class:`MethodResult`, in the order run.
     info : dict
-        ``n_train``, ``n_test``, ``n_landmarks``, ``loe_triplets`` (training
-        triplets LOE's landmarks head), ``unseen_test`` (held-out triplets naming
+        ``n_train``, ``n_test``, ``n_landmarks`` and ``loe_triplets`` (LOE's landmarks
+        and the training triplets they head; None until LOE's held-out search has
+        chosen them), ``unseen_test`` (held-out triplets naming
         an item absent from the training part), ``agreement_loe_ste``,
         ``cancelled`` and ``seconds``.
     """
@@ -251,12 +257,12 @@ def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_
     train, test = train_test_split_triplets(triplets, test_size=float(test_fraction), random_state=int(seed))
     heads = np.bincount(train[:, 0], minlength=n_items)
     counts = np.sort(heads[heads > 0])[::-1]
-    l = auto_landmarks(counts.size, d, n_landmarks)
+    l, search, covered = loe_landmark_plan(counts, n_items, d, n_landmarks)
     seen = np.zeros(n_items, dtype=bool)
     seen[train.ravel()] = True
     info = {
-        "n_train": int(train.shape[0]), "n_test": int(test.shape[0]), "n_landmarks": l,
-        "loe_triplets": loe_coverage(counts, l), "n_heads_train": int(counts.size),
+        "n_train": int(train.shape[0]), "n_test": int(test.shape[0]), "n_landmarks": None if search else l,
+        "loe_triplets": None if search else covered, "n_heads_train": int(counts.size),
         "unseen_test": float((~seen[test]).any(axis=1).mean()), "agreement_loe_ste": float("nan"),
         "cancelled": False, "n_components": d, "test_fraction": float(test_fraction), "seed": int(seed),
     }
@@ -269,9 +275,12 @@ def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_
         base, step = i / k, 1.0 / k
         if on_progress is not None:
             on_progress(base, f"Fitting {METHOD_LABELS[name]} ({i + 1}/{k})…")
-        res = _fit_one(name, train, test, n_items, d, l, int(seed), float(max_seconds), truth, stop,
+        res = _fit_one(name, train, test, n_items, d, n_landmarks, int(seed), float(max_seconds), truth, stop,
                        on_progress, base, step, M)
         results[name] = res
+        if name == "LOE" and res.landmarks is not None:  # what the search chose
+            info["n_landmarks"] = int(res.landmarks.size)
+            info["loe_triplets"] = int(np.isin(train[:, 0], res.landmarks).sum())
         if on_result is not None:
             on_result(res, (i + 1) / k)
     if stop():
@@ -317,7 +326,7 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
 
     try:
         if name == "LOE":
-            model = LOE(n_components=d, n_landmarks=l, random_state=seed)
+            model = LOE(n_components=d, n_landmarks="auto" if l is None else l, random_state=seed)
         elif name == "LOESTE":
             model = LOESTE(n_components=d, n_landmarks=l, random_state=seed, callback=callback,
                            time_budget=max_seconds)
@@ -346,15 +355,22 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
             proc = float(M.procrustes_error(truth, Z))
         except ValueError:
             pass
+    landmarks = getattr(model, "landmarks_", None)
+    if name == "LOESTE":
+        landmarks = model.loe_.landmarks_
     return MethodResult(name, embedding=Z, test_accuracy=float(M.triplet_accuracy(Z, test)),
                         train_accuracy=float(M.triplet_accuracy(Z, train)), seconds=sec, procrustes=proc,
-                        detail=detail)
+                        detail=detail, landmarks=None if landmarks is None else np.array(landmarks))
 
 
 def _detail(name, model, m_train) -> str:
     if name == "LOE":
         text = (f"{len(model.landmarks_)} landmarks (the busiest heads) head {model.n_triplets_used_:,} of the "
                 f"{m_train:,} training triplets")
+        found = model.auto_search_
+        if found:
+            text += (f"; their number and the ranking penalty ({found['chosen_regularization']:g}) were chosen on a "
+                     f"held-out tenth among {', '.join(map(str, found['n_landmarks']))} landmarks")
         unranked = model.stages_.ranking.unranked_items
         if unranked.size:
             text += (f"; {len(unranked):,} item(s) are missing from at least one landmark's triplets "
@@ -407,7 +423,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         Methods to fit, run in the order of TRIPLET_METHODS.""")
     n_components = param.Integer(default=2, bounds=(1, 10), doc="Embedding dimension d.")
     n_landmarks = param.Integer(default=None, allow_None=True, bounds=(4, 500), doc="""
-        LOE's landmarks (chosen among the busiest heads); None: up to AUTO_LANDMARKS of them.""")
+        LOE's landmarks (the busiest heads); None: LOE's "auto" (see loe_landmark_plan).""")
     test_fraction = param.Number(default=0.2, bounds=(0.05, 0.5), doc="""
         Fraction of the triplets held out to measure accuracy.""")
     seed = param.Integer(default=0, bounds=(0, None), doc="Seed of the split and the random starts.")
@@ -515,10 +531,10 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         )
 
     # -------------------------------------------------------------------- running
-    def loe_landmarks(self) -> int:
-        """The landmarks LOE would use with the current settings (see :func:`auto_landmarks`)."""
-        n_heads = int(self.summary.get("n_heads", 0))
-        return auto_landmarks(n_heads, self.n_components, self.n_landmarks)
+    def loe_landmarks(self) -> tuple[int, bool, int]:
+        """``(l, search, covered)`` of LOE with the current settings on all the data (see :func:`loe_landmark_plan`)."""
+        counts = self.summary.get("head_counts", np.zeros(0, dtype=np.int64))
+        return loe_landmark_plan(counts, int(self.summary.get("n_items", 0)), self.n_components, self.n_landmarks)
 
     def run(self, background: bool = False) -> bool:
         """Fit the chosen methods on a training split of the data and score them.

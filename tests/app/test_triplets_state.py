@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from loe_viz.app.triplets_state import (
-    AUTO_LANDMARKS, SAMPLE_DIR, SAMPLES, TRIPLET_METHODS, MethodResult, TripletsState, auto_landmarks,
+    SAMPLE_DIR, SAMPLES, TRIPLET_METHODS, MethodResult, TripletsState, loe_landmark_plan,
     embed_triplets,
 )
 from loe_viz.io import read_triplets
@@ -139,7 +139,8 @@ def test_run_gives_accuracies_for_every_method(capitals_run):
     assert warm.label == "LOE-STE"
     info = s.run_info
     assert info["n_train"] + info["n_test"] == 4000 and info["n_test"] == 800
-    assert info["n_landmarks"] == min(44, AUTO_LANDMARKS) and info["loe_triplets"] == info["n_train"]
+    assert info["n_landmarks"] == 44 and info["loe_triplets"] == info["n_train"]  # every head, evenly covered
+    assert loe.landmarks.size == 44 and warm.landmarks.size == 5 and ste.landmarks is None
     assert 0.0 <= info["agreement_loe_ste"] <= 1.0
     assert ste.agreement_with_ste == 0.0 and 0.0 <= warm.agreement_with_ste < 0.05
     assert s.shown == s.best_method() and s.shown in ("STE", "LOESTE")
@@ -214,7 +215,13 @@ def test_embed_triplets_directly():
         embed_triplets(T.triplets, T.n_items, ["nope"])
 
 
-def test_auto_landmarks():
-    assert auto_landmarks(10, 2) == 10 and auto_landmarks(3, 2) == 5
-    assert auto_landmarks(500, 2) == AUTO_LANDMARKS and auto_landmarks(500, 2, 7) == 7
+def test_loe_landmark_plan_is_the_library_rule():
+    # evenly covered heads: every one; a setting is taken as it is; too few heads: d + 3 (LOE says why)
+    assert loe_landmark_plan(np.full(10, 100), 40, 2) == (10, False, 1000)
+    assert loe_landmark_plan(np.full(10, 100), 40, 2, 7) == (7, False, 700)
+    assert loe_landmark_plan([100, 90], 40, 2) == (5, False, 190)
+    # Zipf-covered heads: the held-out search, among at most the 100 busiest
+    counts = (20_000 / np.arange(1, 301)).astype(int)
+    l, search, covered = loe_landmark_plan(counts[::-1], 1000, 2)
+    assert search and l == 100 and covered == counts[:100].sum()
     assert set(TRIPLET_METHODS) == {"LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL"}

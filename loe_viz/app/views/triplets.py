@@ -17,9 +17,8 @@ from ..colors import quantized
 from ..serving import take_upload, upload_box
 from ..session import session_dispatcher
 from ..text import md as _md
-from ..triplets_state import (
-    AUTO_LANDMARKS, LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState, loe_coverage,
-)
+from ...loe import AUTO_MAX_LANDMARKS
+from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
 from .base import explanation, fmt, hvpane
 
 __all__ = ["TripletsView"]
@@ -35,10 +34,12 @@ Real data has no ground truth, so every method is **fitted on a random part of t
 judged on the rest**: the held-out accuracy is the fraction of unseen answers the embedding
 agrees with (50 % is chance; noisy answers cap it well below 100 %).
 
-**LOE** only uses the triplets headed by its landmarks, chosen here among the items that head the
-most triplets (by default up to 50 of them: on collected data, where every item heads a few
-triplets, more landmarks use more of the answers than the paper's *d* + 3). It is fast but
-spends its answers less efficiently than **STE**, which fits all coordinates to all triplets.
+**LOE** only uses the triplets headed by its landmarks, the items that head the most triplets.
+By default it picks them as `LOE().fit` does: every head when they are about evenly covered (up
+to 100), else as many of the busiest as best predict a held-out tenth of the training triplets;
+on collected data, where every item heads a few triplets, that is far more than the paper's
+*d* + 3. It is fast but spends its answers less efficiently than **STE**, which fits all
+coordinates to all triplets.
 **LOE-STE** starts STE from LOE's embedding.
 """,
 )
@@ -92,7 +93,7 @@ class TripletsView(Viewer):
         self.w_methods.link(s, value="methods", bidirectional=True)
         self.w_d = W.IntInput.from_param(s.param.n_components, label="Dimension d", width=110)
         self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="LOE landmarks",
-                                         placeholder=f"auto (≤ {AUTO_LANDMARKS})", width=150)
+                                         placeholder=f"auto (≤ {AUTO_MAX_LANDMARKS})", width=150)
         self.w_test = W.FloatInput.from_param(s.param.test_fraction, label="Held-out fraction", step=0.05,
                                               width=140)
         self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", width=100)
@@ -228,7 +229,7 @@ class TripletsView(Viewer):
             self.coverage.object = ""
             return
         d = s.n_components
-        l = s.loe_landmarks()
+        l, search, used = s.loe_landmarks()
         if l < d + 3:
             self.coverage.object = (f"⚠ LOE needs at least d + 3 = {d + 3} landmarks at d = {d}, not {l}: "
                                     "raise “LOE landmarks” or clear it (auto).")
@@ -238,12 +239,18 @@ class TripletsView(Viewer):
                 f"⚠ LOE with {l} landmarks needs triplets headed by at least {l} items (d + 3 = {d + 3} at d = {d}); "
                 f"these triplets have {sm['n_heads']} head(s): LOE and LOE-STE will report why they cannot run.")
             return
-        used = loe_coverage(sm["head_counts"], l)
+        share = f"{used:,} of the {sm['n_triplets']:,} triplets ({used / max(sm['n_triplets'], 1):.0%})"
+        if search:
+            self.coverage.object = (
+                f"LOE with d = {d} (auto): the heads are unevenly covered, so it tries the busiest {d + 3}, "
+                f"{2 * (d + 3)}, … up to {l} as landmarks and keeps the number (and ranking penalty) that best "
+                f"predicts a held-out tenth of the training triplets. The {l} busiest head {share}. "
+                f"The paper's minimum is d + 3 = {d + 3}.")
+            return
         self.coverage.object = (
             f"LOE with d = {d} uses the {l} busiest heads as landmarks"
-            f"{' (auto)' if s.n_landmarks is None else ''}: they head {used:,} of the {sm['n_triplets']:,} "
-            f"triplets ({used / max(sm['n_triplets'], 1):.0%}; a bit fewer after the held-out part is removed). "
-            f"The paper's minimum is d + 3 = {d + 3}.")
+            f"{' (auto)' if s.n_landmarks is None else ''}: they head {share}; a bit fewer after the held-out "
+            f"part is removed. The paper's minimum is d + 3 = {d + 3}.")
 
     def _on_shown(self, event):
         if self._quiet or not event.new:
