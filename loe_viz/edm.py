@@ -8,7 +8,14 @@ import numpy as np
 
 from .kernels import linalg
 
-__all__ = ["EDMResult", "project_edm"]
+__all__ = ["EDMResult", "project_edm", "FIT_TOL"]
+
+#: The tolerance LOE's fits project with (``project_edm``'s own default, 1e-10, is for a projection
+#: wanted for itself). Each Dykstra iteration divides the residual by about 6 near the end: 1e-7
+#: saves a third of the iterations (12 -> 8 with 100 landmarks, 38 -> 26 with 5) and moves the
+#: embedding by at most 2.3e-7 (points about 1 apart), far below any estimation error; the rank
+#: start of the ordinal polish, further from an EDM, 113 -> 76 iterations with 100 landmarks.
+FIT_TOL = 1e-7
 
 
 @dataclass(frozen=True)

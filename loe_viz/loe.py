@@ -19,7 +19,7 @@ from ._landmark_tasks import (
 from ._params import ParamsMixin
 from ._validation import (check_float, check_int, check_n_jobs, check_random_state, check_regularization,
                           check_triplets, comparison_dtype)
-from .edm import EDMResult, project_edm
+from .edm import FIT_TOL, EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
@@ -246,7 +246,7 @@ def _place(ranking: RankingResult, d: int, offset: str, done=lambda stage: None)
     np.fill_diagonal(W, 0.0)
     shifts = estimate_shifts(W, d, offset)
     done("shifts")
-    edm = project_edm(shifts.shifted)
+    edm = project_edm(shifts.shifted, tol=FIT_TOL)
     done("edm")
     D_landmarks = ranking.R + shifts.s[None, :]
     D_landmarks[landmarks, np.arange(landmarks.size)] = 0.0

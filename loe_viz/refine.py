@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._blas import blas_single_thread
-from .edm import project_edm
+from .edm import FIT_TOL, project_edm
 from .kernels import linalg
 from .lmds import landmark_mds
 
@@ -257,7 +257,7 @@ def rank_start(R: np.ndarray, landmarks: np.ndarray, n_components: int) -> np.nd
         Dh[:, c] = (ranks / max(n - 1, 1)) ** (2.0 / n_components)
         Dh[landmarks[c], c] = 0.0
     W = Dh[landmarks]
-    E = project_edm(0.5 * (W + W.T)).E
+    E = project_edm(0.5 * (W + W.T), tol=FIT_TOL).E  # a start: LOE's tolerance is ample
     return landmark_mds(E, Dh, landmarks, n_components).embedding
 
 

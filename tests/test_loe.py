@@ -124,6 +124,23 @@ def test_stages_are_consistent():
     np.testing.assert_array_equal(est.triplets_per_landmark_, np.full(l, T.shape[0] // l))
 
 
+@pytest.mark.parametrize("l", [5, 60])
+def test_edm_stage_stops_at_loes_tolerance_without_moving_the_embedding(l):
+    # LOE projects the landmark block to FIT_TOL (1e-7), not edm.project_edm's 1e-10: fewer Dykstra
+    # iterations, and the same embedding to well below any estimation error
+    from loe_viz.edm import FIT_TOL, project_edm
+    from loe_viz.lmds import landmark_mds
+
+    X = make_points("gaussian", 600, random_state=0)
+    est = LOE(n_landmarks=l, refine=None, random_state=2).fit_oracle(TripletOracle(X, random_state=1), 3000)
+    st = est.stages_
+    assert st.edm.converged and st.edm.residuals[-1] <= FIT_TOL < st.edm.residuals[-2]
+    tight = project_edm(st.edm.input, tol=1e-10)
+    assert tight.n_iter > st.edm.n_iter
+    Z = landmark_mds(tight.E, st.D_landmarks, st.landmarks, 2, deficient="floor").embedding
+    assert np.abs(Z - est.embedding_).max() < 1e-5 * np.abs(Z).max()
+
+
 def test_fit_uses_only_landmark_headed_triplets_and_picks_busiest_heads():
     X = make_points("gaussian", 100, random_state=0)
     oracle = TripletOracle(X, random_state=1)

@@ -19,20 +19,34 @@ def _project_hollow(X, out):
 
 
 @njit(nogil=True, cache=True)
-def _project_cone(X, V, out):
-    """Nearest matrix with ``V X V`` negative semidefinite: subtract the positive part of ``V X V``."""
-    B = V @ X @ V
-    B = 0.5 * (B + B.T)
-    vals, vecs = np.linalg.eigh(B)
+def _project_cone(X, out):
+    """Nearest matrix with ``V X V`` negative semidefinite (``V = I - 11^T / l``): subtract the positive part
+    of ``V X V``, which is ``X`` less its row and column means plus its grand mean (no product with ``V``)."""
     l = X.shape[0]
+    row = np.zeros(l)
+    col = np.zeros(l)
+    for i in range(l):
+        for j in range(l):
+            row[i] += X[i, j]
+            col[j] += X[i, j]
+    row /= l
+    col /= l
+    g = row.mean()
+    B = np.empty((l, l))
+    for i in range(l):
+        for j in range(l):
+            B[i, j] = 0.5 * (X[i, j] + X[j, i]) - 0.5 * (row[i] + col[i] + row[j] + col[j]) + g
+    vals, vecs = np.linalg.eigh(B)
     for i in range(l):
         for j in range(l):
             out[i, j] = X[i, j]
     for k in range(l):
         if vals[k] > 0.0:
+            v = vecs[:, k].copy()
             for i in range(l):
+                a = vals[k] * v[i]
                 for j in range(l):
-                    out[i, j] -= vals[k] * vecs[i, k] * vecs[j, k]
+                    out[i, j] -= a * v[j]
 
 
 @njit(nogil=True, cache=True)
@@ -59,7 +73,6 @@ def dykstra_edm(W, max_iter, tol, residuals):
     n_iter : int
     """
     l = W.shape[0]
-    V = np.eye(l) - np.ones((l, l)) / l
     X = np.empty((l, l))
     Y = np.empty((l, l))
     P = np.zeros((l, l))  # Dykstra correction of the cone step
@@ -70,7 +83,7 @@ def dykstra_edm(W, max_iter, tol, residuals):
         for i in range(l):
             for j in range(l):
                 T[i, j] = X[i, j] + P[i, j]
-        _project_cone(T, V, Y)
+        _project_cone(T, Y)
         for i in range(l):
             for j in range(l):
                 P[i, j] = T[i, j] - Y[i, j]
