@@ -58,14 +58,15 @@ HEARTBEAT = 0.25
 #: (each item then takes part in about ten of its comparisons).
 WELL_COVERED = 5
 #: ``n_landmarks="auto"`` on stored triplets with fewer than ``d + 4`` well-covered heads: heads
-#: with this many triplets per item are still used (each item then takes part in about 0.1 of a
+#: with this many triplets per item are still used (each item then takes part in about 0.2 of a
 #: head's comparisons; many such heads together still place it). It was 0.2, which on uniformly
 #: headed crowd answers (the bundled ``gaussian_2d_crowd.csv``: 200 heads of about 32 triplets)
 #: kept the few heads that Poisson noise lifted above 40 triplets and called them evenly covered:
 #: held-out accuracy 0.582 with 17 to 21 landmarks, 0.688 with the 100 busiest now. On Zipf-headed
-#: sets the held-out search then also tries up to 100 heads: 0.598 -> 0.606, 0.671 -> 0.686 and
-#: 0.669 -> 0.683 (n = 1000 BTL and flips, n = 2000 flips), in 0.5 to 0.8 s instead of 0.2 to 0.3 s.
-SPARSE_COVERED = 0.05
+#: sets the held-out search then tries up to about 65 heads: 0.598 -> 0.604, 0.671 -> 0.678 and
+#: 0.669 -> 0.679 (n = 1000 BTL and flips, n = 2000 flips) in about twice the time; 0.05 (up to
+#: 100 heads) added 0.002 to 0.008 more in about 1.6 times that.
+SPARSE_COVERED = 0.1
 #: ``n_landmarks="auto"`` on stored triplets uses at most this many heads (the busiest): a file where
 #: every one of 10^4 items heads as many triplets would otherwise give 10^4 landmarks.
 AUTO_MAX_LANDMARKS = 100
@@ -284,7 +285,7 @@ class LOE(ParamsMixin):
         by the accuracy on a held-out 10% of the triplets (``auto_search_``),
         and the final fit uses every triplet. Fewer than
         ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
-        same rules among the heads with at least ``n / 20`` triplets (all of them
+        same rules among the heads with at least ``n / 10`` triplets (all of them
         when evenly covered, else the held-out choice), or the ``d + 3`` busiest
         when fewer than ``d + 4`` have that many. Never more than the 100 busiest
         heads (``AUTO_MAX_LANDMARKS``).
