@@ -30,6 +30,22 @@ def test_every_step_draws(explorer):
         pn.panel(view).get_root()  # bokeh models can be built
 
 
+def test_edm_step_prints_eigenvalues_below_the_projection_tolerance_as_zero(explorer):
+    # with l = 5 and d = 2 the projected block has two exact zeros among its eigenvalues; the
+    # projection stops at FIT_TOL, so they come out as rounding residues (about 1e-7) unless cleaned
+    import re
+
+    k = STEPS.index("EDM")
+    explorer.state.step = k
+    view = explorer._views[k]
+    view.refresh(force=True)
+    text = " ".join(str(getattr(o, "object", "")) for o in view._body.objects)
+    found = re.search(r"Leading eigenvalues of −½VEV: ([^(]*)\(", text)
+    assert found, text
+    values = [float(v) for v in found[1].replace("e", "E").split(", ")]
+    assert values[0] > 0 and all(v == 0.0 or abs(v) > 1e-6 * values[0] for v in values), values
+
+
 def test_navigation(explorer):
     explorer.state.step = 0
     explorer.go(+1)

@@ -58,6 +58,8 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
         ev = np.asarray(model.stages_.lmds.eigenvalues, dtype=float)  # of −½VEV, descending (LOE's own)
+        # below the projection's tolerance an eigenvalue is zero: print "0", not a rounding residue
+        ev = np.where(np.abs(ev) <= FIT_TOL * max(float(np.abs(ev).max(initial=0.0)), 1e-300), 0.0, ev)
         info = summary(
             f"Dykstra {'converged' if edm.converged else '**did not converge**'} after {edm.n_iter} iterations.  "
             f"Relative error of the landmark distances: {fmt(rel_in)} before → **{fmt(rel)}** after projection.  "
