@@ -199,6 +199,12 @@ class AutoLandmarkPlan:
     search: bool
 
 
+def _busiest(counts: np.ndarray) -> np.ndarray:
+    """The items heading at least one triplet, most triplets first, ties by index."""
+    heads = np.flatnonzero(counts)
+    return heads[np.lexsort((heads, -counts[heads]))]
+
+
 def auto_landmark_plan(head_counts, n_components: int) -> AutoLandmarkPlan:
     """The landmarks ``LOE(n_landmarks="auto").fit`` considers, from the triplets each item heads.
 
@@ -222,8 +228,7 @@ def auto_landmark_plan(head_counts, n_components: int) -> AutoLandmarkPlan:
     """
     counts = np.asarray(head_counts)
     n, d = counts.size, int(n_components)
-    heads = np.flatnonzero(counts)
-    ranked = heads[np.lexsort((heads, -counts[heads]))]
+    ranked = _busiest(counts)
     need = WELL_COVERED * n
     covered = ranked[counts[ranked] >= need]
     if covered.size <= d + 3:  # sparse heads (e.g. crowd answers): more of them may still help
@@ -731,13 +736,12 @@ class LOE(ParamsMixin):
 
     def _select_heads(self, T, counts, n, l, s) -> np.ndarray | None:
         """``l`` landmarks among the heads of stored triplets: the busiest, or None for MaxMin."""
-        heads = np.flatnonzero(counts)
-        if heads.size < l:
+        ranked = _busiest(counts)
+        if ranked.size < l:
             raise ValueError(
-                f"triplets have only {heads.size} distinct head item(s) but n_landmarks={l}: LOE needs "
+                f"triplets have only {ranked.size} distinct head item(s) but n_landmarks={l}: LOE needs "
                 f"triplets headed by at least {l} items (n_components + 3 = {s.d + 3})"
             )
-        ranked = heads[np.lexsort((heads, -counts[heads]))]  # most triplets first, ties by index
         if s.selection == "random" or np.sum(counts[ranked] >= 0.5 * counts[ranked[l - 1]]) <= l:
             return np.sort(ranked[:l])
         return None
@@ -748,8 +752,7 @@ class LOE(ParamsMixin):
         The pilot of a head is the mean-field scores of its whole stored share (one
         scan, no ranking); each chosen head's ranking starts at once.
         """
-        heads = np.flatnonzero(counts)
-        ranked = heads[np.lexsort((heads, -counts[heads]))]
+        ranked = _busiest(counts)
         candidates = np.sort(ranked[counts[ranked] >= 0.5 * counts[ranked[l - 1]]])
         return self._maxmin_follow(
             int(ranked[0]), candidates, l,
@@ -828,8 +831,7 @@ class LOE(ParamsMixin):
         # fitted once per penalty, and each smaller choice places the items from a subset of them.
         # MaxMin picks each set anew, so it fits each choice.
         nested = s.selection == "random"
-        theads = np.flatnonzero(tcounts)
-        busiest = theads[np.lexsort((theads, -tcounts[theads]))]  # as _select_heads orders them
+        busiest = _busiest(tcounts)  # as _select_heads orders them
         for j in range(len(regs)):
             whole = None
             for i in range(len(grid) - 1, -1, -1):  # the largest first
