@@ -192,11 +192,15 @@ class AutoLandmarkPlan:
     search : bool
         False: every candidate is a landmark. True: their coverage is uneven, and the number used
         (``d + 3``, ``2 (d + 3)``, ... up to all of them) is chosen on a held-out share when fitting.
+    n_landmarks : int
+        The landmarks the fit uses (without ``search``) or the most it tries (with it): the number of
+        candidates, and at least ``d + 3`` (more than the heads: the fit then says why it cannot run).
     """
 
     heads: np.ndarray
     min_triplets: float
     search: bool
+    n_landmarks: int
 
 
 def _busiest(counts: np.ndarray) -> np.ndarray:
@@ -235,10 +239,11 @@ def auto_landmark_plan(head_counts, n_components: int) -> AutoLandmarkPlan:
         need = SPARSE_COVERED * n
         covered = ranked[counts[ranked] >= need]
         if covered.size <= d + 3:
-            return AutoLandmarkPlan(ranked[:d + 3], 0.0, False)
+            return AutoLandmarkPlan(ranked[:d + 3], 0.0, False, d + 3)
     covered = covered[:AUTO_MAX_LANDMARKS]
     # evenly covered heads (a design, or uniform heads): all of them; else a held-out choice
-    return AutoLandmarkPlan(covered, float(need), bool(counts[covered[-1]] < 0.5 * counts[covered[0]]))
+    search = bool(counts[covered[-1]] < 0.5 * counts[covered[0]])
+    return AutoLandmarkPlan(covered, float(need), search, int(covered.size))
 
 
 def _place(ranking: RankingResult, d: int, offset: str, done=lambda stage: None):
@@ -803,8 +808,8 @@ class LOE(ParamsMixin):
         d = s.d
         reg = s.rank.regularization
         plan = auto_landmark_plan(counts, d)
-        if not plan.search:  # (fewer than d + 3 heads: d + 3, and the fit says why it cannot run)
-            return max(int(plan.heads.size), d + 3), s.refine, reg
+        if not plan.search:
+            return plan.n_landmarks, s.refine, reg
         need = plan.min_triplets
         # Uneven coverage (collected triplets): judge on a held-out share.
         rng = np.random.default_rng(s.rng.integers(2**63 - 1))

@@ -143,7 +143,7 @@ def loe_landmark_plan(head_counts, n_items: int, n_components: int, n_landmarks:
         padded = np.zeros(max(int(n_items), counts.size), dtype=np.int64)
         padded[:counts.size] = counts
         plan = auto_landmark_plan(padded, n_components)
-        l, search = max(int(plan.heads.size), int(n_components) + 3), plan.search
+        l, search = plan.n_landmarks, plan.search
     return l, search, int(counts[:l].sum())
 
 
