@@ -15,7 +15,8 @@ import numpy as np
 from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .baselines import STE, FitHistory
-from .loe import LOE
+from ._landmark_tasks import head_counts
+from .loe import AUTO_REGULARIZATION, LOE, WELL_COVERED, auto_landmark_plan
 from .progress import resolve_progress
 
 __all__ = ["LOESTE"]
@@ -23,6 +24,8 @@ __all__ = ["LOESTE"]
 # LOESTE owns these; setting them through loe_params / ste_params is refused.
 _LOE_OWNED = ("n_components", "n_landmarks")
 _STE_OWNED = ("n_components", "callback", "time_budget")
+#: On stored triplets the warm start uses up to this many times d + 3 heads (see LOESTE's n_landmarks).
+START_HEADS = 4
 
 
 class LOESTE(ParamsMixin):
@@ -33,7 +36,18 @@ class LOESTE(ParamsMixin):
     n_components : int, default 2
         Embedding dimension ``d``.
     n_landmarks : int, optional
-        LOE's number of landmarks (default ``d + 3``).
+        LOE's number of landmarks. Default in :meth:`fit_oracle`: ``d + 3``
+        (the paper). Default in :meth:`fit` on stored triplets: the busiest of
+        the heads that ``LOE(n_landmarks="auto")`` considers
+        (:func:`loe_viz.loe.auto_landmark_plan`), at most ``4 (d + 3)``
+        (``START_HEADS``), without its held-out search; when these heads
+        carry fewer than ``5 n`` triplets each (collected answers: a few
+        comparisons per item and head) LOE's penalty is then 1.0
+        (``loe.AUTO_REGULARIZATION``, unless ``loe_params`` sets one) and it
+        skips its ordinal polish (STE refines). Measured on Zipf-headed
+        collected-style sets (``benchmarks/bench_collected.py``): a start
+        about twice as close to the truth as from ``d + 3`` heads, which
+        reaches STE's held-out accuracy sooner.
     eps : float, default 0.3
         Fraction of the budget :meth:`fit_oracle` spends on landmark
         comparisons, ``0 < eps < 1`` (the paper uses 0.3 for d = 2 and 0.2
@@ -114,8 +128,10 @@ class LOESTE(ParamsMixin):
             raise ValueError(f"{name} must not set {', '.join(clash)}: LOESTE sets it (pass it to LOESTE instead)")
         return dict(value)
 
-    def _build(self, progress):
-        """Check every parameter; build the LOE and STE stages and the progress callable."""
+    def _build(self, progress, counts=None):
+        """Check every parameter; build the LOE and STE stages and the progress callable.
+
+        ``counts``: the triplets each item heads, when fitting stored triplets (the warm start's heads)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         eps = check_float(self.eps, "eps", minimum=0.0, strict_minimum=True)
         if eps >= 1.0:
@@ -129,10 +145,18 @@ class LOESTE(ParamsMixin):
         ste_kw = self._check_params_dict(self.ste_params, "ste_params", _STE_OWNED)
         rng = check_random_state(self.random_state)
         loe_kw.setdefault("random_state", int(rng.integers(0, 2**31 - 1)))
+        l = self.n_landmarks
+        if l is None and "landmarks" not in loe_kw:
+            l = d + 3
+            if counts is not None:
+                # No held-out search (it cost several STE runs' time): a few times d + 3 of the heads the
+                # search would consider, which spread the start far better than d + 3 of them do
+                plan = auto_landmark_plan(counts, d)
+                l = max(min(plan.n_landmarks, START_HEADS * (d + 3)), d + 3)
+                if counts[plan.heads[min(l, plan.heads.size) - 1]] < WELL_COVERED * counts.size:
+                    loe_kw.setdefault("regularization", AUTO_REGULARIZATION[0])
+                    loe_kw.setdefault("refine", None)
         try:
-            # d + 3 unless told otherwise, also on stored triplets: a warm start needs no held-out
-            # search of the landmark count (n_landmarks="auto" cost several STE runs' time there)
-            l = self.n_landmarks if self.n_landmarks is not None or "landmarks" in loe_kw else d + 3
             loe = LOE(n_components=d, n_landmarks=l, **loe_kw)
         except TypeError as exc:
             raise ValueError(f"loe_params has an argument LOE does not take: {exc}") from None
@@ -219,7 +243,7 @@ class LOESTE(ParamsMixin):
         """
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
-        d, eps, budget, loe, ste, progress = self._build(progress)
+        d, eps, budget, loe, ste, progress = self._build(progress, head_counts(T, n)[0])
         loe.fit(T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)
         t_loe = time.perf_counter()

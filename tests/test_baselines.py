@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+from loe_viz import TripletOracle, make_points
 from loe_viz.baselines import CKL, GNMDS, SOE, STE, STOP_REASONS, TSTE, FitHistory, TripletEmbedding
 from loe_viz.kernels import losses as L
 from loe_viz.loeste import LOESTE
@@ -336,8 +337,45 @@ def test_loeste_fit_on_given_triplets(oracle_setup):
     assert 0 < model.n_landmark_triplets_ < 60_000
     assert triplet_error(X, model.embedding_, random_state=3) < triplet_error(X, model.loe_.embedding_, random_state=3)
     np.testing.assert_array_equal(model.fit_transform(T), model.embedding_)
-    # the warm start takes the d + 3 busiest heads, as documented: no held-out search
-    assert model.loe_.landmarks_.size == 5 and model.loe_.auto_search_ is None
+    # uniform heads of 400 triplets (< 5 n): 4 (d + 3) of them at penalty 1.0, without a held-out search
+    assert model.loe_.landmarks_.size == 20 and model.loe_.auto_search_ is None
+    assert model.loe_.regularization == 1.0 and model.loe_.refine is None
+
+
+def _collected(n, seed):
+    """Zipf-headed noisy triplets as people collect them (benchmarks/bench_collected.py's model, smaller)."""
+    X = make_points("gaussian", n, random_state=seed)
+    oracle = TripletOracle(X, temperature=1.0, random_state=seed + 1)
+    rng = np.random.default_rng(seed + 2)
+    counts = rng.multinomial(int(10 * n * np.log(n)), 1 / np.arange(1, n + 1) / np.sum(1 / np.arange(1, n + 1)))
+    heads = rng.permutation(n)
+    T = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in zip(heads, counts) if c])
+    return X, T
+
+
+@pytest.mark.filterwarnings("ignore:.*took part in no comparison")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_loeste_warm_start_on_collected_triplets_uses_more_heads_and_starts_closer(seed):
+    X, T = _collected(600, seed)
+    ste = dict(max_iter=1)  # the start is what is compared
+    model = LOESTE(random_state=seed + 10, ste_params=ste).fit(T, n_items=600)
+    few = LOESTE(n_landmarks=5, random_state=seed + 10, ste_params=ste).fit(T, n_items=600)
+    counts = np.bincount(T[:, 0], minlength=600)
+    busiest = np.argsort(-counts, kind="stable")[:20]
+    np.testing.assert_array_equal(np.sort(model.loe_.landmarks_), np.sort(busiest))
+    assert model.loe_.regularization == 1.0 and few.loe_.regularization == 1e-3
+    assert procrustes_error(X, model.loe_.embedding_) < 0.8 * procrustes_error(X, few.loe_.embedding_)
+    # what the caller sets wins
+    own = LOESTE(random_state=seed + 10, ste_params=ste, loe_params=dict(regularization=0.01, refine="auto"))
+    own.fit(T, n_items=600)
+    assert own.loe_.regularization == 0.01 and own.loe_.refine == "auto" and own.loe_.landmarks_.size == 20
+
+
+def test_loeste_warm_start_on_well_covered_heads_keeps_loes_penalty(oracle_setup):
+    X, oracle = oracle_setup
+    T = oracle.landmark_triplets(np.arange(8), 5 * 150)  # 8 heads of 5 n triplets: a landmark design
+    model = LOESTE(random_state=2, ste_params=dict(max_iter=5)).fit(T, n_items=150)
+    assert model.loe_.landmarks_.size == 8 and model.loe_.regularization == 1e-3
 
 
 def test_loeste_callback_at_zero_skips_ste(oracle_setup):

@@ -217,7 +217,7 @@ def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_
         Seed of the split and of every method's random start.
     n_landmarks : int, optional
         LOE's (and LOE-STE's) landmarks; None: LOE's ``"auto"`` (:func:`loe_landmark_plan`), and
-        LOE-STE's default, ``d + 3``.
+        LOE-STE's default (up to ``4 (d + 3)`` of the busiest heads, see :class:`loe_viz.LOESTE`).
     max_seconds : float, default 30
         Time limit of each iterative method (it stops and keeps its last iterate).
     truth : ndarray of shape (n_items, D), optional
@@ -379,7 +379,8 @@ def _detail(name, model, m_train) -> str:
             text += "; the EDM projection stopped before its tolerance"
         return text
     if name == "LOESTE":
-        text = (f"LOE on {model.n_landmark_triplets_:,} landmark triplets, then STE on all {m_train:,}: "
+        text = (f"LOE ({model.loe_.landmarks_.size} landmarks) on {model.n_landmark_triplets_:,} landmark triplets, "
+                f"then STE on all {m_train:,}: "
                 f"{model.n_iter_} iterations, {model.stop_reason_}")
         return text
     return f"{model.n_iter_} iterations, {model.stop_reason_}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import subprocess
 import sys
 import warnings
@@ -140,7 +141,9 @@ def test_run_gives_accuracies_for_every_method(capitals_run):
     info = s.run_info
     assert info["n_train"] + info["n_test"] == 4000 and info["n_test"] == 800
     assert info["n_landmarks"] == 44 and info["loe_triplets"] == info["n_train"]  # every head, evenly covered
-    assert loe.landmarks.size == 44 and warm.landmarks.size == 5 and ste.landmarks is None
+    assert loe.landmarks.size == 44 and warm.landmarks.size == 20 and ste.landmarks is None  # 4 (d + 3) for its start
+    assert re.match(r"LOE \(20 landmarks\) on [\d,]+ landmark triplets, then STE on all 3,200: \d+ iterations",
+                    warm.detail), warm.detail
     assert 0.0 <= info["agreement_loe_ste"] <= 1.0
     assert ste.agreement_with_ste == 0.0 and 0.0 <= warm.agreement_with_ste < 0.05
     assert s.shown == s.best_method() and s.shown in ("STE", "LOESTE")
