@@ -131,8 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-d", "--dimensions", type=_positive_int, default=2, metavar="D",
                    help="embedding dimension (default 2)")
     p.add_argument("--landmarks", type=_landmarks, default="auto", metavar="N|auto",
-                   help="landmarks of loe and loeste (default auto); LOE uses the triplets its "
-                   "landmarks head")
+                   help="landmarks of loe and loeste (default auto: LOE's choice, or LOE-STE's start "
+                   "from up to 4 (d + 3) busy heads); LOE uses the triplets its landmarks head")
     p.add_argument("--heldout", type=_fraction, default=0.2, metavar="F",
                    help="fraction of the triplets held out for scoring (default 0.2; 0: fit on all, "
                    "report the training accuracy)")
@@ -217,7 +217,7 @@ def _estimator(method: str, d: int, landmarks, seed: int, max_seconds):
 
     cls = getattr(loe_viz, METHOD_CLASSES[method])
     kw = {"n_components": d, "random_state": seed}
-    if method in ("loe", "loeste"):
+    if method == "loe" or (method == "loeste" and landmarks != "auto"):  # "auto": LOE-STE's own start
         kw["n_landmarks"] = landmarks
     if method != "loe" and max_seconds is not None:  # LOE is not iterative: no time budget
         kw["time_budget"] = max_seconds

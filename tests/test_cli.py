@@ -153,6 +153,17 @@ def test_embed_bundled_sample_keeps_labels(tmp_path):
     assert procrustes_error(Z, truth) < 0.1
 
 
+def test_embed_loeste_starts_from_its_own_default_landmarks(tmp_path):
+    # --landmarks auto (the default) leaves LOE-STE its start (4 (d + 3) busy heads), not LOE's held-out search
+    proc = run("embed", sample_path("european_capitals_crowd.csv"), "--method", "loeste", "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ", 20 landmarks, " in proc.stderr, proc.stderr
+    assert float(proc.stderr.split("held-out accuracy ")[1].split()[0]) > 0.85
+    proc = run("embed", sample_path("european_capitals_crowd.csv"), "--method", "loeste", "--landmarks", 8,
+               "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0 and ", 8 landmarks, " in proc.stderr, proc.stderr
+
+
 def test_embed_heldout_zero_and_progress(simulated):
     d, _ = simulated
     proc = run("embed", "t.csv", "--method", "loe", "--landmarks", "auto", "--heldout", 0, "--progress",
