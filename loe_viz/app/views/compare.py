@@ -118,7 +118,7 @@ nearly unconstrained, while LOE was designed for exactly this design.
             return ""
         lines = ["| method | time | Procrustes error | triplet error |", "|---|---|---|---|"]
         for r in recs:
-            lines.append(f"| {r.method} | {fmt(r.seconds)} s | {fmt(r.procrustes)} | "
+            lines.append(f"| {r.method} | {fmt(r.seconds)}\u00a0s | {fmt(r.procrustes)} | "
                          f"{'—' if math.isnan(r.triplet_error) else f'{100 * r.triplet_error:.2f} %'} |")
         return "\n".join(lines)
 

@@ -324,7 +324,7 @@ class TripletsView(Viewer):
         a = info.get("agreement_loe_ste", float("nan"))
         if a == a:  # not NaN
             text += f"LOE and STE agree up to a Procrustes disparity of **{a:.3f}** (0: identical shapes). "
-        text += "Chance is 50 %."
+        text += "Chance is 50\u00a0%."
         return text
 
     def _results_markdown(self) -> str:
@@ -350,10 +350,10 @@ class TripletsView(Viewer):
                        f"{'—' if math.isnan(r.agreement_with_ste) else f'{r.agreement_with_ste:.3f}'} |")
                 if truth:
                     row += f" {fmt(r.procrustes)} |"
-                row += f" {fmt(r.seconds)} s | {_md(r.detail)} |"
+                row += f" {fmt(r.seconds)}\u00a0s | {_md(r.detail)} |"
             else:
                 row = f"| {r.label} | — | — | — |" + (" — |" if truth else "")
-                row += f" {fmt(r.seconds)} s | ⚠ could not run: {_md(r.error)} |"
+                row += f" {fmt(r.seconds)}\u00a0s | ⚠ could not run: {_md(r.error)} |"
             lines.append(row)
         if truth:
             lines.append("")
