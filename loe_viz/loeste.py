@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
+from ._landmark_tasks import head_counts
 from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .baselines import STE, FitHistory
-from ._landmark_tasks import head_counts
 from .loe import AUTO_REGULARIZATION, LOE, WELL_COVERED, auto_landmark_plan
 from .progress import resolve_progress
 
