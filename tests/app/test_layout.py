@@ -140,7 +140,7 @@ def test_compare_follows_the_paper_ste_ends_below_loe(server, browser, shots):
         table = p.wait_text(".loe-compare-table", r"STE", timeout=30)
         rows = {m: float(v) for m, v in re.findall(r"\|\s*(LOE|STE|LOESTE)\s*\|[^|]*\|\s*([0-9.e-]+)\s*\|", table)}
         if not rows:  # rendered table: cells separated by whitespace
-            rows = {m: float(v) for m, v in re.findall(r"(?m)^\s*(LOE|STE|LOESTE)\s+\S+ s\s+([0-9.e-]+)", table)}
+            rows = {m: float(v) for m, v in re.findall(r"(?m)^\s*(LOE|STE|LOESTE)\s+\S+\s+s\s+([0-9.e-]+)", table)}
         assert {"LOE", "STE"} <= set(rows), table
         assert rows["STE"] < rows["LOE"], rows
         # LOE's triplet error is the one in the status line
