@@ -62,6 +62,17 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
         loop = asyncio.get_running_loop()  # the session's: its pages are built on it
     except RuntimeError:
         loop = None
+    sweeping = [False]
+
+    def sweep(rounds: int = _SWEEP_ROUNDS) -> None:
+        """While the document's writes are in flight, send on any patch Panel stranded (see _resend_stranded)."""
+        d = ref()
+        sweeping[0] = False
+        if d is None or loop is None or loop.is_closed():
+            return
+        if _resend_stranded(d) and rounds > 0:
+            sweeping[0] = True
+            loop.call_later(_SWEEP_SECONDS, sweep, rounds - 1)
 
     def run(fn):
         d = ref()
@@ -77,6 +88,9 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
                     fn()
             except Exception:  # never let a UI update kill the session
                 log.warning("UI update failed", exc_info=True)
+            if loop is not None and not sweeping[0]:
+                sweeping[0] = True
+                loop.call_later(_SWEEP_SECONDS, sweep)
 
         def schedule():
             d2 = ref()
@@ -91,6 +105,36 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
         except RuntimeError:  # the loop was closed with the server: the session is gone
             pass
     return run
+
+
+_SWEEP_SECONDS = 0.1  # between looks for a stranded patch while a document's writes are in flight
+_SWEEP_ROUNDS = 100  # at most 10 s of looking after one update
+
+
+def _resend_stranded(doc) -> bool:
+    """Send a patch that Panel queued for ``doc`` and then forgot; True while writes are still in flight.
+
+    Panel (1.9) queues the patches made while a socket write is in progress
+    (``_WRITE_MSGS``) and starts a task that sends them, which gives up unless
+    the document is marked as blocked (``_WRITE_BLOCK``). A task that is still
+    sending earlier messages clears that mark when it ends, so the patches
+    queued during its send were never sent: the last update of a run (its
+    result, "Done.") could stay on the server, and the page showed the
+    previous step for good (about one comparison in eight on the explorer's
+    Compare step). Queued messages without the mark are such strays; mark the
+    document and start the task again. A Panel without these internals is left
+    alone.
+    """
+    try:
+        from panel.io import document as pdoc
+        queued, blocked = pdoc._WRITE_MSGS, pdoc._WRITE_BLOCK
+        if queued.get(doc) and doc not in blocked:
+            log.info("sending a patch Panel had queued and not sent")
+            blocked[doc] = True
+            pdoc._dispatch_write_task(doc, pdoc._dispatch_msgs, doc)
+        return doc in queued or doc in blocked
+    except (ImportError, AttributeError, TypeError):
+        return False
 
 
 def connection_count(doc=None) -> int | None:

@@ -52,3 +52,57 @@ def test_a_job_threads_update_is_handed_to_the_document_on_the_event_loop_thread
         loop.close()
     run(ran.set)  # the loop is closed with the server: the update is dropped, nothing raises
     assert callers == ["event-loop"]
+
+
+@pytest.fixture
+def panel_writes(monkeypatch):
+    """Panel's queue of patches waiting for a socket write, with its task starter recorded."""
+    from panel.io import document as pdoc
+
+    started = []
+    monkeypatch.setattr(pdoc, "_WRITE_MSGS", {})
+    monkeypatch.setattr(pdoc, "_WRITE_BLOCK", {})
+    monkeypatch.setattr(pdoc, "_dispatch_write_task", lambda doc, func, *args: started.append((doc, func, args)))
+    return pdoc, started
+
+
+def test_a_patch_panel_queued_and_then_forgot_is_sent(panel_writes):
+    # Panel queues the patches made during a socket write and clears the document's "blocked" mark
+    # when that write ends; the task meant to send the queued ones gives up without the mark.
+    from loe_viz.app.session import _resend_stranded
+
+    pdoc, started = panel_writes
+    doc = Document()
+    assert _resend_stranded(doc) is False and started == []  # nothing in flight: nothing to do
+    pdoc._WRITE_MSGS[doc] = {"connection": ["PATCH-DOC"]}
+    pdoc._WRITE_BLOCK[doc] = True
+    assert _resend_stranded(doc) is True and started == []  # a write in flight will send it
+    del pdoc._WRITE_BLOCK[doc]  # the stray: queued, and nobody left to send it
+    assert _resend_stranded(doc) is True
+    assert started == [(doc, pdoc._dispatch_msgs, (doc,))] and pdoc._WRITE_BLOCK[doc] is True
+
+
+def test_after_an_update_the_dispatcher_sends_what_panel_stranded(monkeypatch, panel_writes):
+    pdoc, started = panel_writes
+    doc = Document()
+    context = _Context()
+    doc._session_context = lambda: context
+    monkeypatch.setattr(doc, "add_next_tick_callback", lambda callback: callback())
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="event-loop", daemon=True)
+    thread.start()
+
+    def update():  # a job's last update, whose patch Panel queued while an earlier one was being written
+        pdoc._WRITE_MSGS[doc] = {"connection": ["PATCH-DOC: Done."]}
+    try:
+        run = asyncio.run_coroutine_threadsafe(_dispatcher_of(doc), loop).result(10)
+        run(update)
+        for _ in range(100):
+            if started:
+                break
+            threading.Event().wait(0.05)
+        assert started and started[0][1] is pdoc._dispatch_msgs
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
