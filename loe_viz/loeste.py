@@ -154,7 +154,7 @@ class LOESTE(ParamsMixin):
                 # No held-out search (it cost several STE runs' time): a few times d + 3 of the heads the
                 # search would consider, which spread the start far better than d + 3 of them do
                 plan = auto_landmark_plan(counts, d)
-                l = max(min(plan.n_landmarks, START_HEADS * (d + 3)), d + 3)
+                l = min(plan.n_landmarks, START_HEADS * (d + 3))  # the plan has d + 3 or more
                 if counts[plan.heads[min(l, plan.heads.size) - 1]] < WELL_COVERED * counts.size:
                     loe_kw.setdefault("regularization", AUTO_REGULARIZATION[0])
                     loe_kw.setdefault("refine", None)

@@ -62,16 +62,14 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
         loop = asyncio.get_running_loop()  # the session's: its pages are built on it
     except RuntimeError:
         loop = None
-    sweeping = [False]
+    sweeping = False  # a sweep is scheduled
 
     def sweep(rounds: int = _SWEEP_ROUNDS) -> None:
         """While the document's writes are in flight, send on any patch Panel stranded (see _resend_stranded)."""
+        nonlocal sweeping
         d = ref()
-        sweeping[0] = False
-        if d is None or loop is None or loop.is_closed():
-            return
-        if _resend_stranded(d) and rounds > 0:
-            sweeping[0] = True
+        sweeping = d is not None and not loop.is_closed() and _resend_stranded(d) and rounds > 0
+        if sweeping:
             loop.call_later(_SWEEP_SECONDS, sweep, rounds - 1)
 
     def run(fn):
@@ -80,6 +78,7 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
             return
 
         def wrapped():
+            nonlocal sweeping
             d2 = ref()
             if d2 is None:
                 return
@@ -88,8 +87,8 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
                     fn()
             except Exception:  # never let a UI update kill the session
                 log.warning("UI update failed", exc_info=True)
-            if loop is not None and not sweeping[0]:
-                sweeping[0] = True
+            if loop is not None and not sweeping:
+                sweeping = True
                 loop.call_later(_SWEEP_SECONDS, sweep)
 
         def schedule():
