@@ -137,7 +137,7 @@ class CompareState(RunsJobs, param.Parameterized):
                 token.check()
                 base = i / len(methods)
                 step = 1.0 / len(methods)
-                self._report(message=f"Running {name} ({i + 1}/{len(methods)})…",
+                self._report(message=f"Running {METHODS[name].label} ({i + 1}/{len(methods)})…",
                               progress=int(round(100 * base)))
                 if name == "LOE":
                     # the walk-through's own embedding, so the status line and this table show one
@@ -173,7 +173,8 @@ class CompareState(RunsJobs, param.Parameterized):
             if now - last["t"] >= 0.25:
                 last["t"] = now
                 p, t = scores(embedding)
-                push(CompareRecord(name, now, p, t), base + step * min(now / max_seconds, 0.95), f"{name}…")
+                push(CompareRecord(name, now, p, t), base + step * min(now / max_seconds, 0.95),
+                     f"{METHODS[name].label}…")
             return bool(now > max_seconds)
 
         common = dict(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
@@ -185,7 +186,8 @@ class CompareState(RunsJobs, param.Parameterized):
             token.check()
             sec = time.perf_counter() - t0
             p, t = scores(model.embedding_)
-            push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {format_seconds(sec)}")
+            push(CompareRecord(name, sec, p, t, final=True), base + step,
+                 f"{METHODS[name].label} done in {format_seconds(sec)}")
             return
         if name == "LOESTE":
             # LOE-STE's LOE stage uses the landmarks and offset of the explorer's LOE.
@@ -200,7 +202,8 @@ class CompareState(RunsJobs, param.Parameterized):
         token.check()  # a cancelled baseline returns its last iterate: not a result
         sec = time.perf_counter() - t0
         p, t = scores(model.embedding_)
-        push(CompareRecord(name, sec, p, t, final=True), base + step, f"{name} done in {format_seconds(sec)}")
+        push(CompareRecord(name, sec, p, t, final=True), base + step,
+             f"{METHODS[name].label} done in {format_seconds(sec)}")
 
 
 def uniform_like(X: np.ndarray, cfg: dict, m: int) -> np.ndarray:

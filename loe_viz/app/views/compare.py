@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from ...methods import method_colour
+from ...methods import METHODS, method_colour
 from .. import plots
 from ..compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, CompareState
 from ..text import md
@@ -50,7 +50,8 @@ nearly unconstrained, while LOE was designed for exactly this design.
         super().__init__(**params)
         self.compare = CompareState(self.state)
         c = self.compare
-        self._methods = pn.widgets.MultiChoice.from_param(c.param.methods, label="Methods", width=380)
+        self._methods = pn.widgets.MultiChoice.from_param(c.param.methods, label="Methods", width=380,
+                                                          options={METHODS[m].label: m for m in BASELINE_METHODS})
         self._protocol = pn.widgets.RadioButtonGroup.from_param(
             c.param.protocol, label="Baselines get", options=COMPARE_PROTOCOLS, orientation="vertical",
             color="primary", variant="outline", css_classes=["loe-protocol"])
@@ -95,11 +96,11 @@ nearly unconstrained, while LOE was designed for exactly this design.
             col = method_colour(name)
             g = g.sort_values("seconds")
             if len(g) > 1:
-                layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=name).opts(
+                layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=_label(name)).opts(
                     color=col, line_width=3, tools=["hover"]))
             fin = g[g["final"]]
             if len(fin):
-                layers.append(hv.Scatter(fin, "seconds", ["procrustes", "triplet_error"], label=name).opts(
+                layers.append(hv.Scatter(fin, "seconds", ["procrustes", "triplet_error"], label=_label(name)).opts(
                     color=col, size=16, marker="diamond", tools=["hover"]))
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
@@ -118,7 +119,7 @@ nearly unconstrained, while LOE was designed for exactly this design.
             return ""
         lines = ["| method | time | Procrustes error | triplet error |", "|---|---|---|---|"]
         for r in recs:
-            lines.append(f"| {r.method} | {fmt(r.seconds)}\u00a0s | {fmt(r.procrustes)} | "
+            lines.append(f"| {_label(r.method)} | {fmt(r.seconds)}\u00a0s | {fmt(r.procrustes)} | "
                          f"{'—' if math.isnan(r.triplet_error) else f'{100 * r.triplet_error:.2f} %'} |")
         return "\n".join(lines)
 
@@ -143,3 +144,8 @@ nearly unconstrained, while LOE was designed for exactly this design.
     def close(self):
         """Stop a running comparison."""
         self.compare.close()
+
+
+def _label(name: str) -> str:
+    """How the page names a method ("LOE-STE" for LOESTE)."""
+    return METHODS[name].label if name in METHODS else name
