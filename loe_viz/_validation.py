@@ -184,8 +184,13 @@ def check_points(X, name: str = "X", *, min_points: int = 1) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+#: Bytes each item takes at the least in any fit (its coordinates and gradient, or its count and
+#: distances): a fit of more items than the available memory over this cannot even start.
+MIN_ITEM_BYTES = 32
+
+
 def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
-                   threads: int = 1) -> tuple[np.ndarray, int]:
+                   threads: int = 1, fit: bool = False) -> tuple[np.ndarray, int]:
     """Validate list-order triplets and return ``(triplets, n_items)``.
 
     Parameters
@@ -197,6 +202,9 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
     threads : int, default 1
         With 2 or more and at least ``PARALLEL_SCAN_MIN`` triplets, the scan runs as two
         halves side by side (the same checks and messages).
+    fit : bool, default False
+        The triplets are about to be fitted: refuse more items than the available memory
+        holds at ``MIN_ITEM_BYTES`` each (before any per-item array is allocated).
 
     Returns
     -------
@@ -238,6 +246,7 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
         raise ValueError(
             f"{name} row {bad} repeats an item ({item}): {row}; a triplet needs three distinct items"
         )
+    given = n_items is not None
     if n_items is None:
         n_items = hi + 1
     else:
@@ -249,5 +258,29 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
             )
     if n_items < 3:
         raise ValueError(f"n_items must be >= 3, got {n_items}")
+    if fit:
+        _check_item_memory(n_items, given)
     out = arr if arr.dtype == index_dtype(n_items) else arr.astype(index_dtype(n_items))
     return out, n_items
+
+
+def _check_item_memory(n_items: int, given: bool) -> None:
+    """Refuse, before anything of size ``n_items`` is allocated, more items than memory can hold at all.
+
+    A stray large index in a small array (``[[0, 1, 2_000_000_000]]``) makes ``n_items`` two
+    billion; every fit then allocates per-item arrays of tens of GiB and fails late, or is killed.
+    """
+    need = n_items * MIN_ITEM_BYTES
+    if need < 1 << 30:  # below 1 GiB: not worth a look at the system's memory
+        return
+    from ._format import format_bytes
+    from .resources import available_memory
+
+    avail = available_memory()
+    if avail is not None and need > avail:
+        where = "as given" if given else "the largest index + 1"
+        raise ValueError(
+            f"n_items={n_items:,} ({where}) needs at least {format_bytes(need)} for the items' own arrays, "
+            f"more than the {format_bytes(avail)} of memory available; items are indices 0..n_items-1, so "
+            "map sparse ids to 0..k-1 first (read_triplets does)"
+        )

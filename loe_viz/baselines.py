@@ -268,7 +268,7 @@ class TripletEmbedding(ParamsMixin):
         t_start = time.perf_counter()
         cfg = self._validated()
         d = cfg.d
-        T, n = check_triplets(triplets, n_items)
+        T, n = check_triplets(triplets, n_items, fit=True)
         if init is None:
             X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:

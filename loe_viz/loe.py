@@ -676,7 +676,7 @@ class LOE(ParamsMixin):
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         threads = self._local_threads()
-        T, n = check_triplets(triplets, n_items, threads=threads)
+        T, n = check_triplets(triplets, n_items, threads=threads, fit=True)
         s = self._validated(n, auto_selection="random")  # the busiest heads: the best covered
         cancel = threading.Event()
         counts, half = head_counts(T, n, threads)

@@ -244,7 +244,7 @@ class LOESTE(ParamsMixin):
         self
         """
         t_start = time.perf_counter()
-        T, n = check_triplets(triplets, n_items)
+        T, n = check_triplets(triplets, n_items, fit=True)
         d, eps, budget, loe, ste, progress = self._build(progress, head_counts(T, n)[0])
         loe.fit(T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)

@@ -279,3 +279,33 @@ def test_check_regularization():
         check_regularization(1e-300)
     with pytest.raises(ValueError, match=r"^regularization must be >= 0.0, got -1.0$"):
         check_regularization(-1.0)
+
+
+@pytest.mark.parametrize("Est", ["LOE", "STE", "LOESTE"])
+def test_a_stray_huge_index_is_refused_before_any_per_item_array(monkeypatch, Est):
+    import loe_viz
+    from loe_viz import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 8 << 30)  # 8 GiB, whatever this machine has
+    T = np.array([[0, 1, 2], [1, 2, 0], [0, 3, 1_500_000_000]])
+    est = getattr(loe_viz, Est)()
+    with pytest.raises(ValueError) as info:
+        est.fit(T)
+    assert str(info.value) == (
+        "n_items=1,500,000,001 (the largest index + 1) needs at least 44.7 GiB for the items' own arrays, more "
+        "than the 8.0 GiB of memory available; items are indices 0..n_items-1, so map sparse ids to 0..k-1 first "
+        "(read_triplets does)")
+    with pytest.raises(ValueError, match=r"^n_items=400,000,000 \(as given\) needs at least 11.9 GiB"):
+        est.fit(T[:2], n_items=400_000_000)
+    assert not hasattr(est, "embedding_")
+
+
+def test_the_item_memory_check_leaves_other_uses_and_small_fits_alone(monkeypatch):
+    from loe_viz import resources
+
+    looked = []
+    monkeypatch.setattr(resources, "available_memory", lambda: looked.append(1) or 1 << 20)  # 1 MiB
+    T = np.array([[0, 1, 2], [0, 3, 1_500_000_000]])
+    assert check_triplets(T)[1] == 1_500_000_001  # not a fit (e.g. writing a file): no limit
+    assert check_triplets(T[:1], n_items=30_000_000, fit=True)[1] == 30_000_000  # 0.9 GiB: no look
+    assert looked == []
