@@ -155,6 +155,27 @@ def methods(d, n_heads):
     }
 
 
+def timed_fit(est, train, n, test, **fit_kw):
+    """Fit; returns (seconds, curve). With a ``callback`` parameter (STE, LOE-STE) every iterate is kept and
+    the curve is (elapsed seconds, held-out accuracy) of each, scored after the timed fit; else None."""
+    snaps = []
+    if hasattr(est, "callback"):
+        est.callback = lambda it, Z: snaps.append(np.array(Z))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LOEWarning)
+        est.fit(train, n_items=n, **fit_kw)
+    sec = time.perf_counter() - t0
+    return sec, ((est.history_.elapsed, [lv.triplet_accuracy(Z, test) for Z in snaps]) if snaps else None)
+
+
+def reach_seconds(curve, target):
+    """When a curve's held-out accuracy first reached ``target`` (nan: never)."""
+    elapsed, accs = curve
+    hit = np.flatnonzero(np.array(accs) >= target)
+    return float(elapsed[hit[0]]) if hit.size else float("nan")
+
+
 def pad(Z, D):
     return Z if Z.shape[1] >= D else np.hstack([Z, np.zeros((Z.shape[0], D - Z.shape[1]))])
 
@@ -173,16 +194,9 @@ def evaluate(T, n, X, d, folds, seed, label):
         curves = {}
         for name, make in table.items():
             est = make(seed + 100 * f + 3)  # never the data's seed: a start drawn like the points is the answer
-            snaps = []
-            if hasattr(est, "callback"):  # STE and LOE-STE: every iterate, scored on the held-out fold after timing
-                est.callback = lambda it, Z, snaps=snaps: snaps.append(np.array(Z))
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LOEWarning)
-                est.fit(train, n_items=n)
-            sec = time.perf_counter() - t0
-            if snaps:
-                curves[name] = (est.history_.elapsed, [lv.triplet_accuracy(Z, test) for Z in snaps])
+            sec, curve = timed_fit(est, train, n, test)
+            if curve is not None:
+                curves[name] = curve
             Z = np.asarray(est.embedding_, dtype=float)
             r = out[name]
             r["test_accuracy"].append(lv.triplet_accuracy(Z, test))
@@ -200,9 +214,8 @@ def evaluate(T, n, X, d, folds, seed, label):
                   f"{sec:6.2f} s", flush=True)
         # the time each iterating method first came within REACH of STE's final held-out accuracy
         target = curves["STE (random start)"][1][-1] - REACH
-        for name, (elapsed, accs) in curves.items():
-            hit = np.flatnonzero(np.array(accs) >= target)
-            out[name]["reach_seconds"].append(float(elapsed[hit[0]]) if hit.size else float("nan"))
+        for name, curve in curves.items():
+            out[name]["reach_seconds"].append(reach_seconds(curve, target))
     if X is not None:  # the noise ceiling: how often the true points agree with the held-out answers
         out["truth (the points themselves)"] = {
             "test_accuracy": [lv.triplet_accuracy(X, T[np.sort(p)]) for p in parts]}
@@ -262,21 +275,13 @@ def reach_on_fresh_sets(n, d, c, noise, sets, seed):
         names = names[k % 4:] + names[:k % 4]  # each method first, second, third and last in turn
         curves, total = {}, {}
         for name in names:
-            snaps = []
-            est = make[name]()
-            est.callback = lambda it, Z, snaps=snaps: snaps.append(np.array(Z))
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LOEWarning)
-                est.fit(train, n_items=n, **({"init": X} if name == "STE from the true points" else {}))
-            total[name] = time.perf_counter() - t0
-            curves[name] = (est.history_.elapsed, [lv.triplet_accuracy(Z, test) for Z in snaps])
+            total[name], curves[name] = timed_fit(make[name](), train, n, test,
+                                                  **({"init": X} if name == "STE from the true points" else {}))
         target = curves["STE (random start)"][1][-1] - REACH
         row = {"set": k}
-        for name, (elapsed, accs) in curves.items():
-            hit = np.flatnonzero(np.array(accs) >= target)
-            row[name] = {"reach_seconds": float(elapsed[hit[0]]) if hit.size else float("nan"),
-                         "seconds": total[name], "test_accuracy": float(accs[-1])}
+        for name, curve in curves.items():
+            row[name] = {"reach_seconds": reach_seconds(curve, target), "seconds": total[name],
+                         "test_accuracy": float(curve[1][-1])}
         rows.append(row)
         print(f"  n={n} {noise} set {k + 1}/{sets}: " + "  ".join(
             f"{name} {row[name]['reach_seconds']:.3f} s" for name in make), flush=True)
