@@ -96,11 +96,11 @@ nearly unconstrained, while LOE was designed for exactly this design.
             col = method_colour(name)
             g = g.sort_values("seconds")
             if len(g) > 1:
-                layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=_label(name)).opts(
+                layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=METHODS[name].label).opts(
                     color=col, line_width=3, tools=["hover"]))
             fin = g[g["final"]]
             if len(fin):
-                layers.append(hv.Scatter(fin, "seconds", ["procrustes", "triplet_error"], label=_label(name)).opts(
+                layers.append(hv.Scatter(fin, "seconds", ["procrustes", "triplet_error"], label=METHODS[name].label).opts(
                     color=col, size=16, marker="diamond", tools=["hover"]))
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
@@ -119,7 +119,7 @@ nearly unconstrained, while LOE was designed for exactly this design.
             return ""
         lines = ["| method | time | Procrustes error | triplet error |", "|---|---|---|---|"]
         for r in recs:
-            lines.append(f"| {_label(r.method)} | {fmt(r.seconds)}\u00a0s | {fmt(r.procrustes)} | "
+            lines.append(f"| {METHODS[r.method].label} | {fmt(r.seconds)}\u00a0s | {fmt(r.procrustes)} | "
                          f"{'—' if math.isnan(r.triplet_error) else f'{100 * r.triplet_error:.2f} %'} |")
         return "\n".join(lines)
 
@@ -144,8 +144,3 @@ nearly unconstrained, while LOE was designed for exactly this design.
     def close(self):
         """Stop a running comparison."""
         self.compare.close()
-
-
-def _label(name: str) -> str:
-    """How the page names a method ("LOE-STE" for LOESTE)."""
-    return METHODS[name].label if name in METHODS else name
