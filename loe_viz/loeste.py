@@ -130,10 +130,10 @@ class LOESTE(ParamsMixin):
             raise ValueError(f"{name} must not set {', '.join(clash)}: LOESTE sets it (pass it to LOESTE instead)")
         return dict(value)
 
-    def _build(self, progress, counts=None):
+    def _build(self, progress, stored=None):
         """Check every parameter; build the LOE and STE stages and the progress callable.
 
-        ``counts``: the triplets each item heads, when fitting stored triplets (the warm start's heads)."""
+        ``stored``: ``(triplets, n)`` when fitting stored triplets (their heads pick the warm start's landmarks)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         eps = check_float(self.eps, "eps", minimum=0.0, strict_minimum=True)
         if eps >= 1.0:
@@ -150,7 +150,8 @@ class LOESTE(ParamsMixin):
         l = self.n_landmarks
         if l is None and "landmarks" not in loe_kw:
             l = d + 3
-            if counts is not None:
+            if stored is not None:
+                counts = head_counts(*stored)[0]
                 # No held-out search (it cost several STE runs' time): a few times d + 3 of the heads the
                 # search would consider, which spread the start far better than d + 3 of them do
                 plan = auto_landmark_plan(counts, d)
@@ -245,7 +246,7 @@ class LOESTE(ParamsMixin):
         """
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items, fit=True)
-        d, eps, budget, loe, ste, progress = self._build(progress, head_counts(T, n)[0])
+        d, eps, budget, loe, ste, progress = self._build(progress, (T, n))
         loe.fit(T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)
         t_loe = time.perf_counter()
