@@ -9,6 +9,9 @@ from __future__ import annotations
 import io
 import os
 import stat
+import subprocess
+import sys
+import threading
 import tracemalloc
 import zipfile
 
@@ -266,6 +269,33 @@ def test_write_atomic_honours_the_umask_without_changing_it(tmp_path, monkeypatc
         monkeypatch.undo()
         os.umask(old)
     assert sorted(os.listdir(tmp_path)) == ["new.csv"]
+
+
+def test_write_keeps_a_symlink_and_writes_a_pipe_in_place(tmp_path):
+    target, link = tmp_path / "target.csv", tmp_path / "link.csv"
+    target.write_text("old\n")
+    link.symlink_to(target.name)
+    write_triplets(link, [[0, 1, 2]])
+    assert link.is_symlink() and read_triplets(target).triplets.tolist() == [[0, 1, 2]]
+    assert sorted(os.listdir(tmp_path)) == ["link.csv", "target.csv"]
+    fifo, got = tmp_path / "out.csv", []
+    os.mkfifo(fifo)
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_triplets(fifo, [[2, 1, 0]])  # written into the pipe, not replaced by a regular file beside it
+    reader.join(10)
+    assert got == [b"head,winner,loser\n2,1,0\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    redirected = tmp_path / "stdout.txt"  # /dev/stdout redirected to a file: appended to, never replaced
+    with open(redirected, "wb") as fh:
+        fh.write(b"before\n")
+        fh.flush()
+        inode = os.fstat(fh.fileno()).st_ino
+        code = "from loe_viz.io import write_triplets; write_triplets('/dev/stdout', [[0, 1, 2]])"
+        subprocess.run([sys.executable, "-c", code], stdout=fh, check=True, timeout=120)
+    assert redirected.read_bytes() == b"before\nhead,winner,loser\n0,1,2\n" and redirected.stat().st_ino == inode
+    with pytest.raises(FileNotFoundError) as info:  # the message names the path asked for, not a temporary file
+        write_triplets(tmp_path / "no" / "t.csv", [[0, 1, 2]])
+    assert info.value.filename == str(tmp_path / "no" / "t.csv")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,10 +1,12 @@
-"""write_triplets, the atomic file writer and the spreadsheet-safe cell of CSV exports."""
+"""write_triplets, write_file (which never leaves a file half written) and the spreadsheet-safe cell of CSV
+exports."""
 
 from __future__ import annotations
 
 import io
 import os
 import secrets
+import stat
 import unicodedata
 import zipfile
 
@@ -38,7 +40,8 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     Parameters
     ----------
     path : str, os.PathLike or file object
-        A path is written atomically (a temporary file beside it, then a rename).
+        A path is written atomically (a temporary file beside it, then a rename; a device or
+        pipe such as ``/dev/stdout`` in place).
     triplets : array-like of shape (m, 3) or TripletData
         List-order triplets of indices ``0..n_items-1``; a TripletData brings its labels.
     labels : sequence of str or int, optional
@@ -81,7 +84,7 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
         arrays = {"triplets": tri} if layout == "list-order" else {"X": np.column_stack([h, x, z]), "y": y}
         if lab is not None:
             arrays["labels"] = lab if lab.dtype.kind == "i" else lab.astype(str)
-        return _write_atomic(path, is_path, (lambda fh: np.save(fh, tri, allow_pickle=False)) if fmt == "npy"
+        return _write_to(path, is_path, (lambda fh: np.save(fh, tri, allow_pickle=False)) if fmt == "npy"
                              else (lambda fh: _savez(fh, arrays)))
     delim = {"csv": ",", "tsv": "\t", "text": " "}[fmt]
     text = lab is not None and lab.dtype.kind == "O"
@@ -102,7 +105,7 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
                 out[:, :n_item] = cells[block[:, :n_item]]
             fh.write(("\n".join(delim.join(map(str, row)) for row in out.tolist()) + "\n").encode() if text
                      else _format_ints(out, delim))
-    _write_atomic(path, is_path, write)
+    _write_to(path, is_path, write)
 
 
 def _header(cells, lab) -> list:
@@ -170,26 +173,46 @@ def _check_write_labels(labels) -> np.ndarray:
     return lab
 
 
-def _write_atomic(path, is_path, write):
-    """Write through ``write(binary_file)``: a path via a temporary file beside it and a rename.
+def write_file(path, write) -> None:
+    """Write the path ``path`` through ``write(binary_file)``, never leaving it half written.
 
-    The temporary file is created with mode 0o666 less the umask (applied by the
-    kernel: the process umask is never changed, which would race other threads),
-    or gets the mode of the file it replaces.
+    A regular or new file: a temporary file beside it (mode 0o666 less the umask, applied by the
+    kernel, or the replaced file's mode), then a rename; through a symbolic link, its target is
+    replaced. A device or pipe (``/dev/null``, a FIFO) or any path under /dev or /proc
+    (``/dev/stdout`` redirected to a file) is written in place. Errors name ``path``.
     """
-    if not is_path:
-        bio = io.BytesIO() if isinstance(path, io.TextIOBase) else path
-        write(bio)
-        return None if bio is path else path.write(bio.getvalue().decode("utf-8"))
-    d, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(d, f".tmp-{secrets.token_hex(8)}-{base}")  # O_EXCL: never an existing file
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:  # /dev/stdout may point at a regular file (a shell's redirection): written in place too
+        special = os.path.abspath(path).startswith(("/dev/", "/proc/")) or (
+            not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path))
+    except OSError:
+        special = False  # a new file (or a dangling link, created where it points)
+    try:
+        if special:  # appended: a redirection's file holds what was written before
+            with open(path, "ab") as fh:
+                write(fh)
+            return
+        d, base = os.path.split(os.path.realpath(path))
+        tmp = os.path.join(d, f".tmp-{secrets.token_hex(8)}-{base}")  # O_EXCL: never an existing file
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
         if os.path.exists(path):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
+        os.replace(tmp, os.path.join(d, base))
+    except BaseException as exc:
         os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
         raise
+
+
+def _write_to(path, is_path, write):
+    """``write(binary_file)`` into a path (:func:`write_file`) or a file object (text or binary)."""
+    if is_path:
+        return write_file(path, write)
+    bio = io.BytesIO() if isinstance(path, io.TextIOBase) else path
+    write(bio)
+    return None if bio is path else path.write(bio.getvalue().decode("utf-8"))
