@@ -4,14 +4,16 @@
 
     loe-viz explore [--port N] [--address A] [--warm] [--show]
     loe-viz embed FILE [--method loe|ste|tste|soe|gnmds|ckl|loeste] [-d 2] [--landmarks N|auto]
-                       [--heldout 0.2] [--seed S] [-o OUT.csv]
+                       [--heldout 0.2] [--seed S] [-o OUT.csv] [reading options]
     loe-viz simulate KIND -n N [-d 2] [--temperature T] [--budget c] [-o triplets.csv]
-    loe-viz info FILE
+    loe-viz info FILE [reading options: --layout --item-type --header --columns --encoding --limit]
 
 ``loe-viz SUBCOMMAND --help`` describes each. A usage error prints one line on
 standard error and exits with status 2; a file or setting that cannot be used
 (a malformed triplet file, a method that cannot run on it) prints one line and
-exits with status 1. Also runnable as ``python -m loe_viz``.
+exits with status 1; the settings and the output path are checked before any file is read.
+Messages name this command's options, not the library's arguments. Also runnable as
+``python -m loe_viz``.
 
 Panel is imported by ``explore`` only; the other sub-commands need the library alone.
 """
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import os
+import re
 import sys
 import time
 import warnings
@@ -68,6 +72,7 @@ def _checked(convert, what: str, ok, in_range: str | None = None):
 
 
 _positive_int = _checked(int, "a positive integer", lambda v: v >= 1)
+_seed = _checked(int, "a non-negative integer", lambda v: v >= 0)
 _port = _checked(int, "a port number", lambda v: 0 <= v <= 65535, "a port number in 0..65535")
 _fraction = _checked(float, "a fraction in [0, 1)", lambda v: 0.0 <= v < 1.0)
 _nonnegative_float = _checked(float, "a number >= 0", lambda v: v >= 0.0 and v != float("inf"),
@@ -83,11 +88,40 @@ def _landmarks(text: str):
         raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
 
 
-def _positive_float(text: str) -> float:
-    value = _nonnegative_float(text)
-    if value == 0.0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
+_positive_float = _checked(float, "a number > 0", lambda v: 0.0 < v < float("inf"), "a finite number > 0")
+
+
+_LIMITS = ("array_bytes", "compression_ratio", "label_bytes")
+
+
+def _limit(text: str):
+    """``--limit KEY=VALUE``: one of read_triplets' limits."""
+    key, _, value = text.partition("=")
+    try:
+        value = _positive_float(value)
+    except argparse.ArgumentTypeError:
+        value = None
+    if key.strip() not in _LIMITS or value is None:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY one of {', '.join(_LIMITS)} and VALUE a "
+                                         f"number > 0 (e.g. array_bytes=4e9), got {text!r}")
+    return key.strip(), value
+
+
+def _add_reader_options(p) -> None:
+    """How ``embed`` and ``info`` read FILE (the settings of read_triplets they expose)."""
+    p.add_argument("--layout", choices=LAYOUTS, default="auto",
+                   help="layout of a header-less four-column file (default: detected)")
+    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
+                   help="read item ids as integers or as text labels (default: detected)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="whether the first line names the columns (default: detected)")
+    p.add_argument("--columns", metavar="ROLES",
+                   help="the role of every column, comma-separated: head, near, far, left, right, answer, "
+                   "response, or nothing to ignore a column (e.g. ',head,near,far'; default: from the header)")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of FILE (default utf-8)")
+    p.add_argument("--limit", type=_limit, action="append", default=[], metavar="KEY=VALUE",
+                   help="raise a bound read_triplets checks before allocating: array_bytes (one array of a "
+                   ".npy/.npz, default 2**30), compression_ratio (32), label_bytes (2**28); repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,14 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--heldout", type=_fraction, default=0.2, metavar="F",
                    help="fraction of the triplets held out for scoring (default 0.2; 0: fit on all, "
                    "report the training accuracy)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the split and of the method (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the split and of the method (default 0)")
     p.add_argument("-o", "--output", metavar="OUT.csv",
                    help="where to write the embedding (default: FILE's name with _METHOD.csv, in the "
                    "current directory; '-': standard output)")
-    p.add_argument("--layout", choices=LAYOUTS, default="auto",
-                   help="layout of a header-less four-column file (default: detected)")
-    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
-                   help="read item ids as integers or as text labels (default: detected)")
+    _add_reader_options(p)
     p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
                    help="stop an iterative method after S seconds and keep its last iterate")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -169,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "uniformly random triplets")
     p.add_argument("--layout", choices=LAYOUTS[1:], default="list-order",
                    help="layout of the triplet file (default list-order)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the points (the answers use seed + 1)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the points (the answers use seed + 1)")
     p.add_argument("-o", "--output", default="triplets.csv", metavar="OUT",
                    help="triplet file (default triplets.csv; .npz/.npy write NumPy files)")
     p.set_defaults(func=cmd_simulate)
@@ -179,10 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Read a triplet file and say how: its layout and format, items, "
                        "triplets, the items heading triplets and their spread, labels, skipped rows.")
     p.add_argument("file", metavar="FILE", help="the triplet file")
-    p.add_argument("--layout", choices=LAYOUTS, default="auto",
-                   help="layout of a header-less four-column file (default: detected)")
-    p.add_argument("--item-type", choices=("auto", "int", "str"), default="auto",
-                   help="read item ids as integers or as text labels (default: detected)")
+    _add_reader_options(p)
     p.set_defaults(func=cmd_info)
     return parser
 
@@ -192,15 +220,52 @@ def _say(*parts, err: bool = False) -> None:
     print(*parts, file=sys.stderr if err else sys.stdout, flush=True)
 
 
-def _read(path: str, layout: str, item_type: str = "auto"):
+#: The library's names in its messages -> this command's options.
+_OPTION_NAMES = [
+    (r"pass (item_type|encoding|layout|columns)='?([\w-]*)'?",
+     lambda m: f"pass --{m[1].replace('_', '-')}" + (f" {m[2]}" if m[2] else "")),
+    (r"pass header=True", "pass --header"),
+    (r"read_triplets\(\.\.\., limits=\{'(\w+)': \.\.\.\}\) or loe_viz\.io\.MAX_\w+", r"--limit \1=..."),
+    (r"\bn_landmarks=(\d+)", r"--landmarks \1"), (r"\bn_landmarks\b", "--landmarks"),
+    (r"\bn_components=(\d+)", r"-d \1"), (r"\bn_components <= (\d+)", r"-d \1 or less"),
+    (r"\bn_components\b", "d"), (r"\brandom_state\b", "--seed"),
+]
+
+
+def _in_option_terms(message: str) -> str:
+    """A library message with its advice in this command's terms (``pass item_type='str'`` -> ``--item-type str``)."""
+    for pattern, repl in _OPTION_NAMES:
+        message = re.sub(pattern, repl, message)
+    return message
+
+
+def _read(args):
     from .io import read_triplets
 
+    path = args.file
     if os.path.isdir(path):
         raise DataError(f"{path} is a directory, not a triplet file")
+    header = "auto" if args.header is None else args.header
     try:
-        return read_triplets(path, layout=layout, item_type=item_type)
+        return read_triplets(path, layout=args.layout, item_type=args.item_type, header=header, columns=args.columns,
+                             encoding=args.encoding, limits=dict(args.limit))
     except ValueError as exc:  # the reader's message, with its advice in this command's terms
-        raise DataError(str(exc).replace("pass item_type='str'", "pass --item-type str")) from None
+        raise DataError(_in_option_terms(str(exc))) from None
+
+
+def _check_output(out: str, option: str = "-o", source: str | None = None) -> None:
+    """Refuse, before any work, an output path that cannot be written or that names the input ``source``."""
+    if out == "-":
+        return
+    if os.path.isdir(out):
+        raise UsageError(f"{option} {out} is a directory; name a file")
+    if source is not None and os.path.exists(out) and os.path.samefile(out, source):
+        raise UsageError(f"{option} {out} is the input file; writing there would replace the triplets")
+    folder = os.path.dirname(os.path.realpath(out))
+    if not os.path.isdir(folder):
+        raise DataError(f"cannot write {out}: the folder {os.path.dirname(out) or folder} does not exist")
+    if not os.access(out if os.path.exists(out) else folder, os.W_OK):
+        raise DataError(f"cannot write {out}: permission denied")
 
 
 def _printable(text) -> str:
@@ -250,7 +315,7 @@ def cmd_info(args) -> int:
     from .describe import summarize
 
     t0 = time.perf_counter()
-    data = _read(args.file, args.layout, args.item_type)
+    data = _read(args)
     seconds = time.perf_counter() - t0
     s = summarize(data)
     ph = s["per_head"]
@@ -282,12 +347,20 @@ def cmd_embed(args) -> int:
     from .evaluation import train_test_split_triplets
     from .metrics import triplet_accuracy
 
+    if args.output is not None and os.path.abspath(args.output) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        args.output = "-"
     err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
+    d, out = int(args.dimensions), args.output
+    if out is None:
+        out = f"{os.path.splitext(os.path.basename(args.file))[0] or 'triplets'}_{args.method}.csv"
+    if args.method in ("loe", "loeste") and args.landmarks != "auto" and args.landmarks < d + 3:
+        raise UsageError(f"--landmarks {args.landmarks} is too few for -d {d}: LOE needs at least d + 3 = {d + 3}")
+    _check_output(out, "-o" if args.output else "the output", args.file if os.path.isfile(args.file) else None)
     t0 = time.perf_counter()
-    data = _read(args.file, args.layout, args.item_type)
+    data = _read(args)
     t_read = time.perf_counter() - t0
-    n, m, d = int(data.n_items), int(data.n_triplets), int(args.dimensions)
-    _say(f"read {m:,} triplets over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
+    n, m = int(data.n_items), int(data.n_triplets)
+    _say(f"read {m:,} triplet{'s' * (m != 1)} over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
          f"in {_seconds(t_read)}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
@@ -305,12 +378,15 @@ def cmd_embed(args) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t1 = time.perf_counter()
-        _fit(model, args.method, train, n, True if show else None)
+        try:
+            _fit(model, args.method, train, n, True if show else None)
+        except ValueError as exc:
+            raise DataError(_in_option_terms(str(exc))) from None
         t_fit = time.perf_counter() - t1
     for w in caught:
         if issubclass(w.category, DeprecationWarning):
             continue
-        print(f"{PROG}: warning: {w.message}", file=sys.stderr, flush=True)
+        print(f"{PROG}: warning: {_in_option_terms(str(w.message))}", file=sys.stderr, flush=True)
     Z = np.asarray(model.embedding_, dtype=np.float64)
     train_acc = triplet_accuracy(Z, train)
     detail = ""
@@ -325,10 +401,6 @@ def cmd_embed(args) -> int:
     else:
         _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
              err=err)
-    out = args.output
-    if out is None:
-        stem = os.path.splitext(os.path.basename(args.file))[0] or "triplets"
-        out = f"{stem}_{args.method}.csv"
     _write_embedding(out, Z, data.labels)
     if out != "-":
         _say(f"wrote {n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}"
@@ -352,14 +424,16 @@ def _write_embedding(out: str, Z, labels) -> None:
         rows(sys.stdout)
         sys.stdout.flush()
         return
-    tmp = f"{out}.tmp{os.getpid()}"
+    _write(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
+
+
+def _write(out: str, write) -> None:
+    """``write(binary_file)`` into ``out``, never left half written (a device such as /dev/null in place)."""
+    from .io.writing import write_file
+
     try:
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            rows(fh)
-        os.replace(tmp, out)
+        write_file(out, write)
     except OSError as exc:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         raise DataError(f"cannot write {out}: {exc.strerror or exc}") from None
 
 
@@ -369,15 +443,30 @@ def cmd_simulate(args) -> int:
 
     from .io import write_triplets
     from .oracle import TripletOracle, total_budget
-    from .points import make_points
+    from .points import make_points, min_dimensions
 
     n, d = int(args.items), int(args.dimensions)
     if n < 3:
         raise UsageError("-n must be at least 3 (a triplet names three items)")
+    if d < min_dimensions(args.kind):
+        raise UsageError(f"-d {d} is too small for {args.kind} points: they need -d {min_dimensions(args.kind)} or more")
+    m = total_budget(n, args.budget)
+    if m < 1:
+        raise UsageError(f"--budget {args.budget:g} asks for {args.budget:g} n ln n = 0 triplets at -n {n}; "
+                         "raise --budget")
+    out = args.output
+    if out == "-":
+        raise UsageError("-o - (standard output) cannot take both files simulate writes (the triplets and the "
+                         "points); name a file")
+    if os.path.abspath(out).startswith(("/dev/", "/proc/")) or (os.path.exists(out) and not os.path.isfile(out)):
+        raise UsageError(f"-o {out} is not a regular file, and simulate writes the points beside the triplets "
+                         "(OUT's stem + _points.csv); name a file")
+    points_out = f"{os.path.splitext(out)[0]}_points.csv"
+    _check_output(out)
+    _check_output(points_out, "the points file")
     t0 = time.perf_counter()
     X = make_points(args.kind, n, d, random_state=args.seed)
     oracle = TripletOracle(X, temperature=args.temperature, random_state=args.seed + 1)
-    m = total_budget(n, args.budget)
     if args.landmarks is not None:
         l = int(args.landmarks)
         if l > n:
@@ -389,15 +478,12 @@ def cmd_simulate(args) -> int:
     else:
         T = oracle.uniform_triplets(m)
         design = "uniformly random triplets"
-    out = args.output
-    stem, ext = os.path.splitext(out)
-    points_out = f"{stem}_points.csv"
     try:
         write_triplets(out, T, layout=args.layout, random_state=args.seed + 3)
-        header = ",".join(f"x{k + 1}" for k in range(d))
-        np.savetxt(points_out, X, delimiter=",", header=header, comments="", fmt="%.6f")
     except OSError as exc:
-        raise DataError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+        raise DataError(f"cannot write {out}: {exc.strerror or exc}") from None
+    header = ",".join(f"x{k + 1}" for k in range(d))
+    _write(points_out, lambda fh: np.savetxt(fh, X, delimiter=",", header=header, comments="", fmt="%.6f"))
     _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
          f"(c = {args.budget:g}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
     from .metrics import triplet_accuracy

@@ -30,6 +30,11 @@ def _pad(X: np.ndarray, d: int, rng: np.random.Generator, jitter: float = 0.0) -
     return np.hstack([X, extra])
 
 
+def min_dimensions(kind: str) -> int:
+    """The smallest ``d`` that :func:`make_points` draws points of ``kind`` in."""
+    return _FIXED_DIM.get(kind, 2 if kind == "circle" else 1)
+
+
 def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: float = 0.05) -> np.ndarray:
     """Draw a ground-truth point configuration.
 
@@ -71,7 +76,7 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
         raise ValueError(f"kind must be one of {', '.join(POINT_KINDS)}; got {kind!r}")
     n = check_int(n, "n", minimum=2)
     d = check_int(d, "d", minimum=1)
-    need = _FIXED_DIM.get(kind, 2 if kind == "circle" else 1)
+    need = min_dimensions(kind)
     if d < need:
         raise ValueError(f"d must be >= {need} for kind={kind!r}, got {d}")
     rng = check_random_state(random_state)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import csv
 import fnmatch
 import importlib.resources
+import io
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 import urllib.request
@@ -101,6 +104,23 @@ def test_usage_errors_exit_2_on_one_line(tmp_path):
     assert "-n must be at least 3" in line
     one_line_error(run("simulate", "hexagon", "-n", 20, cwd=tmp_path), 2, "loe-viz simulate: error: ")
     one_line_error(run("explore", "--port", "http", cwd=tmp_path), 2, "loe-viz explore: error: ")
+    # settings in the command's own terms, refused before the file is read (x.csv does not exist)
+    for args, message in [
+        (("embed", "x.csv", "--landmarks", 3), "--landmarks 3 is too few for -d 2: LOE needs at least d + 3 = 5"),
+        (("embed", "x.csv", "--seed", -1), "argument --seed: expected a non-negative integer, got '-1'"),
+        (("embed", "x.csv", "--max-seconds", 0), "argument --max-seconds: expected a finite number > 0, got '0'"),
+        (("embed", "x.csv", "--max-seconds", -1), "argument --max-seconds: expected a finite number > 0, got '-1'"),
+        (("info", "x.csv", "--limit", "size=9"), "argument --limit: expected KEY=VALUE with KEY one of array_bytes, "
+                                                 "compression_ratio, label_bytes and VALUE a number > 0"),
+        (("simulate", "gaussian", "-n", 10, "--budget", 0.001),
+         "--budget 0.001 asks for 0.001 n ln n = 0 triplets at -n 10; raise --budget"),
+        (("simulate", "swiss_roll", "-n", 10, "-d", 2), "-d 2 is too small for swiss_roll points: they need -d 3"),
+        (("simulate", "gaussian", "-n", 10, "-o", "-"), "-o - (standard output) cannot take both files"),
+        (("simulate", "gaussian", "-n", 10, "-o", "/dev/null"), "-o /dev/null is not a regular file, and simulate "
+                                                                 "writes the points beside the triplets"),
+    ]:
+        assert message in one_line_error(run(*args, cwd=tmp_path), 2, f"loe-viz {args[0]}: error: ")
+    assert os.listdir(tmp_path) == []
 
 
 # ------------------------------------------------------------------ simulate
@@ -175,6 +195,22 @@ def test_embed_heldout_zero_and_progress(simulated):
     assert "ranking: 100%" in proc.stderr
 
 
+def test_readers_advice_names_this_commands_options(tmp_path):
+    (tmp_path / "u16.csv").write_text("head,winner,loser\n0,1,2\n1,2,0\n2,0,1\n", encoding="utf-16")
+    (tmp_path / "four.csv").write_text("0,1,2,2\n1,2,0,0\n2,0,1,1\n", encoding="utf-8")
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<i8", "fortran_order": False, "shape": (10**8, 3)})
+    (tmp_path / "huge.npy").write_bytes(header.getvalue() + bytes(100))  # declares 2.4 GB, holds 100 bytes
+    for name, advice, fixed in [("u16.csv", "pass --encoding utf-16 or save it as UTF-8", ["--encoding", "utf-16"]),
+                                ("four.csv", "or pass --layout", ["--layout", "crowd"]),
+                                ("huge.npy", "(raise it with --limit array_bytes=...)", None)]:
+        assert one_line_error(run("info", name, cwd=tmp_path), 1, "loe-viz info: error: ").endswith(advice)
+        if fixed:
+            assert run("info", name, *fixed, cwd=tmp_path).returncode == 0
+    line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1e10", cwd=tmp_path), 1, "loe-viz info: ")
+    assert line.endswith("its header declares shape (100000000, 3), 2,400,000,000 bytes, but only 100 follow)")
+
+
 def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
     (tmp_path / "bad.csv").write_text("head,winner,loser\n1,2,3\n4,5,x\n", encoding="utf-8")
     line = one_line_error(run("embed", "bad.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
@@ -194,9 +230,33 @@ def test_embed_unusable_settings_exit_1(simulated):
     line = one_line_error(run("embed", "t.csv", "-d", 80, cwd=d), 1, "loe-viz embed: error: ")
     assert line == "loe-viz embed: error: -d 80 needs more than 80 items; t.csv has 60"
     line = one_line_error(run("embed", "t.csv", "--landmarks", 70, cwd=d), 1, "loe-viz embed: error: ")
-    assert "n_landmarks=70" in line
-    line = one_line_error(run("embed", "t.csv", "--method", "ste", "-o", "no/such/dir/e.csv", cwd=d), 1,
-                          "loe-viz embed: error: cannot write no/such/dir/e.csv")
+    assert line == "loe-viz embed: error: --landmarks 70 is larger than the number of items (60)"
+
+
+def test_embed_output_is_checked_before_the_fit_and_never_replaces_the_input(simulated, tmp_path):
+    d, _ = simulated
+    proc = run("embed", d / "t.csv", "--method", "ste", "-o", "no/such/dir/e.csv", cwd=tmp_path)
+    assert one_line_error(proc, 1, "loe-viz embed: error: ") == (
+        "loe-viz embed: error: cannot write no/such/dir/e.csv: the folder no/such/dir does not exist")
+    assert proc.stdout == ""  # refused before reading and fitting
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes((d / "t.csv").read_bytes())
+    alias = tmp_path / "alias.csv"
+    alias.symlink_to(copy.name)
+    for out in ("copy.csv", "alias.csv", "./copy.csv"):
+        line = one_line_error(run("embed", "copy.csv", "-o", out, cwd=tmp_path), 2, "loe-viz embed: error: ")
+        assert f"-o {out} is the input file; writing there would replace the triplets" in line
+    assert copy.read_bytes() == (d / "t.csv").read_bytes()
+    # a pipe is written in place (as /dev/null or /dev/stdout would be), not swapped for a regular file
+    fifo, got = tmp_path / "out.csv", []
+    os.mkfifo(fifo)
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    proc = run("embed", "copy.csv", "--method", "ste", "-o", fifo.name, cwd=tmp_path)
+    reader.join(30)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got[0].startswith("item,label,x1,x2\n0,0,")
+    assert got[0].count("\n") == 61
 
 
 # ---------------------------------------------------------------------- info
