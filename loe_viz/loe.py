@@ -743,10 +743,10 @@ class LOE(ParamsMixin):
         """``l`` landmarks among the heads of stored triplets: the busiest, or None for MaxMin."""
         ranked = _busiest(counts)
         if ranked.size < l:
-            raise ValueError(
-                f"triplets have only {ranked.size} distinct head item(s) but n_landmarks={l}: LOE needs "
-                f"triplets headed by at least {l} items (n_components + 3 = {s.d + 3})"
-            )
+            asked = f"n_landmarks={l}" if isinstance(self.n_landmarks, (int, np.integer)) else (
+                f"at least n_components + 3 = {s.d + 3} landmarks")
+            raise ValueError(f"triplets have only {ranked.size} distinct head item(s) but LOE needs {asked}: "
+                             f"triplets headed by at least {l} items")
         if s.selection == "random" or np.sum(counts[ranked] >= 0.5 * counts[ranked[l - 1]]) <= l:
             return np.sort(ranked[:l])
         return None

@@ -401,8 +401,12 @@ def test_invalid_triplets(triplets, n_items, message):
 
 def test_too_few_heads():
     T = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 4]])
-    with pytest.raises(ValueError, match=r"triplets have only 3 distinct head item\(s\) but n_landmarks=5"):
+    with pytest.raises(ValueError, match=r"^triplets have only 3 distinct head item\(s\) but LOE needs at least "
+                       r"n_components \+ 3 = 5 landmarks: triplets headed by at least 5 items$"):
         LOE().fit(T)
+    with pytest.raises(ValueError, match=r"^triplets have only 3 distinct head item\(s\) but LOE needs n_landmarks=6: "
+                       r"triplets headed by at least 6 items$"):
+        LOE(n_landmarks=6).fit(T, n_items=10)
 
 
 def test_budget_too_small_for_fit_oracle():

@@ -119,7 +119,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     try:
         head, fmt = src.rewind().read(8), opts["format"]
         if fmt == "auto":
-            fmt = "npy" if head.startswith(b"\x93NUMPY") else "npz" if head.startswith(b"PK\x03\x04") else fmt
+            zipped = head.startswith((b"PK\x03\x04", b"PK\x05\x06"))  # an empty archive has only its end record
+            fmt = "npy" if head.startswith(b"\x93NUMPY") else "npz" if zipped else fmt
             if fmt == "auto" and src.ext in (".npy", ".npz"):
                 raise err(src.name, f"has the extension {src.ext} but is not a NumPy {src.ext} file")
         return arrays.read(src, opts, lim, fmt) if fmt in ("npy", "npz") else _read_text(src, opts, fmt, lim)
@@ -157,8 +158,9 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise err(name, "is UTF-16 text; pass encoding='utf-16' or save it as UTF-8")
     if b"\x00" in raw:
-        raise err(name, "is not a recognised triplet file: binary content (a NUL byte); supported: "
-                        "CSV/TSV/whitespace text, .npy, .npz", raw[:raw.find(b"\x00")].count(b"\n") + 1)
+        line = raw[:raw.find(b"\x00")].count(b"\n") + 1
+        raise err(name, f"is not a recognised triplet file: binary content (a NUL byte on line {line}); supported: "
+                        "CSV/TSV/whitespace text, .npy, .npz")
     bom = 3 if raw.startswith(codecs.BOM_UTF8) else 0
     body = raw[bom:] if eof else raw[bom:raw.rfind(b"\n") + 1 or len(raw)]
     try:
