@@ -315,6 +315,17 @@ def test_ids_beyond_int32_are_labels_unless_they_must_be_indices():
         read_text("0,1,2\n1,3000000000,2\n", n_items=5)
 
 
+def test_a_first_line_longer_than_the_sniffed_sample_and_a_100000_digit_id():
+    long = "9" * 100_000
+    cut = r"item index 9{40}\.\.\.\(100,000 characters\) in the closer column is too large"
+    with pytest.raises(ValueError, match="^<buffer>: line 2: " + cut):  # not Python's 4,300-digit int() error
+        read_text(f"0,1,2\n1,{long},2\n")
+    with pytest.raises(ValueError, match="^<buffer>: line 1: " + cut):  # was 'expected 3 fields, got 2'
+        read_text(f"1,{long},2\n0,1,2\n")
+    data = read_text(f"a,{'x' * 100_000},b\nb,a,c\n")
+    assert data.layout == "list-order" and data.labelled()[0, 1] == "x" * 100_000
+
+
 def test_messages_name_the_file(tmp_path):
     path = tmp_path / "answers.csv"
     path.write_text("head,winner,loser\n0,1,2\n0,1,x\n")

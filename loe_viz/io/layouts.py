@@ -82,6 +82,8 @@ class TripletData:
 
 
 def err(source, msg, line=None) -> ValueError:
+    """The error of a file: its name, the 1-based line if any, the problem (a cell of over 100 characters cut)."""
+    msg = re.sub(r"\S{100,}", lambda m: f"{m[0][:40]}...({len(m[0]):,} characters)", msg)
     return ValueError(f"{source}: {'' if line is None else f'line {line}: '}{msg}")
 
 

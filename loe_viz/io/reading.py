@@ -150,7 +150,9 @@ class _Spec:
 def _sniff(src, opts, fmt, notes) -> _Spec:
     name, spec, enc = src.name, _Spec(), opts["encoding"]
     raw = src.rewind().read(_SAMPLE)
-    eof = len(raw) < _SAMPLE
+    while not re.search(rb"[\r\n][^\r\n]", raw) and (more := src.stream.read(_SAMPLE)):
+        raw += more  # a first line longer than the sample (a long label) is sniffed whole
+    eof = src.stream.tell() >= src.end
     if not raw:
         raise err(name, "the file is empty")
     if raw.startswith(b"\x1f\x8b"):
@@ -323,7 +325,8 @@ class _Reader:
         if f is not None:
             self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
         if self.kind == "int":
-            v = int(t) if f is None else int(f)
+            v = int(f) if f is not None else int(t) if len(t) < 40 else -1 if t[0] == "-" else 2**63  # not int(t)
+            # of 4,300 digits or more, which Python refuses
             if v < 0:
                 return None, lambda what: f"negative item index {t} in the {what} column"
             if v >= 2**63 or (v >= LIMIT and lim is None and opts["relabel"] is False):
