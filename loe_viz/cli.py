@@ -520,6 +520,12 @@ def cmd_explore(args) -> int:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
+    try:  # before anything says "serving": an address of no interface here, or a port in use
+        with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Tornado binds
+            probe.bind((address, port))
+    except OSError as exc:
+        raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
     origins = websocket_origins(address, port, args.allow_websocket_origin)
 
     import panel as pn

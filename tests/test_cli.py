@@ -296,6 +296,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def test_explore_refuses_an_address_or_port_it_cannot_listen_on_before_saying_serving(tmp_path):
+    proc = run("explore", "--address", "999.1.1.1", "--port", free_port(), cwd=tmp_path)
+    assert one_line_error(proc, 1, "loe-viz explore: error: cannot listen on 999.1.1.1:")
+    assert proc.stdout == ""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        proc = run("explore", "--port", busy.getsockname()[1], cwd=tmp_path)
+    assert one_line_error(proc, 1, "loe-viz explore: error: cannot listen on 127.0.0.1:").endswith(
+        ": Address already in use") and proc.stdout == ""
+
+
 def test_explore_serves_the_page(tmp_path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(port)], cwd=tmp_path,
