@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-__all__ = ["warm_up", "start_warm_up", "warming_up", "wait_warm_up"]
+__all__ = ["warm_up", "start_warm_up", "warming_up", "wait_warm_up", "kernels_ready"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,11 @@ def start_warm_up() -> threading.Thread | None:
         _warm_thread = threading.Thread(target=warm_up, name="loe-viz-warm-up", daemon=True)
         _warm_thread.start()
         return _warm_thread
+
+
+def kernels_ready() -> bool:
+    """Whether the warm-up has ended: a fit that starts now times no compilation of the kernels."""
+    return _warm_seconds is not None
 
 
 def warming_up() -> bool:
