@@ -449,9 +449,14 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
 
     # ---- status --------------------------------------------------------------------
     error = param.String(default="", precedence=-1, doc="Why the last action failed.")
+    setting_error = param.String(default="", precedence=-1, doc="Why the last value typed into a box was refused.")
     message = param.String(default="", precedence=-1, doc="What the run is doing or did.")
     running = param.Boolean(default=False, precedence=-1)
     progress = param.Integer(default=0, bounds=(0, 100), precedence=-1)
+
+    #: The run settings the page's boxes set (through :meth:`set_setting`), with the boxes' labels.
+    SETTINGS = {"n_components": "Dimension d", "n_landmarks": "LOE landmarks", "test_fraction": "Held-out fraction",
+                "seed": "Seed", "max_seconds": "Time limit per method (s)"}
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -570,6 +575,26 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             test_fraction=float(self.test_fraction), seed=int(self.seed), n_landmarks=self.n_landmarks,
             max_seconds=float(self.max_seconds)))
         self._jobs.submit(job, background=background)
+        return True
+
+    def set_setting(self, name: str, value) -> bool:
+        """Set one of :attr:`SETTINGS` from its box; a value out of range is refused with the range, and kept out.
+
+        Returns whether the value was taken (``setting_error`` says why not).
+        """
+        p = self.param[name]
+        try:
+            setattr(self, name, value)
+        except ValueError:
+            lo, hi = p.bounds
+            rng = f"from {lo:g} to {hi:g}" if hi is not None else f"{lo:g} or more"
+            shown = lambda v: "auto" if v is None else f"{v:g}"  # noqa: E731
+            got = ("the box was empty" if value is None else
+                   f"got {value:g}" if isinstance(value, (int, float)) else f"got {value!r}")
+            self.setting_error = (f"{self.SETTINGS[name]} must be {rng}{' (empty: auto)' if p.allow_None else ''}; "
+                                  f"{got}. It stays {shown(getattr(self, name))}.")
+            return False
+        self.setting_error = ""
         return True
 
     def close(self) -> None:

@@ -81,3 +81,29 @@ def test_markdown_escape():
     # rendered by Panel's Markdown pane: the payload is text, not an element
     html = pn.pane.Markdown(_md('<img src=x onerror="window.__pwned=1">')).get_root().text
     assert "<img" not in html and "&lt;img" not in html.replace("&amp;lt;img", "")
+
+
+def test_a_setting_out_of_range_is_refused_next_to_its_box_and_the_box_shows_the_kept_value():
+    """The boxes were bounded: 100000 landmarks emptied the box silently, 3 sent 0 and a server error."""
+    view = TripletsView()
+    s = view.state
+    try:
+        view.w_l.value = 100000
+        assert s.n_landmarks is None and view.w_l.value is None
+        assert view.setting_alert.visible
+        assert s.setting_error == "LOE landmarks must be from 4 to 500 (empty: auto); got 100000. It stays auto."
+        assert view.setting_alert.object == _md(s.setting_error)
+        view.w_l.value = 12
+        assert s.n_landmarks == 12 and not view.setting_alert.visible
+        view.w_d.value = 0
+        assert s.n_components == 2 and view.w_d.value == 2
+        assert s.setting_error == "Dimension d must be from 1 to 10; got 0. It stays 2."
+        view.w_test.value = 5.0
+        assert s.test_fraction == 0.2 and view.w_test.value == 0.2
+        assert s.setting_error.startswith("Held-out fraction must be from 0.05 to 0.5; got 5.")
+        s.seed = 7  # the state's own changes reach the boxes
+        assert view.w_seed.value == 7
+        view.w_seed.value = 3  # a value taken clears the message
+        assert s.seed == 3 and not view.setting_alert.visible
+    finally:
+        s.close()

@@ -91,14 +91,13 @@ class TripletsView(Viewer):
         self.w_methods = W.MultiChoice(label="Methods", options={METHOD_LABELS[m]: m for m in TRIPLET_METHODS},
                                        value=list(s.methods), width=420, css_classes=["loe-tr-methods"])
         self.w_methods.link(s, value="methods", bidirectional=True)
-        self.w_d = W.IntInput.from_param(s.param.n_components, label="Dimension d", width=110)
-        self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="LOE landmarks",
-                                         placeholder=f"auto (≤ {AUTO_MAX_LANDMARKS})", width=150)
-        self.w_test = W.FloatInput.from_param(s.param.test_fraction, label="Held-out fraction", step=0.05,
-                                              width=140)
-        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", width=100)
-        self.w_limit = W.FloatInput.from_param(s.param.max_seconds, label="Time limit per method (s)",
-                                               width=190)
+        self.w_d = self._box(W.IntInput, "n_components", width=110)
+        self.w_l = self._box(W.IntInput, "n_landmarks", placeholder=f"auto (≤ {AUTO_MAX_LANDMARKS})", width=150)
+        self.w_test = self._box(W.FloatInput, "test_fraction", step=0.05, width=140)
+        self.w_seed = self._box(W.IntInput, "seed", width=100)
+        self.w_limit = self._box(W.FloatInput, "max_seconds", width=190)
+        self.setting_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                           css_classes=["loe-tr-setting-error"])
         self.b_run = W.Button(label="Run", color="primary", width=140, css_classes=["loe-tr-run"],
                               description="Split the triplets, fit every chosen method, score it on the held-out part")
         self.b_run.on_click(lambda e: self.state.run(background=True))
@@ -129,6 +128,7 @@ class TripletsView(Viewer):
             self.notes,
             pn.pane.Markdown("### 3. Embed"),
             plots.wrap(self.w_methods, self.w_d, self.w_l, self.w_test, self.w_seed, self.w_limit),
+            self.setting_alert,
             self.coverage,
             plots.wrap(self.b_run, self.b_cancel, self.progress, self.message),
             pn.pane.Markdown("### 4. Results"),
@@ -139,6 +139,7 @@ class TripletsView(Viewer):
         )
         s.param.watch(self._on_data, ["data_version"])
         s.param.watch(self._on_error, ["error"])
+        s.param.watch(self._on_setting_error, ["setting_error"])
         s.param.watch(self._on_status, ["running", "progress", "message"])
         s.param.watch(self._on_results, ["version", "shown"])
         s.param.watch(self._on_coverage, ["n_components", "n_landmarks"])
@@ -184,6 +185,25 @@ class TripletsView(Viewer):
                 self.w_sample.value = ""
             finally:
                 self._quiet = False
+
+    def _box(self, cls, name, **kw):
+        """A box for a run setting, without bounds of its own: a value out of range reaches the state, which
+        refuses it with the range (a bounded box dropped it silently, or sent 0)."""
+        s = self.state
+        w = cls(label=s.SETTINGS[name], value=getattr(s, name), **kw)
+
+        def to_state(event):
+            if event.new != getattr(s, name) and not s.set_setting(name, event.new):
+                w.value = getattr(s, name)  # the kept value, shown again
+
+        w.param.watch(to_state, "value")
+        s.param.watch(lambda e: None if w.value == e.new else setattr(w, "value", e.new), name)
+        return w
+
+    def _on_setting_error(self, *events):
+        e = self.state.setting_error
+        self.setting_alert.object = _md(e)
+        self.setting_alert.visible = bool(e)
 
     def _on_error(self, *events):
         e = self.state.error
