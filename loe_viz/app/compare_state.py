@@ -33,6 +33,9 @@ COMPARE_PROTOCOLS = {
 }
 
 
+_OUT_OF_DATE = "The configuration changed since this comparison: press “Run comparison” to compare on the new one."
+
+
 @dataclass
 class CompareRecord:
     """One point of the error-versus-time curves."""
@@ -75,6 +78,17 @@ class CompareState(RunsJobs, param.Parameterized):
         super().__init__(**params)
         self.source = source
         self._jobs = JobRunner("loe-viz-compare")
+        self._compared = None  # the walk-through's fit the records compare against
+        if isinstance(source, param.Parameterized) and "model" in source.param:
+            source.param.watch(self._on_new_fit, "model")
+
+    def _on_new_fit(self, event) -> None:
+        """The walk-through fitted another configuration: the records (and a run on the old one) are out of date."""
+        if self._compared is None or event.new is self._compared:
+            return
+        self._compared = None
+        self.cancel()
+        self.param.update(records=[], progress=0, message=_OUT_OF_DATE)
 
     def start(self, background: bool = True) -> None:
         """Start a comparison on the source's current triplets."""
@@ -87,6 +101,7 @@ class CompareState(RunsJobs, param.Parameterized):
             self.message = "Nothing to compare yet: wait for LOE to finish on the configuration."
             return
         self._jobs.dispatch = src.dispatch
+        self._compared = src.model
         self.records = []
         self.progress = 0
         self.running = True
@@ -155,7 +170,10 @@ class CompareState(RunsJobs, param.Parameterized):
                 self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base, step, token)
             token.check()
         except Cancelled:
-            self._report(running=False, message="Cancelled.")
+            if self._compared is None:  # a new fit in the walk-through cancelled the run: its records are gone too
+                self._report(running=False, records=[], progress=0, message=_OUT_OF_DATE)
+            else:
+                self._report(running=False, message="Cancelled.")
             return
         except Exception as exc:
             log.warning("comparison failed", exc_info=True)

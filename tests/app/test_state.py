@@ -456,6 +456,20 @@ def test_a_fit_that_compiled_the_kernels_says_so_and_compare_times_loe_again(mon
     warm.close()
 
 
+def test_compare_results_are_dropped_when_the_walk_through_fits_another_configuration():
+    """Seed 0's table stayed beside seed 7's status line, with nothing to say it was old."""
+    s = ExplorerState(**SMALL)
+    c = CompareState(s, methods=["LOE"])
+    c.start(background=False)
+    assert c.records and c.message == "Done."
+    s.seed = 5
+    assert s.wait(120) and s.config_used["seed"] == 5
+    assert c.records == [] and c.message.startswith("The configuration changed since this comparison")
+    c.start(background=False)  # and a comparison on the new fit is kept
+    assert c.records and c.message == "Done."
+    s.close()
+
+
 def test_closing_compare_redraws_nothing():
     """close() ran the views' watchers on a page being torn down (an AttributeError in the log)."""
     s = ExplorerState(**SMALL)
