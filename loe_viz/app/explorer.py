@@ -487,8 +487,11 @@ class Explorer(Viewer):
             return
         try:
             self.open_lesson(str(key))
-        except KeyError as exc:
-            self.state.error = str(exc.args[0]) if exc.args else "unknown lesson"
+        except KeyError:  # said beside the first result, which would clear a plain error at once
+            from .lessons import lesson_keys
+
+            self.state.report_link_problem(f"Ignored lesson={str(key)[:80]!r} in the link: no such lesson (the "
+                                           f"lessons are {', '.join(lesson_keys())})")
 
     def _on_results(self, *events):
         if self._run_all_pending:

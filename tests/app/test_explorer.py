@@ -253,3 +253,23 @@ def test_no_deprecated_panel_spelling():
                 pn.panel(view).get_root()
         finally:
             e.close()
+
+
+def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypatch):
+    """?lesson=landmark (a typo) opened the walk-through without a word: the first result cleared the error."""
+    from panel.io.location import Location
+
+    from loe_viz.app.lessons import lesson_keys
+
+    e = Explorer(n=60)
+    try:
+        assert e.state.wait(120)
+        monkeypatch.setattr(type(pn.state), "location",
+                            property(lambda self: Location(search="?lesson=<img src=x onerror=alert(1)>")))
+        e._open_lesson_from_url()
+        want = ("Ignored lesson='<img src=x onerror=alert(1)>' in the link: no such lesson (the lessons are "
+                f"{', '.join(lesson_keys())})")
+        assert e.state.error == want and e.state._link_problem == want  # kept through the first run
+        assert e.modes.active == 0
+    finally:
+        e.close()
