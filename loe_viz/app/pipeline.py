@@ -190,10 +190,9 @@ def read_points_upload(content, filename: str) -> np.ndarray:
     if content is None or len(content) == 0:
         raise ValueError(f"{filename}: the file is empty")
     if filename.lower().endswith(".npy") and isinstance(content, bytes):
-        try:
-            X = np.load(io.BytesIO(content), allow_pickle=False)
-        except Exception as exc:
-            raise ValueError(f"{filename}: not a numeric .npy array ({exc})") from None
+        from ..io.arrays import read_array  # the header's shape is checked against the bytes sent before allocating
+
+        X = read_array(io.BytesIO(content), filename, "the array", {"array_bytes": np.inf}, len(content))
         X = check_points(X, name=filename, min_points=3)
     else:
         X = load_points(content, name=filename)

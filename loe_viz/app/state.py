@@ -163,6 +163,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._uploaded = None
         self._upload_token = 0
         self._link_problem = ""  # a refused setting of the link, shown with the first result
+        self._upload_note = ""  # an upload larger than the explorer takes, said with its first result
         self._closed = False
         super().__init__(**params)
         self.param.watch(self._on_config, list(CONFIG_PARAMS))
@@ -242,7 +243,12 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._uploaded = X
         self._upload_token += 1
         self.uploaded_name = filename
-        n, D = X.shape
+        from .limits import MAX_N
+
+        rows, D = X.shape
+        n = min(rows, MAX_N)  # the pipeline draws a seeded subsample of n rows
+        self._upload_note = (f"{filename} has {rows:,} points; a random {n:,} of them are used, the most this "
+                             "explorer takes" if rows > n else "")
         d = min(self.d, D) if isinstance(self.d, int) and self.d >= 1 else min(2, D)
         new = {"kind": "uploaded", "n": int(n), "d": int(d)}
         changed = {k: v for k, v in new.items() if getattr(self, k) != v}
@@ -343,7 +349,8 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             if token.superseded:  # a newer configuration replaced this run: it reports itself
                 self._publish(token)
             else:
-                self._publish(token, status="Cancelled: the results shown are those of the previous run.")
+                self._publish(token, status="Cancelled: the results shown are those of the previous run."
+                              if self.model is not None else "Cancelled: no results yet; press Run to start again.")
             return
         except ValueError as exc:
             self._publish(token, error=str(exc), notice="")
@@ -356,6 +363,9 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         link_problem, self._link_problem = self._link_problem, ""
         if link_problem and not updates.get("error"):
             updates["error"] = link_problem
+        note, self._upload_note = self._upload_note, ""
+        if note and updates.get("status"):
+            updates["status"] += f" ({note})"
         self._publish(token, **updates)
 
 

@@ -17,8 +17,9 @@ def _limit(name, what, size, lim, key, unit="bytes"):
         raise over_limit(name, f"{what} is {size:,} {unit}, above", lim, key)
 
 
-def _array(fh, name, what, lim, end):
-    """One array from an open .npy stream: the header is read and checked before the data."""
+def read_array(fh, name, what, lim, end):
+    """One array from an open .npy stream ending at byte ``end``: the header is read and checked (no object
+    dtype, at most ``lim["array_bytes"]``, no more than the bytes that follow) before the data."""
     fmt, start = np.lib.format, fh.tell()
     try:
         version = fmt.read_magic(fh)
@@ -97,7 +98,7 @@ def _npz(src, lim):
                 if fh.peek(6)[:6] != b"\x93NUMPY":
                     raise err(name, f"the member {key!r} is not a NumPy array (.npy data); an .npz must hold "
                                     "arrays saved with numpy.savez")
-                return _array(fh, name, key, lim, info.file_size)
+                return read_array(fh, name, key, lim, info.file_size)
         except (zipfile.BadZipFile, NotImplementedError, OSError, RuntimeError, EOFError) as exc:
             raise err(name, f"the member {key!r} cannot be read ({exc})") from None
 
@@ -131,7 +132,7 @@ def read(src, opts, lim, fmt):
     if fmt == "npy" and lay not in ("auto", "list-order"):
         raise err(name, f"a .npy file holds list-order triplets; layout={lay!r} needs X and y (.npz)")
     layout, arr, what, y, lab, notes = _npz(src, lim) if fmt == "npz" else (
-        "list-order", _array(src.rewind(), name, "the array", lim, src.end), "the array", None, None, [])
+        "list-order", read_array(src.rewind(), name, "the array", lim, src.end), "the array", None, None, [])
     if lay not in ("auto", layout) and not {lay, layout} <= {"list-boolean", "list-count"}:
         raise err(name, f"layout={lay!r} was asked for but the archive holds {layout} data")
     if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, lab.size):

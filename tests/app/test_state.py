@@ -172,6 +172,14 @@ def test_bad_input_sets_error_and_keeps_results(change, starts, caplog):
     assert s.error == "" and s.version == before[0] + 1
 
 
+def _npy_header(shape) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize("content, name", [
     (b"x,y\n1,2\nnan,3\n4,5\n5,6\n", "nan.csv"),
     (b"hello, world\nthis is, not a table\n", "words.csv"),
@@ -179,6 +187,7 @@ def test_bad_input_sets_error_and_keeps_results(change, starts, caplog):
     (b"", "empty.csv"),
     (b"1,2\n3\n4,5\n", "ragged.csv"),
     (b"\x93NUMPY junk", "bad.npy"),
+    (_npy_header((10**11, 2)) + bytes(64), "huge.npy"),  # declares 1.6 TB: refused before NumPy allocates
 ])
 def test_bad_upload_sets_error_and_keeps_results(content, name):
     s = ExplorerState(**SMALL)
@@ -186,6 +195,25 @@ def test_bad_upload_sets_error_and_keeps_results(content, name):
     assert s.load_file(content, name) is False
     assert s.error.startswith("Upload rejected") and name in s.error
     assert (s.version, s.points, s.kind, s.n) == before
+    if name == "huge.npy":
+        assert s.error.endswith("(its header declares shape (100000000000, 2), 1,600,000,000,000 bytes, but only 64 "
+                                "follow)")
+
+
+def test_an_upload_over_the_explorers_limit_uses_a_subsample_and_says_so(monkeypatch):
+    """A 10^6-row upload set n = 10^6, then the run was refused, leaving the page half switched."""
+    from loe_viz.app import limits
+
+    monkeypatch.setattr(limits, "MAX_N", 100)
+    rng = np.random.default_rng(4)
+    text = "x,y\n" + "\n".join(f"{a:.6f},{b:.6f}" for a, b in rng.normal(size=(150, 2)))
+    s = ExplorerState(n=60, seed=1)
+    assert s.load_file(text.encode(), "pts.csv") is True
+    assert s.error == "" and s.kind == "uploaded" and s.n == 100 and s.points.shape == (100, 2)
+    assert s.status.endswith("(pts.csv has 150 points; a random 100 of them are used, the most this explorer takes)")
+    s.seed = 2
+    assert s.error == "" and "pts.csv has" not in s.status
+    s.close()
 
 
 def test_upload_good_table_then_d_too_large():
@@ -621,3 +649,21 @@ def test_sweep_runs_on_the_job_runner_and_a_restart_wins_over_the_cancelled_swee
     assert not s.running and s.message == "Done: 1 fits." and [p.value for p in s.points] == [30.0]
     s.close()
     assert not s.start(background=False)  # closed: nothing starts
+
+
+def test_a_cancelled_first_run_does_not_speak_of_previous_results(monkeypatch):
+    from loe_viz.app import state as state_module
+
+    def cancelled(*args, **kwargs):
+        raise Cancelled
+
+    monkeypatch.setattr(state_module, "run_pipeline", cancelled)
+    s = ExplorerState(n=60, seed=3)
+    assert s.model is None and s.status == "Cancelled: no results yet; press Run to start again."
+    monkeypatch.undo()
+    s.seed = 4
+    assert s.model is not None
+    monkeypatch.setattr(state_module, "run_pipeline", cancelled)
+    s.seed = 5
+    assert s.status == "Cancelled: the results shown are those of the previous run."
+    s.close()
