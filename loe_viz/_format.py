@@ -18,14 +18,22 @@ def format_seconds(s: float) -> str:
 
     Examples
     --------
-    >>> format_seconds(0.25), format_seconds(4.2), format_seconds(42), format_seconds(150)
-    ('0.2 s', '4.2 s', '42 s', '2 min 30 s')
+    >>> format_seconds(0.0472), format_seconds(0.25), format_seconds(4.2), format_seconds(42), format_seconds(150)
+    ('0.047 s', '0.25 s', '4.2 s', '42 s', '2 min 30 s')
+    >>> format_seconds(0.0004)
+    '0.4 ms'
+
+    A fit of 0.047 s read "0.0 s" in one place and "0.0472 s" in another.
     >>> format_seconds(7260)
     '2 h 01 min'
     """
     s = float(s)
     if not math.isfinite(s):
         return "?"
+    if s < 0.00995:
+        return f"{s * 1000:.1g} ms" if s < 0.00095 else f"{s * 1000:.1f} ms"
+    if s < 0.995:
+        return f"{s:.2g} s"
     if s < 9.95:
         return f"{s:.1f} s"
     if s < 59.5:

@@ -244,3 +244,4 @@ def test_memory_limit_settings():
     assert format_bytes(1536) == "1.5 KiB" and format_bytes(10) == "10 B"
     assert format_seconds(95) == "1 min 35 s" and format_seconds(3.21) == "3.2 s" and format_seconds(7300) == "2 h 02 min"
     assert format_seconds(119.6) == "2 min 00 s" and format_seconds(3599.9) == "1 h 00 min"
+    assert format_seconds(0.0472) == "0.047 s" and format_seconds(0.0004) == "0.4 ms"  # not "0.0 s"
