@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import time
 import warnings
@@ -1085,9 +1086,16 @@ class LOE(ParamsMixin):
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_
 
 
+_OWN_MODULES = ("loe_viz.loe", "loe_viz.loeste")  # a warning is shown at the first caller outside these
+
+
 def _warn(message: str) -> None:
-    """An :class:`LOEWarning` from :meth:`LOE._finish`, shown at the line that called ``fit``/``fit_oracle``."""
-    warnings.warn(message, LOEWarning, stacklevel=4)  # _warn, _finish, fit, the caller
+    """An :class:`LOEWarning` from :meth:`LOE._finish`, shown at the line that called ``fit``/``fit_oracle``
+    (of LOE, or of LOE-STE, whose LOE stage it is: not a line inside LOE-STE)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in _OWN_MODULES:
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, LOEWarning, stacklevel=level + 1)
 
 
 def _stage_done(progress, stage: str) -> float:
