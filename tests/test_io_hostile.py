@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -139,8 +140,8 @@ def test_npz_zip_bomb_is_refused_by_its_compression_ratio(tmp_path):
     assert path.stat().st_size < 1 * MB
     err, peak = peak_while(lambda: read_triplets(path))
     assert isinstance(err, ValueError), err
-    assert "bomb.npz: the member 'triplets''s expansion" in str(err)
-    assert "times, above the limit of 32" in str(err) and "MAX_COMPRESSION_RATIO" in str(err)
+    assert "bomb.npz: the expansion of the member 'triplets' (" in str(err)
+    assert re.search(r" bytes\) is [0-9,]+ times, above the limit of 32 ", str(err)) and "MAX_COMPRESSION_RATIO" in str(err)
     assert peak < 1 * MB
 
 

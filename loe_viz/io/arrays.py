@@ -14,7 +14,7 @@ _BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, zipfile.BadZip
 
 def _limit(name, what, size, lim, key, unit="bytes"):
     if size > lim[key]:
-        raise over_limit(name, f"{what} is {size:,} {unit}, above", lim, key)
+        raise over_limit(name, f"{what} is {size:,.0f} {unit}, above", lim, key)
 
 
 def read_array(fh, name, what, lim, end):
@@ -91,7 +91,7 @@ def _npz(src, lim):
         info = members[key]
         _limit(name, f"the member {key!r} (uncompressed)", info.file_size, lim, "array_bytes")
         if info.file_size > _FLOOR:
-            _limit(name, f"the member {key!r}'s expansion ({info.compress_size:,} to {info.file_size:,} bytes)",
+            _limit(name, f"the expansion of the member {key!r} ({info.compress_size:,} to {info.file_size:,} bytes)",
                    info.file_size / max(info.compress_size, 1), lim, "compression_ratio", "times")
         try:
             with zf.open(info) as fh:
