@@ -158,7 +158,7 @@ class StepView(Viewer):
         self._rendered_version = self.state.version
         if self.state.points is None or self.state.model is None:
             self._body.objects = [pn.pane.Alert(
-                "No results yet: see the status line above (a run may be in progress, waiting for “Run”, or stopped by an error).",
+                "No results yet: the messages above say why (a run in progress, one waiting for “Run”, or an error).",
                 alert_type="info")]
             return
         try:
