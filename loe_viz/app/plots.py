@@ -25,6 +25,7 @@ if hv.Store.current_backend != "bokeh":  # pragma: no cover - only if another ba
 __all__ = [
     "RASTER_ABOVE", "SEGMENTS_MAX", "FONTSCALE", "scatter", "landmark_marks", "identity_line",
     "heatmap", "convergence", "subsample", "linked_embedding", "wrap", "HALF_WIDTH",
+    "point_labels", "label_layout", "short_text", "fit_title",
 ]
 
 #: Point plots with more points than this show a seeded subsample of this many points
@@ -47,6 +48,14 @@ LEGEND_BELOW = 45
 HALF_WIDTH = 410
 #: Colour of landmarks (dark, so they stand out from the light/mid point colours).
 LANDMARK_COLOR = "#111111"
+#: Font size in points of the labels written beside points (landmarks, the Sample step's items).
+LABEL_PT = 13
+#: Screen pixels between a labelled point and the near corner of its label (bokeh's text padding):
+#: the label sits diagonally off the point, clear of a star's arms, whichever corner it takes.
+LABEL_GAP = 6
+#: Titles longer than this many characters are shortened in the middle when the plot's width
+#: is not known (responsive plots); fixed-width plots fit their title to their width.
+TITLE_MAX = 90
 
 #: Plot option drawing with the 2-D canvas rather than HoloViews' default WebGL: a few thousand
 #: marks draw in milliseconds either way, but WebGL without a GPU (software rendering, as in
@@ -74,14 +83,288 @@ def _datashader():
 
 
 def base_opts(**kw) -> dict:
-    """Plot options common to every figure (fonts, tools, size)."""
+    """Plot options common to every figure (fonts, tools, size).
+
+    A ``title`` too long for the plot is shortened in the middle (:func:`fit_title`; it stays
+    plain text: bokeh draws titles on the canvas), and text labels that would run past the
+    right edge of a fixed frame are turned to end at their point (:func:`_labels_inside`).
+    """
     # toolbar on the right: above the plot it shares the title's row and covers long titles
     opts = dict(fontscale=FONTSCALE, tools=["save"], toolbar="right", responsive=True,
                 height=420, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"])
     opts.update(kw)
     if not opts.get("responsive", True):
         opts.pop("responsive", None)
+    if isinstance(opts.get("title"), str):
+        opts["title"] = fit_title(opts["title"], opts.get("width") if "responsive" not in opts else None)
+    opts["hooks"] = [*(opts.get("hooks") or ()), _labels_inside]
     return opts
+
+
+def short_text(text: str, limit: int = 40) -> str:
+    """``text`` with its middle replaced by "…" when it is longer than ``limit`` characters.
+
+    For names the user chose (an uploaded file's), shown in titles: the start and the end
+    (the extension) stay readable.  Plain text in, plain text out: nothing is escaped or
+    interpreted, so it must be shown as text (bokeh titles are).
+    """
+    text = str(text)
+    limit = max(int(limit), 3)
+    if len(text) <= limit:
+        return text
+    keep = limit - 1  # characters kept around the ellipsis
+    head = (keep + 1) // 2
+    return text[:head] + "…" + text[len(text) - (keep - head):]
+
+
+#: Pixel size of plot titles at :data:`FONTSCALE` (HoloViews' 12 pt title, scaled).
+_TITLE_FONT_PX = 12 * FONTSCALE * 4 / 3
+#: Pixels of a fixed-width plot's width that its title cannot use (it starts above the frame,
+#: right of the y axis, and may run to the plot's right edge), measured in Chromium.
+_TITLE_INSET = 65
+#: Advance widths in em of Liberation Sans Bold (metric twin of Arial/Helvetica, bokeh's
+#: "helvetica" on Linux); characters not listed count 1 em (wide symbols, other scripts).
+_EM = {}
+for _chars, _w in ((" ,.'|ijlI", 0.278), (":;!-ft()[]/\\", 0.333), ("r{}*`", 0.389), ('z"^', 0.5),
+                   ("acekvsxy0123456789$_?#J", 0.556), ("+<>=~", 0.584), ("bdghnopquLTFZ", 0.611),
+                   ("SEPVXY", 0.667), ("ABCDHNRUK&", 0.722), ("GOQw", 0.778), ("M", 0.833),
+                   ("m%", 0.889), ("W", 0.944), ("@", 0.975)):
+    _EM.update(dict.fromkeys(_chars, _w))
+
+
+def _em(c: str) -> float:
+    w = _EM.get(c)
+    if w is not None:
+        return w
+    o = ord(c)
+    if 0x370 <= o <= 0x3FF or 0xC0 <= o <= 0x24F:  # Greek, accented Latin
+        return 0.667
+    if 0x2070 <= o <= 0x209F:  # super- and subscripts
+        return 0.5
+    return 1.0
+
+
+def text_width_px(text: str, font_px: float) -> float:
+    """Estimated width in pixels of ``text`` drawn at ``font_px`` in bokeh's sans-serif (bold
+    widths, so regular text is a little overestimated: a label's box, a title's room)."""
+    return float(sum(_em(c) for c in str(text))) * font_px + 2.0
+
+
+def fit_title(title: str, width: int | None = None) -> str:
+    """``title`` shortened in the middle (:func:`short_text`) to fit a plot ``width`` pixels wide.
+
+    Without a width (a responsive plot) titles are kept up to :data:`TITLE_MAX` characters.
+    A fitted title keeps at least 24 characters.
+    """
+    title = str(title)
+    if width is None:
+        return short_text(title, TITLE_MAX)
+    room = float(width) - _TITLE_INSET
+    limit = len(title)
+    out = title
+    while limit > 24 and text_width_px(out, _TITLE_FONT_PX) > room:
+        limit -= 1
+        out = short_text(title, limit)
+    return out
+
+
+def frame_px(geo: dict) -> tuple[float, float]:
+    """Approximate pixel width and height of the data frame of a plot sized by :func:`square`.
+
+    The plot's width and height include the axes, the title and the toolbar on the right
+    (about 100 and 95 pixels, measured in Chromium).
+    """
+    return float(geo["width"]) - 100.0, float(geo["height"]) - 95.0
+
+
+#: Where a label can go around its point: (text_align, text_baseline, sign of x, sign of y on
+#: screen), in order of preference (above right first: the label reads from its point).
+_CORNERS = (("left", "bottom", 1, -1), ("right", "bottom", -1, -1), ("left", "top", 1, 1), ("right", "top", -1, 1))
+
+
+def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = LABEL_PT * 4 / 3,
+                 radius=5.0, gap: float = LABEL_GAP) -> tuple[list, list]:
+    """Choose a corner for each point's label: clear of the markers, of the labels placed
+    before it, and inside the plot's frame.
+
+    Greedy, in the order given (put the most important labels first).  Each label goes to
+    the corner (above/below, right/left of its point, ``gap`` pixels off it) with the least
+    overlap, and never outside the frame when a corner inside it exists.
+
+    Parameters
+    ----------
+    xy : ndarray of shape (k, 2)
+        The labelled points, in data coordinates.
+    texts : sequence of str
+    xlim, ylim : (float, float)
+        The plot's ranges.
+    frame : (float, float)
+        Width and height of the plot's frame in pixels (:func:`frame_px`).
+    radius : float or sequence of float
+        Radius in pixels of each point's marker (an obstacle for every label).
+
+    Returns
+    -------
+    align, baseline : list of str
+        Bokeh ``text_align`` and ``text_baseline`` of each label (its box then sits ``gap``
+        pixels from the point, on the chosen side, with bokeh's text ``padding=gap``).
+    """
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    k = xy.shape[0]
+    if k == 0:
+        return [], []
+    W, H = (float(v) for v in frame)
+    x0, x1 = (float(v) for v in xlim)
+    y0, y1 = (float(v) for v in ylim)
+    sx = (xy[:, 0] - x0) / ((x1 - x0) or 1.0) * W
+    sy = (y1 - xy[:, 1]) / ((y1 - y0) or 1.0) * H
+    r = np.broadcast_to(np.asarray(radius, dtype=float), (k,))
+    # markers as boxes a little inside their radius (stars and circles leave the corners free)
+    marks = np.column_stack([sx - 0.7 * r, sy - 0.7 * r, sx + 0.7 * r, sy + 0.7 * r])
+    h = 1.15 * font_px
+    placed: list[np.ndarray] = []
+    align, baseline = [], []
+
+    def overlap(box, boxes) -> float:
+        if len(boxes) == 0:
+            return 0.0
+        b = np.asarray(boxes)
+        w = np.clip(np.minimum(box[2], b[:, 2]) - np.maximum(box[0], b[:, 0]), 0, None)
+        v = np.clip(np.minimum(box[3], b[:, 3]) - np.maximum(box[1], b[:, 1]), 0, None)
+        return float((w * v).sum())
+
+    for i in range(k):
+        w = text_width_px(texts[i], font_px)
+        best = None
+        for rank, (ta, tb, ex, ey) in enumerate(_CORNERS):
+            left = sx[i] + gap if ex > 0 else sx[i] - gap - w
+            top = sy[i] + gap if ey > 0 else sy[i] - gap - h
+            box = np.array([left, top, left + w, top + h])
+            inside = max(0.0, min(box[2], W - 2) - max(box[0], 2)) * max(0.0, min(box[3], H - 2) - max(box[1], 2))
+            outside = w * h - inside
+            others = np.delete(marks, i, axis=0)
+            cost = 1e3 * outside + 10.0 * overlap(box, placed) + overlap(box, others) + 0.01 * rank
+            if best is None or cost < best[0]:
+                best = (cost, ta, tb, box)
+        placed.append(best[3])
+        align.append(best[1])
+        baseline.append(best[2])
+    return align, baseline
+
+
+def _label_glyph(plot, element) -> None:
+    """Plot hook of :func:`point_labels`: the labels' boxes ``LABEL_GAP`` pixels off their points,
+    aligned by the data columns ``text_align`` and ``text_baseline``.
+
+    HoloViews turns a style column with one value into that value; the columns are put back
+    so the labels' data always has the same columns (:class:`LiveEmbedding` patches them).
+    """
+    from bokeh.core.properties import field
+
+    glyph = plot.handles.get("glyph")
+    renderer = plot.handles.get("glyph_renderer")
+    if glyph is None or not hasattr(glyph, "padding"):
+        return
+    glyph.padding = LABEL_GAP
+    data = renderer.data_source.data if renderer is not None else None
+    if not data:
+        return
+    n = len(next(iter(data.values())))
+    for prop in ("text_align", "text_baseline"):
+        spec = getattr(glyph, prop)
+        if getattr(spec, "field", None) is None:  # one value for every label
+            data[prop] = np.array([getattr(spec, "value", spec)] * n, dtype=object)
+            setattr(glyph, prop, field(prop))
+
+
+def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, font_size: int = LABEL_PT,
+                 color: str = LANDMARK_COLOR, hooks=()):
+    """Labels beside points (never on them), placed by :func:`label_layout`.
+
+    Each label sits off a corner of its point by :data:`LABEL_GAP` screen pixels (whatever
+    the zoom), on the side with room: clear of the other markers and labels and inside the
+    frame, so a point at the right edge gets its label on its left.  A white halo keeps the
+    labels legible over points and lines.
+
+    Parameters
+    ----------
+    xy : ndarray of shape (k, 2)
+    texts : sequence of str
+        Plain text (drawn on the canvas, never interpreted).
+    geo : dict, optional
+        The plot's :func:`square` options (ranges and size); without them every label goes
+        above right of its point.
+    radius : float or sequence of float
+        Marker radius of each point in pixels (half its ``size``).
+    """
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    texts = [str(t) for t in texts]
+    font_px = font_size * 4 / 3
+    if geo is not None:
+        align, baseline = label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=frame_px(geo),
+                                       font_px=font_px, radius=radius)
+    else:
+        align, baseline = ["left"] * len(texts), ["bottom"] * len(texts)
+    df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "label": texts, "ta": align, "tb": baseline})
+    return _haloed(hv.Labels(df, ["x", "y"], ["label", "ta", "tb"]), f"{font_size}pt", color, list(hooks))
+
+
+#: Style of point labels: alignment from the layout's columns, a white halo for legibility.
+_LABEL_STYLE = dict(text_align="ta", text_baseline="tb")
+#: The halo under labels: the same text in white with a broad white outline (an outline on the
+#: label itself would be drawn over its letters).
+_HALO_STYLE = dict(text_color="white", text_outline_color="white", text_outline_width=4, text_alpha=0.85)
+
+
+def _haloed(labels, font_size: str, color: str, hooks=(), halo_hooks=()):
+    """``labels`` drawn over a white halo of themselves (legible over points and lines)."""
+    halo = labels.clone().opts(**_LABEL_STYLE, **_HALO_STYLE, text_font_size=font_size,
+                               hooks=[_label_glyph, *halo_hooks])
+    text = labels.opts(**_LABEL_STYLE, text_color=color, text_font_size=font_size, hooks=[_label_glyph, *hooks])
+    return halo * text
+
+
+def _labels_inside(plot, element) -> None:
+    """Plot hook (every figure, :func:`base_opts`): left-aligned text labels that would run
+    past the right edge of a fixed-size frame end at their point instead.
+
+    Only labels with one fixed ``text_align="left"`` are touched (the ones of
+    :func:`point_labels` are placed already), and only in figures with a fixed width and
+    explicit x range (:func:`square`): that is where the frame's pixels are known.
+    """
+    fig = getattr(plot, "state", None)
+    renderers = getattr(fig, "renderers", None)
+    width = getattr(fig, "width", None)
+    xr = getattr(fig, "x_range", None)
+    start, end = getattr(xr, "start", None), getattr(xr, "end", None)
+    if not renderers or not width or not all(isinstance(v, (int, float)) for v in (start, end)) or end <= start:
+        return
+    from bokeh.models import GlyphRenderer, Text
+
+    frame_w = float(width) - 100.0
+    for r in renderers:
+        glyph = getattr(r, "glyph", None)
+        if not isinstance(r, GlyphRenderer) or not isinstance(glyph, Text):
+            continue
+        if getattr(glyph.text_align, "value", glyph.text_align) != "left":  # a field: placed already
+            continue
+        data = r.data_source.data
+        xf, tf = getattr(glyph.x, "field", glyph.x), getattr(glyph.text, "field", glyph.text)
+        if not isinstance(xf, str) or not isinstance(tf, str) or xf not in data or tf not in data:
+            continue
+        size = str(getattr(glyph.text_font_size, "value", glyph.text_font_size) or "")
+        try:
+            font_px = float(size[:-2]) * (4 / 3 if size.endswith("pt") else 1.0) if size.endswith(("pt", "px")) else 16.0
+        except ValueError:
+            font_px = 16.0
+        sx = (np.asarray(data[xf], dtype=float) - start) / (end - start) * frame_w
+        widths = np.array([text_width_px(t, font_px) for t in data[tf]])
+        over = sx + widths > frame_w - 2
+        if over.any():
+            from bokeh.core.properties import field
+
+            data["text_align"] = np.where(over, "right", "left").astype(object)
+            glyph.text_align = field("text_align")
 
 
 def log_ticks(values) -> list:
@@ -186,6 +469,11 @@ def _color_bins(hue_lightness: np.ndarray, n_hue: int = 16, n_light: int = 4):
     return cats, dict(zip(names, hexes))
 
 
+def marker_size(n: int) -> float:
+    """Default marker size of a scatter of ``n`` points (smaller for more points)."""
+    return float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
+
+
 def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, title: str = "",
             xlabel: str = "x", ylabel: str = "y", size: float | None = None, extra: dict | None = None,
             equal: bool = True, raster_above: int = RASTER_ABOVE, alpha: float = 0.9,
@@ -228,7 +516,7 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
         df = df.iloc[idx]
         title = f"{title} (showing {len(idx):,} of {n:,})"
     if size is None:
-        size = float(np.clip(14 - 2.2 * np.log10(max(n, 1)), 3, 10))
+        size = marker_size(n)
     if hue_lightness is not None:  # numeric colour index: much faster than colour strings
         cidx, palette = quantized(np.asarray(hue_lightness)[df.index.to_numpy()])
         df = df.drop(columns="color").assign(cidx=cidx)
@@ -245,8 +533,14 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
     return pts.opts(**base_opts(**opts))
 
 
-def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None, size: float = 20):
-    """Landmarks as black-rimmed stars with their index written beside them."""
+def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None, size: float = 20,
+                   geo: dict | None = None, text: bool = True):
+    """Landmarks as black-rimmed stars with their name ("L0", "L1", …) written beside them.
+
+    ``geo`` (the plot's :func:`square` options) lets the names go where they have room
+    (:func:`point_labels`); ``text=False`` draws the stars only (the caller labels them).
+    """
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     l = xy.shape[0]
     labels = list(range(l)) if labels is None else list(labels)
     df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "landmark": [f"L{c}" for c in range(l)],
@@ -254,17 +548,21 @@ def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None,
     stars = hv.Points(df, ["x", "y"], ["landmark", "item"]).opts(
         marker="star", size=size, color="white", line_color=LANDMARK_COLOR, line_width=2.5,
         tools=["hover"])
-    text = hv.Labels(df, ["x", "y"], "landmark").opts(
-        text_font_size="13pt", text_color=LANDMARK_COLOR, xoffset=0.0, yoffset=0.0,
-        text_align="left", text_baseline="bottom")
-    if highlight is not None and 0 <= highlight < l:
+    chosen_ok = highlight is not None and 0 <= highlight < l
+    radius = np.full(l, size / 2)
+    if chosen_ok:
+        radius[highlight] = size * 1.8 / 2
+    out = stars
+    if chosen_ok:
         # the chosen landmark: a larger yellow star drawn over the white ones (under them its
         # fill would be hidden), its label still on top
         chosen = hv.Points(df.iloc[[highlight]], ["x", "y"], ["landmark", "item"]).opts(
             marker="star", size=size * 1.8, color="#ffd400", line_color=LANDMARK_COLOR, line_width=3,
             tools=["hover"])
-        return stars * chosen * text
-    return stars * text
+        out = out * chosen
+    if text:
+        out = out * point_labels(xy, df["landmark"], geo=geo, radius=radius)
+    return out
 
 
 def identity_line(lo: float, hi: float, label: str = "identity"):
@@ -294,8 +592,30 @@ def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = Fals
                                responsive=False, width=275, height=260))
 
 
-def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):
-    """One curve per entry of ``histories`` (name -> 1-D array), iteration on x."""
+def integer_x_ticks(plot, element) -> None:
+    """Plot hook: ticks of the x axis only at whole numbers (iterations: no "0.2" between 0 and 1)."""
+    fig = plot.handles.get("plot")
+    for axis in getattr(fig, "xaxis", ()):
+        ticker = axis.ticker
+        if hasattr(ticker, "min_interval"):
+            ticker.min_interval = 1
+            # minor ticks only where they fall on whole numbers too (major ticks 10 or more apart)
+            span = None
+            xr = plot.handles.get("x_range")
+            if xr is not None and isinstance(getattr(xr, "start", None), (int, float)) \
+                    and isinstance(getattr(xr, "end", None), (int, float)):
+                span = abs(xr.end - xr.start)
+            if hasattr(ticker, "num_minor_ticks") and (span is None or span < 60):
+                ticker.num_minor_ticks = 0
+
+
+def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, lines=(), **opts):
+    """One curve per entry of ``histories`` (name -> 1-D array), iteration on x.
+
+    ``lines`` are more elements drawn over the curves (a tolerance's ``hv.HLine``); ``opts``
+    are more :func:`base_opts` (size, title's wording), so every convergence plot has the
+    same fonts and whole-number iteration ticks.
+    """
     curves = []
     for name, h in histories.items():
         h = np.asarray(h, dtype=np.float64)
@@ -304,11 +624,15 @@ def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True):
         y = np.where(h > 0, h, np.nan) if logy else h
         curves.append(hv.Curve((np.arange(h.size), y), "iteration", ylabel, label=str(name)).opts(
             line_width=2.5, tools=["hover"]))
+    hooks = [integer_x_ticks, *opts.pop("hooks", ())]
     if not curves:
-        return hv.Curve([], "iteration", ylabel).opts(**base_opts(title=f"{title} (no history)"))
-    ov = hv.Overlay(curves)
-    return ov.opts(**base_opts(title=title, logy=logy, legend_position="right",
-                               show_legend=len(curves) <= 12))
+        return hv.Curve([], "iteration", ylabel).opts(**base_opts(title=f"{title} (no history)", hooks=hooks,
+                                                                  **opts))
+    ov = hv.Overlay(curves + list(lines))
+    # a legend names the curves when there are several (one curve is named by the title)
+    kw = dict(title=title, logy=logy, legend_position="right", show_legend=1 < len(curves) <= 12)
+    kw.update(opts)
+    return ov.opts(**base_opts(hooks=hooks, **kw))
 
 
 class _SharedSource:
@@ -400,7 +724,8 @@ def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_
         title += f", {idx.size:,} of {n:,} items"
     overlay = segs * faint * est
     if landmarks is not None and len(landmarks):
-        overlay = overlay * landmark_marks(est_xy[np.asarray(landmarks)], labels=landmarks, size=16)
+        overlay = overlay * landmark_marks(est_xy[np.asarray(landmarks)], labels=landmarks, size=16,
+                                           geo=square(truth_xy, est_xy, size=600))
     overlay = overlay.opts(**base_opts(title=title, show_legend=False, xlabel="x₁", ylabel="x₂",
                                        **square(truth_xy, est_xy, size=600)))
     return left, right, overlay
@@ -460,8 +785,13 @@ class LiveEmbedding:
         "truth": ("x", "y"),
         "estimate": ("x1", "y1", "color"),
         "stars": ("x1", "y1", "landmark", "item"),
-        "labels": ("x1", "y1", "landmark"),
+        "labels": ("x1", "y1", "landmark", "text_align", "text_baseline"),
+        "halo": ("x1", "y1", "landmark", "text_align", "text_baseline"),
     }
+    #: Width and height of the overlay plot (its frame's pixels place the landmarks' labels).
+    OVERLAY_SIZE = (675, 695)
+    #: Marker size of the overlay's landmark stars.
+    STAR_SIZE = 18
 
     def __init__(self, size: int = SQUARE_PAIR):
         import weakref
@@ -490,7 +820,8 @@ class LiveEmbedding:
             streams=[self.pipe]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
         self.overlay = hv.DynamicMap(self._overlay, streams=[self.pipe]).opts(
             **base_opts(title="Truth (grey) → estimate (coloured), landmarks ★", show_legend=False,
-                        responsive=False, width=675, height=695, framewise=True, backend_opts=CANVAS))
+                        responsive=False, width=self.OVERLAY_SIZE[0], height=self.OVERLAY_SIZE[1],
+                        framewise=True, backend_opts=CANVAS))
 
     def _keep(self, role: str):
         """Plot hook remembering the plot that draws ``role`` (called at every render).
@@ -520,12 +851,12 @@ class LiveEmbedding:
         est = hv.Points(seg, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
                         ["cidx"]).opts(color="cidx", size=6, line_color=None, hooks=[self._keep("estimate")], **cm)
         stars = hv.Points(lm, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
-                          ["landmark", "item"]).opts(marker="star", size=18, color="white",
+                          ["landmark", "item"]).opts(marker="star", size=self.STAR_SIZE, color="white",
                                                      line_color=LANDMARK_COLOR, line_width=2.5, tools=["hover"],
                                                      hooks=[self._keep("stars")])
-        text = hv.Labels(lm, ["x1", "y1"], "landmark").opts(text_font_size="13pt", text_color=LANDMARK_COLOR,
-                                                             text_align="left", text_baseline="bottom",
-                                                             hooks=[self._keep("labels")])
+        # beside the stars, on the side with room (placed in _data: see point_labels)
+        text = _haloed(hv.Labels(lm, ["x1", "y1"], ["landmark", "ta", "tb"]), f"{LABEL_PT}pt", LANDMARK_COLOR,
+                       hooks=[self._keep("labels")], halo_hooks=[self._keep("halo")])
         return segs * faint * est * stars * text
 
     def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0) -> None:
@@ -563,8 +894,12 @@ class LiveEmbedding:
                             "y1": est_xy[idx, 1], "cidx": colors[idx]})
         lm = np.asarray(landmarks)
         pos = np.searchsorted(show, lm)  # landmarks are always among the shown items
-        lmdf = pd.DataFrame({"x1": est_xy[pos, 0], "y1": est_xy[pos, 1],
-                             "landmark": [f"L{c}" for c in range(lm.size)], "item": lm})
+        names = [f"L{c}" for c in range(lm.size)]
+        w, h = self.OVERLAY_SIZE
+        align, baseline = label_layout(est_xy[pos], names, xlim=sq["xlim"], ylim=sq["ylim"],
+                                       frame=frame_px({"width": w, "height": h}), radius=self.STAR_SIZE / 2)
+        lmdf = pd.DataFrame({"x1": est_xy[pos, 0], "y1": est_xy[pos, 1], "landmark": names, "item": lm,
+                             "ta": align, "tb": baseline})
         return {"df": df, "seg": seg, "lm": lmdf, "xlim": sq["xlim"], "ylim": sq["ylim"], "palette": palette}
 
     @staticmethod
@@ -585,7 +920,12 @@ class LiveEmbedding:
             "estimate": {"x1": f32(seg["x1"]), "y1": f32(seg["y1"]), "color": scid},
             "stars": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
                       "item": np.asarray(lm["item"], dtype=np.int32)},
-            "labels": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels},
+            "labels": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
+                       "text_align": np.asarray(lm["ta"], dtype=object),
+                       "text_baseline": np.asarray(lm["tb"], dtype=object)},
+            "halo": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
+                     "text_align": np.asarray(lm["ta"], dtype=object),
+                     "text_baseline": np.asarray(lm["tb"], dtype=object)},
         }
 
     def _patch(self, data) -> bool:

@@ -99,7 +99,8 @@ information and keep score 0.
         P = project(X, mean, basis)
         where = (plots.scatter(P, s.colors, hue_lightness=s.hue_lightness, title="Landmarks ★ (chosen: yellow)",
                                xlabel="x₁", ylabel="x₂", alpha=0.5, square_size=plots.HALF_WIDTH - 75)
-                 * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c))
+                 * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c,
+                                        geo=plots.square(P, size=plots.HALF_WIDTH - 75)))
         col = cols[c] if c < len(cols) else None
         unranked = len(getattr(col, "unranked", ())) if col is not None else 0
         corr = float(np.corrcoef(truth[mask], est[mask])[0, 1]) if mask.sum() > 2 else float("nan")

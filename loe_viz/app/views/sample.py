@@ -97,14 +97,20 @@ either a count per landmark or the paper's total
                            label="closer").opts(color="#1b7f3b", line_width=4)
         far = hv.Segments(pd.DataFrame({"x0": P[i_, 0], "y0": P[i_, 1], "x1": P[k_, 0], "y1": P[k_, 1]}),
                           label="farther").opts(color="#b00020", line_width=3, line_dash="dashed")
-        ends = np.unique(np.concatenate([i_, j_, k_]))
-        labels = hv.Labels(pd.DataFrame({"x": P[ends, 0], "y": P[ends, 1], "t": [str(v) for v in ends]}),
-                           ["x", "y"], "t").opts(text_font_size="14pt", text_color="#111111",
-                                                 text_baseline="bottom", yoffset=0.0)
+        # every item the examples name, and every landmark, labelled by its item number (the
+        # sentences above use them), each label beside its point on the side with room: the
+        # landmarks first, then the other items of the examples
+        ends = np.setdiff1d(np.unique(np.concatenate([i_, j_, k_])), landmarks)
+        marked = np.concatenate([landmarks, ends]).astype(int)
+        star = 20  # landmark_marks' default size
+        radius = np.concatenate([np.full(landmarks.size, star / 2),
+                                 np.full(ends.size, plots.marker_size(n) / 2 + 1)])
+        labels = plots.point_labels(P[marked], [str(v) for v in marked], geo=plots.square(P), radius=radius,
+                                    font_size=14)
         # the legend below the picture, not over its points; the plot grows by the legend's
         # height so that the frame stays square (distances undistorted)
-        picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks) * labels).opts(
-            legend_position="bottom", height=plots.SQUARE + 95 + plots.LEGEND_BELOW)
+        picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks, size=star, text=False)
+                   * labels).opts(legend_position="bottom", height=plots.SQUARE + 95 + plots.LEGEND_BELOW)
         return [
             pn.Row(pn.pane.Markdown("### Some of the answers", margin=(0, 10)), self._draw),
             words, counts,

@@ -1,0 +1,227 @@
+"""Readability of the explorer's plots on a projector: labels beside (not on) their markers and
+inside the frame, whole-number iteration ticks, one font size for every plot, and titles that
+fit their plot (a long uploaded file name is shortened in the middle, as plain text)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pn = pytest.importorskip("panel")
+hv = pytest.importorskip("holoviews")
+
+from bokeh.models import GlyphRenderer, Text  # noqa: E402
+
+from loe_viz.app import Explorer, plots  # noqa: E402
+from loe_viz.app.state import STEPS  # noqa: E402
+
+
+def _figure(obj):
+    """The bokeh figure HoloViews builds for ``obj``."""
+    return hv.renderer("bokeh").get_plot(obj).state
+
+
+def _texts(models):
+    """The text glyph renderers among bokeh ``models``."""
+    return [m for m in models if isinstance(m, GlyphRenderer) and isinstance(m.glyph, Text)]
+
+
+def _column(renderer, spec):
+    """The values of a glyph property: its data column, or the one value for every row."""
+    field = getattr(spec, "field", None)
+    n = len(next(iter(renderer.data_source.data.values())))
+    if field is not None:
+        return list(renderer.data_source.data[field])
+    return [getattr(spec, "value", spec)] * n
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    e = Explorer(n=300, seed=2)
+    assert e.state.wait(120)
+    assert e.state.error == "" and e.state.model is not None
+    yield e
+    e.close()
+
+
+def _step_models(explorer, name):
+    k = STEPS.index(name)
+    explorer.state.step = k
+    view = explorer._views[k]
+    view.refresh(force=True)
+    alerts = [o.object for o in view._body.objects if isinstance(o, pn.pane.Alert)]
+    assert not alerts, alerts
+    root = pn.panel(view).get_root()
+    return list(root.references())
+
+
+# --- 1. landmark and item labels sit beside their markers ------------------------------------
+
+def test_landmark_labels_are_offset_from_their_stars():
+    xy = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, 0.5], [0.5, -1.0]])
+    fig = _figure(plots.landmark_marks(xy, geo=plots.square(xy)))
+    texts = _texts(fig.renderers)
+    assert texts
+    for r in texts:
+        # bokeh's text padding puts the label's box this many screen pixels off its point
+        assert r.glyph.padding >= plots.LABEL_GAP > 0
+        aligns = _column(r, r.glyph.text_align)
+        bases = _column(r, r.glyph.text_baseline)
+        # never centred on the point: each label takes a corner beside it
+        assert set(aligns) <= {"left", "right"} and set(bases) <= {"top", "bottom"}, (aligns, bases)
+
+
+def test_labels_of_coincident_points_take_different_corners():
+    xy = np.array([[0.0, 0.0], [0.001, 0.001], [0.0, 0.002], [2.0, 2.0], [-2.0, -2.0]])
+    geo = plots.square(xy)
+    align, base = plots.label_layout(xy, ["847", "269", "510", "a", "b"], xlim=geo["xlim"], ylim=geo["ylim"],
+                                     frame=plots.frame_px(geo), radius=10)
+    corners = list(zip(align, base))[:3]
+    assert len(set(corners)) == 3, corners
+
+
+def test_a_label_at_the_right_edge_goes_left_of_its_point():
+    xy = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 1.0], [0.5, -1.0]])
+    geo = plots.square(xy)
+    align, base = plots.label_layout(xy, ["left end", "a long label at the right edge", "top", "bottom"],
+                                     xlim=geo["xlim"], ylim=geo["ylim"], frame=plots.frame_px(geo))
+    assert align[1] == "right" and align[0] == "left"
+    assert base[2] == "top" and base[3] == "bottom"  # inside the frame at its top and bottom too
+
+
+def test_sample_step_labels_every_marked_item_once_beside_its_marker(explorer):
+    texts = _texts(_step_models(explorer, "Sample"))
+    assert texts
+    s = explorer.state
+    landmarks = {str(int(v)) for v in s.model.landmarks_}
+    for r in texts:
+        assert r.glyph.padding >= plots.LABEL_GAP
+        assert set(_column(r, r.glyph.text_align)) <= {"left", "right"}
+    shown = [list(r.data_source.data[r.glyph.text.field if hasattr(r.glyph.text, "field") else r.glyph.text])
+             for r in texts if (r.glyph.text_color or "") != "white"]
+    labels = [t for ts in shown for t in ts]
+    assert len(labels) == len(set(labels)), labels  # a landmark's number is written once, not twice
+    assert landmarks <= set(labels)
+
+
+@pytest.mark.parametrize("step", ["Ranking"])
+def test_landmark_labels_of_the_ranking_step_are_placed(explorer, step):
+    texts = _texts(_step_models(explorer, step))
+    assert texts
+    for r in texts:
+        assert r.glyph.padding >= plots.LABEL_GAP
+        assert getattr(r.glyph.text_align, "field", None), "per-label alignment from the layout"
+
+
+def test_live_embedding_labels_are_placed_and_patched():
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    rng = np.random.default_rng(0)
+    n = 200
+    hl = np.column_stack([rng.random(n), np.full(n, 0.5)])
+    X = rng.normal(size=(n, 2))
+    X[7] = [X[:, 0].max() + 1.0, 0.0]  # a landmark at the right edge
+    live = plots.LiveEmbedding()
+    live.update(X, X + 0.05, hl, rng.random(n), [1, 5, 7, 9, 11])
+    doc = Document()
+    with set_curdoc(doc):
+        page = pn.Column(pn.pane.HoloViews(live.overlay))
+        doc.add_root(page.get_root(doc))
+    texts = _texts(doc.models)
+    assert len(texts) == 2  # the labels and their halo
+    for r in texts:
+        assert r.glyph.padding >= plots.LABEL_GAP
+        assert set(r.data_source.data) == set(plots.LiveEmbedding.ROLES["labels"])
+        aligns = _column(r, r.glyph.text_align)
+        assert aligns[2] == "right", aligns  # L2 (item 7) at the right edge: its label on its left
+    ids = {m.id for m in doc.models}
+    Y = X.copy()
+    Y[7] = [X[:, 0].min() - 1.0, 0.0]  # now at the left edge
+    with set_curdoc(doc):
+        live.update(Y, Y + 0.05, hl, rng.random(n), [1, 5, 7, 9, 11])
+    assert {m.id for m in doc.models} == ids  # patched in place, labels included
+    for r in texts:
+        assert _column(r, r.glyph.text_align)[2] == "left"
+
+
+def test_left_aligned_labels_past_the_right_edge_are_turned():
+    """Labels built elsewhere (one fixed left alignment) end at their point near the right edge."""
+    xy = np.array([[0.0, 0.0], [1.0, 0.2], [0.5, 0.5]])
+    import pandas as pd
+
+    df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "label": ["a", "<img src=x onerror=alert(1)>", "b"]})
+    obj = hv.Points(df, ["x", "y"]) * hv.Labels(df, ["x", "y"], "label").opts(text_align="left",
+                                                                              text_font_size="10pt")
+    fig = _figure(obj.opts(**plots.base_opts(title="t", **plots.square(xy))))
+    (r,) = _texts(fig.renderers)
+    assert _column(r, r.glyph.text_align) == ["left", "right", "left"]
+
+
+# --- 2. iteration axes have whole-number ticks -----------------------------------------------
+
+def test_convergence_iterations_have_integer_ticks():
+    fig = _figure(plots.convergence({"L0": [100.0, 1.0], "L1": [80.0, 0.5]}, "one Newton step", "norm"))
+    (axis,) = fig.xaxis
+    assert axis.ticker.min_interval == 1
+    assert axis.ticker.num_minor_ticks == 0  # no minor ticks at 0.2, 0.4, ...
+    long = _figure(plots.convergence({"D": np.geomspace(1, 1e-7, 400)}, "long", "r"))
+    assert long.xaxis[0].ticker.min_interval == 1
+
+
+def test_ranking_and_edm_convergence_plots_have_integer_ticks(explorer):
+    for step, title in (("Ranking", "Solver convergence"), ("EDM", "Dykstra convergence")):
+        figs = [m for m in _step_models(explorer, step)
+                if type(m).__name__ == "figure" and m.title is not None and (m.title.text or "").startswith(title)]
+        assert figs, step
+        for fig in figs:
+            assert all(ax.ticker.min_interval == 1 for ax in fig.xaxis), step
+
+
+# --- 3. the Dykstra plot's fonts are those of every other plot -------------------------------
+
+def test_dykstra_plot_fonts_match_the_other_plots(explorer):
+    figs = [m for m in _step_models(explorer, "EDM") if type(m).__name__ == "figure" and m.title is not None]
+    by_title = {f.title.text: f for f in figs}
+    dyk = next(f for t, f in by_title.items() if t.startswith("Dykstra"))
+    pairs = next(f for t, f in by_title.items() if t.startswith("Landmark pairs"))
+
+    def fonts(f):
+        return (f.title.text_font_size, f.xaxis[0].axis_label_text_font_size,
+                f.yaxis[0].axis_label_text_font_size, f.xaxis[0].major_label_text_font_size)
+
+    assert fonts(dyk) == fonts(pairs), (fonts(dyk), fonts(pairs))
+    # and those of a plot of another step (the projector's font scale)
+    rk = [m for m in _step_models(explorer, "Ranking") if type(m).__name__ == "figure" and m.title is not None
+          and (m.title.text or "").startswith("Solver convergence")]
+    assert fonts(rk[0]) == fonts(dyk)
+
+
+# --- 5. long titles are shortened in the middle, as plain text -------------------------------
+
+def test_short_text_keeps_both_ends():
+    assert plots.short_text("short.csv") == "short.csv"
+    name = "a" * 100 + "b" * 96 + ".csv"
+    s = plots.short_text(name, 40)
+    assert len(s) == 40 and "…" in s and s.startswith("a" * 20) and s.endswith("b" * 15 + ".csv")
+
+
+def test_a_200_character_file_name_is_shortened_in_the_ground_truth_title():
+    name = "<b>x</b>_" + "very_long_name_" * 13 + "end.csv"
+    assert len(name) >= 200
+    xy = np.random.default_rng(0).normal(size=(50, 2))
+    title = f"Ground truth: {name}, n = 50"
+    fig = _figure(plots.scatter(xy, ["#336699"] * 50, title=title))
+    shown = fig.title.text
+    assert "…" in shown and len(shown) < 60, shown
+    assert shown.startswith("Ground truth: <b>x") and shown.endswith("end.csv, n = 50"), shown
+    # it fits the plot's width, and it is the plain text itself: nothing escaped or interpreted
+    assert plots.text_width_px(shown, plots._TITLE_FONT_PX) <= fig.width - plots._TITLE_INSET
+    assert type(fig.title).__name__ == "Title"
+
+
+def test_titles_that_fit_are_kept():
+    for t, w in (("L0 (item 269): estimate vs truth", plots.HALF_WIDTH),
+                 ("Truth (grey) → estimate (coloured), landmarks ★", 675),
+                 ("Ground truth: gaussian, n = 1,000", plots.SQUARE + 75)):
+        assert plots.fit_title(t, w) == t
