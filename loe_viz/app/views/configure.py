@@ -33,7 +33,7 @@ sidebar, or upload a CSV table of points (one row per item, numeric columns).
         X, cfg = s.points, s.config_used
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
-        name = cfg.get("uploaded_name") or cfg.get("kind", "")
+        name = plots.short_text(cfg.get("uploaded_name") or cfg.get("kind", ""))  # a file name the user chose
         sub = "" if X.shape[1] <= 2 else f" (first two principal axes of {X.shape[1]}-D data)"
         plot = plots.scatter(P, s.colors, hue_lightness=s.hue_lightness,
                              title=f"Ground truth: {name}, n = {X.shape[0]:,}{sub}",
