@@ -12,8 +12,9 @@ hv = pytest.importorskip("holoviews")
 
 from bokeh.models import GlyphRenderer, Text  # noqa: E402
 
-from loe_viz.app import Explorer, plots  # noqa: E402
+from loe_viz.app import plots  # noqa: E402
 from loe_viz.app.state import STEPS  # noqa: E402
+from test_explorer import explorer  # noqa: E402,F401  (the module-scoped explorer of n = 300)
 
 
 def _figure(obj):
@@ -33,15 +34,6 @@ def _column(renderer, spec):
     if field is not None:
         return list(renderer.data_source.data[field])
     return [getattr(spec, "value", spec)] * n
-
-
-@pytest.fixture(scope="module")
-def explorer():
-    e = Explorer(n=300, seed=2)
-    assert e.state.wait(120)
-    assert e.state.error == "" and e.state.model is not None
-    yield e
-    e.close()
 
 
 def _step_models(explorer, name):
