@@ -126,6 +126,9 @@ def estimate_run(n: int, D: int, d: int, n_landmarks: int, per_landmark: int, *,
 
 def check_run(est: RunEstimate) -> None:
     """Refuse a run whose estimated peak memory is above :data:`MAX_BYTES`."""
+    if est.n_comparisons >= 10**18:  # capped on its way here (a budget of 1e300): its size is no figure to show
+        raise ValueError(f"budget asks for more than 10^18 comparisons, far more memory than the "
+                         f"{format_bytes(MAX_BYTES)} this explorer allows per run: lower it")
     if est.bytes > MAX_BYTES:
         raise ValueError(
             f"budget needs about {format_bytes(est.bytes)} of memory ({est.n_comparisons:,} comparisons), "

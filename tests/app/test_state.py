@@ -587,6 +587,12 @@ def test_huge_configuration_refused_before_any_allocation():
         tracemalloc.stop()
     assert t.error.startswith("budget needs about") and str(MAX_BYTES // 2**30) in t.error, t.error
     assert peak < 20 * 2**20 and t._cache._slots == {}
+    # a budget of 1e300 was said as "87577067.5 TiB (4,611,686,018,427,387,900 comparisons)", a capped count
+    for unit in ("total_c", "per_landmark"):
+        u = ExplorerState(budget_unit=unit, budget=1e300, auto_update=False)
+        u.run(force=True)
+        assert u.error.startswith("budget asks for more than 10^18 comparisons, far more memory than the "), u.error
+        u.close()
 
 
 def test_url_values_beyond_the_bounds_are_refused():
