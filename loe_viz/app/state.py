@@ -163,6 +163,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._uploaded = None
         self._upload_token = 0
         self._link_problem = ""  # a refused setting of the link, shown with the first result
+        self._link_said = ""  # the last such message shown (a later one is added to it while it is on screen)
         self._upload_note = ""  # an upload larger than the explorer takes, said with its first result
         self._closed = False
         super().__init__(**params)
@@ -302,7 +303,11 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         The first result would otherwise clear it at once, leaving the defaults on screen and
         nothing saying why. It is shown beside that result and dropped by the next run.
         """
-        self._link_problem = message
+        # a link can carry several (n=…, lesson=…), reported before or after the first result
+        previous = self._link_problem or (self.error if self.error == self._link_said else "")
+        if previous:
+            message = previous if message in previous else f"{previous} {message}"
+        self._link_problem = self._link_said = message
         self.error = message
 
     def close(self) -> None:

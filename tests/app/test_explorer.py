@@ -271,5 +271,11 @@ def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypat
                 f"{', '.join(lesson_keys())})")
         assert e.state.error == want and e.state._link_problem == want  # kept through the first run
         assert e.modes.active == 0
+        e.state.run()  # the first result shows it; a problem of the link reported after that is added to it
+        assert e.state.wait(120) and e.state.error == want
+        e.state.report_link_problem("Ignored settings in the link that do not parse: n='x'")
+        assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
+        e.state.report_link_problem("Ignored settings in the link that do not parse: n='x'")  # the link again
+        assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
     finally:
         e.close()
