@@ -21,6 +21,7 @@ Panel is imported by ``explore`` only; the other sub-commands need the library a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import os
@@ -424,15 +425,17 @@ def _write_embedding(out: str, Z, labels) -> None:
         rows(sys.stdout)
         sys.stdout.flush()
         return
-    _write(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
+    from .io.writing import write_file  # never left half written (a device such as /dev/null in place)
+
+    with _writing(out):
+        write_file(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
 
 
-def _write(out: str, write) -> None:
-    """``write(binary_file)`` into ``out``, never left half written (a device such as /dev/null in place)."""
-    from .io.writing import write_file
-
+@contextlib.contextmanager
+def _writing(out: str):
+    """An ``OSError`` while writing ``out`` as this command's one-line error."""
     try:
-        write_file(out, write)
+        yield
     except OSError as exc:
         raise DataError(f"cannot write {out}: {exc.strerror or exc}") from None
 
@@ -442,6 +445,7 @@ def cmd_simulate(args) -> int:
     import numpy as np
 
     from .io import write_triplets
+    from .io.writing import write_file, written_in_place
     from .oracle import TripletOracle, total_budget
     from .points import make_points, min_dimensions
 
@@ -458,7 +462,7 @@ def cmd_simulate(args) -> int:
     if out == "-":
         raise UsageError("-o - (standard output) cannot take both files simulate writes (the triplets and the "
                          "points); name a file")
-    if os.path.abspath(out).startswith(("/dev/", "/proc/")) or (os.path.exists(out) and not os.path.isfile(out)):
+    if written_in_place(out) or os.path.isdir(out):
         raise UsageError(f"-o {out} is not a regular file, and simulate writes the points beside the triplets "
                          "(OUT's stem + _points.csv); name a file")
     points_out = f"{os.path.splitext(out)[0]}_points.csv"
@@ -478,12 +482,11 @@ def cmd_simulate(args) -> int:
     else:
         T = oracle.uniform_triplets(m)
         design = "uniformly random triplets"
-    try:
+    with _writing(out):
         write_triplets(out, T, layout=args.layout, random_state=args.seed + 3)
-    except OSError as exc:
-        raise DataError(f"cannot write {out}: {exc.strerror or exc}") from None
     header = ",".join(f"x{k + 1}" for k in range(d))
-    _write(points_out, lambda fh: np.savetxt(fh, X, delimiter=",", header=header, comments="", fmt="%.6f"))
+    with _writing(points_out):
+        write_file(points_out, lambda fh: np.savetxt(fh, X, delimiter=",", header=header, comments="", fmt="%.6f"))
     _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
          f"(c = {args.budget:g}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
     from .metrics import triplet_accuracy

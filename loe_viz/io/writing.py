@@ -173,6 +173,18 @@ def _check_write_labels(labels) -> np.ndarray:
     return lab
 
 
+def written_in_place(path) -> bool:
+    """Whether :func:`write_file` writes ``path`` in place: a device, pipe or socket, or any path under /dev or
+    /proc (``/dev/stdout`` may point at a regular file, a shell's redirection)."""
+    if os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # a new file (or a dangling link, created where it points)
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def write_file(path, write) -> None:
     """Write the path ``path`` through ``write(binary_file)``, never leaving it half written.
 
@@ -181,13 +193,8 @@ def write_file(path, write) -> None:
     replaced. A device or pipe (``/dev/null``, a FIFO) or any path under /dev or /proc
     (``/dev/stdout`` redirected to a file) is written in place. Errors name ``path``.
     """
-    try:  # /dev/stdout may point at a regular file (a shell's redirection): written in place too
-        special = os.path.abspath(path).startswith(("/dev/", "/proc/")) or (
-            not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path))
-    except OSError:
-        special = False  # a new file (or a dangling link, created where it points)
     try:
-        if special:  # appended: a redirection's file holds what was written before
+        if written_in_place(path):  # appended: a redirection's file holds what was written before
             with open(path, "ab") as fh:
                 write(fh)
             return
