@@ -162,7 +162,7 @@ class CompareState(RunsJobs, param.Parameterized):
                     # the walk-through's own embedding, so the status line and this table show one
                     # triplet error (a refit on the stored triplets starts elsewhere and stops a
                     # fraction of a standard error away)
-                    sec = cfg["loe_seconds"] if cfg.get("kernels_ready", True) else _loe_seconds(X, cfg, token)
+                    sec = _loe_seconds(X, cfg, token) if again else cfg["loe_seconds"]
                     p, t = scores(cfg["loe_embedding"])
                     push(CompareRecord("LOE", sec, p, t, final=True), base + step,
                          f"LOE done in {format_seconds(sec)}")
