@@ -21,6 +21,7 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
+_SNIFF_MAX = 1 << 26  # at most this much is read to find the end of a long first line
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
@@ -149,9 +150,12 @@ class _Spec:
 
 def _sniff(src, opts, fmt, notes) -> _Spec:
     name, spec, enc = src.name, _Spec(), opts["encoding"]
-    raw = src.rewind().read(_SAMPLE)
-    while not re.search(rb"[\r\n][^\r\n]", raw) and (more := src.stream.read(_SAMPLE)):
-        raw += more  # a first line longer than the sample (a long label) is sniffed whole
+    chunks = [src.rewind().read(_SAMPLE)]  # a first line longer than the sample (a long label) is sniffed whole:
+    while (len(chunks) < _SNIFF_MAX // _SAMPLE  # each new block is searched once (a linear scan, not a rescan)
+           and not re.search(rb"[\r\n][^\r\n]", chunks[-2][-1:] + chunks[-1] if len(chunks) > 1 else chunks[0])
+           and (more := src.stream.read(_SAMPLE))):
+        chunks.append(more)
+    raw = b"".join(chunks)
     eof = src.stream.tell() >= src.end
     if not raw:
         raise err(name, "the file is empty")
