@@ -341,7 +341,8 @@ def test_your_triplets_mode(server, browser, shots):
         p.wait_text(".loe-tr-sentence", r"Read 6,000 triplets over 100 items", timeout=60)
         sample.select_option(label="European capitals: 4,000 crowd answers, city names")
         p.wait_text(".loe-tr-sentence", r"Read 4,000 triplets over 44 items", timeout=60)
-        summary = p.text(".loe-tr-summary")
+        # the sentence and the table are two panes: on a loaded machine one may be drawn before the other
+        summary = p.wait_text(".loe-tr-summary", r"crowd \(csv\)", timeout=30)
         assert "crowd (csv)" in summary and "Amsterdam" in summary, summary
         p.page.locator(".loe-tr-run button").click()
         p.wait_text(".loe-tr-message", r"Done in", timeout=180)
