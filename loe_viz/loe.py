@@ -441,6 +441,7 @@ class LOE(ParamsMixin):
 
     Examples
     --------
+    >>> from loe_viz import LOE, TripletOracle, make_points, procrustes_error
     >>> X = make_points("gaussian", 500, random_state=0)
     >>> oracle = TripletOracle(X, random_state=1)
     >>> Z = LOE(n_components=2, random_state=2).fit_oracle(oracle, per_landmark=20_000).embedding_

@@ -48,6 +48,7 @@ class TripletOracle:
 
     Examples
     --------
+    >>> from loe_viz import TripletOracle, make_points
     >>> X = make_points("gaussian", 100, random_state=0)
     >>> oracle = TripletOracle(X, random_state=1)
     >>> oracle.landmark_triplets([0, 1, 2, 3, 4], per_landmark=1000).shape

@@ -337,6 +337,7 @@ def estimate_resources(
 
     Examples
     --------
+    >>> from loe_viz import estimate_resources, total_budget
     >>> est = estimate_resources(10**6, 5, total_budget(10**6, 50) // 5, n_jobs=2)
     >>> est.peak_bytes < 12 * 2**30
     True
