@@ -181,8 +181,17 @@ class JobRunner:
         return not self._idle.is_set() or self._running is not None
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until no job runs or waits; False on time-out."""
-        return self._idle.wait(timeout)
+        """Block until no job runs or waits; False on time-out.
+
+        A dispatcher that queues the jobs' results for an event loop this call
+        blocks (a notebook cell's: :class:`loe_viz.app.session.LoopDispatcher`)
+        has them applied before this returns.
+        """
+        done = self._idle.wait(timeout)
+        drain = getattr(self.dispatch, "drain", None)
+        if drain is not None:
+            drain()
+        return done
 
     @property
     def thread(self) -> threading.Thread | None:

@@ -3,20 +3,24 @@
 :func:`session_dispatcher` returns the ``dispatch`` callable the states and
 their :class:`~loe_viz.app.jobs.JobRunner` use: served, it schedules a function
 on the current session's event loop (with that session's document as
-``curdoc``); in a notebook or a script it runs the function at once.  Both the
+``curdoc``); in a Jupyter kernel, on the kernel's event loop (:class:`LoopDispatcher`);
+in a script it runs the function at once.  Both the
 walk-through (:mod:`loe_viz.app.explorer`) and "Your triplets"
 (:mod:`loe_viz.app.views.triplets`) take it from here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import logging
+import threading
 import weakref
 from typing import Callable
 
 from .jobs import direct_dispatch
 
-__all__ = ["session_dispatcher", "in_server_session", "connection_count", "release_links"]
+__all__ = ["session_dispatcher", "LoopDispatcher", "in_server_session", "connection_count", "release_links"]
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +32,53 @@ def in_server_session() -> bool:
     return doc is not None and doc.session_context is not None
 
 
+class LoopDispatcher:
+    """Runs dispatched functions on the thread of an event loop, in order.
+
+    In a Jupyter kernel the page's messages (clicks, typed values) are handled on
+    the kernel's event loop, on the main thread; a result applied from a job's
+    thread at the same moment interleaved with them, and Panel's messages to the
+    notebook page lost references or came out garbled (a blank step after "Run
+    all", a Compare plot without its curves). Functions dispatched from another
+    thread are queued and run by the loop (``call_soon_threadsafe``); on the
+    loop's own thread they run at once, after any queued before them.
+
+    A cell blocks the loop while it runs, so the queue is also drained by
+    :meth:`drain` on the loop's thread: :meth:`loe_viz.app.jobs.JobRunner.wait`
+    calls it, and ``state.wait(); state.metrics`` in a cell reads the new results.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self._loop, self._owner = loop, threading.get_ident()
+        self._queue: collections.deque = collections.deque()
+        self._lock = threading.Lock()
+
+    def __call__(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            self._queue.append(fn)
+        if threading.get_ident() == self._owner:
+            self.drain()
+            return
+        try:
+            self._loop.call_soon_threadsafe(self.drain)
+        except RuntimeError:  # the loop was closed: the kernel is shutting down
+            pass
+
+    def drain(self) -> None:
+        """Run the queued functions now, when called on the loop's thread (elsewhere: nothing)."""
+        while threading.get_ident() == self._owner:
+            with self._lock:
+                if not self._queue:
+                    return
+                fn = self._queue.popleft()
+            try:
+                fn()
+            except Exception:  # never let a UI update kill the kernel's loop
+                log.warning("UI update failed", exc_info=True)
+
+
 def session_dispatcher() -> Callable[[Callable[[], None]], None]:
-    """A callable that runs a function on this session's event loop (server) or at once.
+    """A callable that runs a function on this session's event loop (server), a kernel's, or at once.
 
     The dispatcher holds the session's document weakly: a closed session's
     document is not kept alive by a background job that still holds the
@@ -48,12 +97,13 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
     every later update of a job, merged into the one that never ran: the page
     stopped at "LOE done" while the run went on to the end).
     """
-    import asyncio
-
     import panel as pn
     doc = pn.state.curdoc
     if doc is None or doc.session_context is None:
-        return direct_dispatch
+        try:  # a Jupyter kernel runs cells while its event loop runs; a script has none
+            return LoopDispatcher(asyncio.get_running_loop())
+        except RuntimeError:
+            return direct_dispatch
     from panel.io import hold
     from panel.io.state import set_curdoc
 

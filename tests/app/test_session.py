@@ -106,3 +106,41 @@ def test_after_an_update_the_dispatcher_sends_what_panel_stranded(monkeypatch, p
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+def test_without_a_server_a_running_event_loop_gets_the_jobs_results_as_a_kernel_needs():
+    # In a Jupyter kernel a cell runs while the kernel's event loop runs, on the thread that
+    # handles the page's messages; results applied from the job's thread interleaved with them
+    # (garbled notebook pages). They must run on the loop's thread, in order, and a cell that
+    # waits for the job must see them applied when wait() returns.
+    from loe_viz.app.jobs import JobRunner
+    from loe_viz.app.session import LoopDispatcher
+
+    applied = []
+
+    async def cell():
+        run = session_dispatcher()
+        assert isinstance(run, LoopDispatcher)
+        runner = JobRunner(name="loe-viz-test-job", dispatch=run)
+
+        def job(token):
+            for k in range(3):
+                runner.publish(lambda k=k: applied.append((k, threading.current_thread().name)))
+        runner.submit(job)
+        assert runner.wait(30)  # blocks the loop, as a cell does; the queued results are applied
+        seen_in_cell = list(applied)
+        runner.submit(job)
+        while runner.busy:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # the loop runs the queue when the cell yields
+        return seen_in_cell
+
+    seen = asyncio.run(cell(), debug=False)
+    main = threading.current_thread().name
+    assert seen == [(k, main) for k in range(3)]
+    assert applied == [(k, main) for k in range(3)] * 2
+
+
+def test_without_a_server_or_a_running_loop_results_are_applied_at_once():
+    from loe_viz.app.jobs import direct_dispatch
+    assert session_dispatcher() is direct_dispatch  # a script: nothing else would ever run them
