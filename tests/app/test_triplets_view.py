@@ -107,3 +107,25 @@ def test_a_setting_out_of_range_is_refused_next_to_its_box_and_the_box_shows_the
         assert s.seed == 3 and not view.setting_alert.visible
     finally:
         s.close()
+
+
+def test_the_show_select_never_loses_its_options_while_a_run_clears_the_results():
+    # A select left without options made the browser answer with the value None, which Panel
+    # refuses; in a notebook that refusal left the page's document unheld and froze the page.
+    view = TripletsView(dispatch=lambda fn: fn())
+    s = view.state
+    assert view.w_shown.disabled  # nothing to show yet
+    view.w_sample.value = "european_capitals_crowd.csv"
+    s.methods = ["LOE", "STE"]
+    assert s.run()
+    first = dict(view.w_shown.options)
+    assert set(first.values()) == {"LOE", "STE"} and not view.w_shown.disabled
+    changes = []
+    view.w_shown.param.watch(lambda e: changes.append((e.name, e.new)), ["options", "value"])
+    s.methods = ["LOE"]
+    s.param.update(results={}, version=s.version + 1)  # as a new run starts (TripletsState.run)
+    assert view.w_shown.options == first and view.w_shown.disabled and view.w_shown.value in first.values()
+    assert s.run()
+    assert list(view.w_shown.options.values()) == ["LOE"] and view.w_shown.value == "LOE"
+    assert not view.w_shown.disabled
+    assert all(value not in (None, {}) for _, value in changes), changes

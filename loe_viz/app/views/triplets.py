@@ -281,11 +281,16 @@ class TripletsView(Viewer):
     def _on_results(self, *events):
         s = self.state
         ok = [m for m in TRIPLET_METHODS if m in s.results and s.results[m].ok]
+        shown = s.shown if s.shown in ok else (s.best_method() if ok else None)
         self._quiet = True
         try:
-            self.w_shown.options = {METHOD_LABELS[m]: m for m in ok}
-            shown = s.shown if s.shown in ok else (s.best_method() if ok else None)
-            self.w_shown.value = shown
+            # options and value in one change, and never an empty list: the browser answered a select
+            # left without options with the value None, which Panel refuses ("None not in list"), and in
+            # a notebook that refusal left the page's document unheld, dropping every later update
+            if ok:
+                self.w_shown.param.update(options={METHOD_LABELS[m]: m for m in ok}, value=shown, disabled=False)
+            else:
+                self.w_shown.disabled = True
         finally:
             self._quiet = False
         self.results_intro.object = self._results_intro()
