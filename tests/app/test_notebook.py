@@ -46,3 +46,7 @@ def test_notebook_executes(kernel_name):
     mimes = {k for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
              for k in o.get("data", {})}
     assert any("bokeh" in m or "holoviews" in m or m == "text/html" for m in mimes), mimes
+    # BokehJS and Panel's script are in the notebook itself (inline=True): a lecture hall without
+    # internet gets the explorer, not an empty output
+    outputs = json.dumps([o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])])
+    assert "cdn.bokeh.org/bokeh/release" not in outputs and "/dist/panel.min.js" not in outputs
