@@ -283,8 +283,12 @@ class Explorer(Viewer):
         self.w_explain = pn.widgets.Checkbox(label="Show the explanations", value=True, align="center",
                                              css_classes=["loe-explain"])
         self.w_explain.param.watch(self._on_explain, "value")
-        self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.w_explain, self.b_next,
-                          sizing_mode="stretch_width")
+        if in_server_session():
+            self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.w_explain, self.b_next,
+                              sizing_mode="stretch_width")
+        else:  # a notebook's output may be narrower than the row (JupyterLab's file browser open at 1280 px)
+            self.nav = pn.FlexBox(self.b_prev, self.step_label, self.w_explain, self.b_next, flex_wrap="wrap",
+                                  align_items="center", sizing_mode="stretch_width")
         self.main = pn.Column(self.nav, self.status, self.alert, self.notice, self.tabs,
                               sizing_mode="stretch_width")
         self._update_nav()

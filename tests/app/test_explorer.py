@@ -56,6 +56,14 @@ def test_navigation(explorer):
     assert explorer.state.step == 6 and explorer.b_next.disabled
 
 
+def test_outside_a_server_the_navigation_row_wraps(explorer):
+    # a notebook's output beside JupyterLab's file browser is about 850 px at 1280 px: the row of
+    # Previous, step, explanations and Next (about 760 px) ran off the right edge of the explorer
+    assert isinstance(explorer.nav, pn.FlexBox) and explorer.nav.flex_wrap == "wrap"
+    assert list(explorer.nav.objects) == [explorer.b_prev, explorer.step_label, explorer.w_explain,
+                                          explorer.b_next]
+
+
 def test_downloads(explorer):
     csv = explorer._embedding_csv().read()
     lines = csv.strip().splitlines()
