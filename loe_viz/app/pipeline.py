@@ -423,7 +423,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         notes.append("the EDM projection stopped before its tolerance")
     status = f"LOE fitted {recorded.n_triplets:,} comparisons in {format_seconds(fit_seconds)}"
     if not kernels_were_ready:
-        status += " (including compiling the kernels, once per server)"
+        status += " (including compiling the kernels, which happens once)"
     if notes:
         status += " — note: " + "; ".join(notes)
     return {

@@ -463,7 +463,7 @@ def test_a_fit_that_compiled_the_kernels_says_so_and_compare_times_loe_again(mon
     monkeypatch.setattr(warmup, "_warm_seconds", None)  # no warm-up has ended: kernels may still compile
     s = ExplorerState(**dict(SMALL, seed=11))
     assert s.error == "" and s.config_used["kernels_ready"] is False
-    assert s.status.endswith("(including compiling the kernels, once per server)")
+    assert s.status.endswith("(including compiling the kernels, which happens once)")
     from loe_viz.app import compare_state
 
     timed = []
