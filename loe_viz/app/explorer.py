@@ -114,7 +114,8 @@ class Explorer(Viewer):
 
     def __init__(self, state: ExplorerState | None = None, sync_url: bool = True, **params):
         own = state is None
-        if in_server_session():  # sessions' fits run side by side: no process-wide switching of BLAS threads
+        self._served = in_server_session()
+        if self._served:  # sessions' fits run side by side: no process-wide switching of BLAS threads
             pin_blas_single_thread()
         # compile the kernels off the event loop (once per process) while the page is built
         start_warm_up()
@@ -135,7 +136,6 @@ class Explorer(Viewer):
         s.param.watch(self._on_status, ["busy", "error", "notice", "status", "metrics"])
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
-        self._served = in_server_session()
         self._busy_shown = False  # the page shows the run in progress (see BUSY_DELAY)
         self._busy_wait = None  # the document and the timeout callback that will show it
         self._closed = False
@@ -283,7 +283,7 @@ class Explorer(Viewer):
         self.w_explain = pn.widgets.Checkbox(label="Show the explanations", value=True, align="center",
                                              css_classes=["loe-explain"])
         self.w_explain.param.watch(self._on_explain, "value")
-        if in_server_session():
+        if self._served:
             self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.w_explain, self.b_next,
                               sizing_mode="stretch_width")
         else:  # a notebook's output may be narrower than the row (JupyterLab's file browser open at 1280 px)
