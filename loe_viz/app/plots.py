@@ -168,13 +168,17 @@ def fit_title(title: str, width: int | None = None) -> str:
     return out
 
 
+#: Pixels of a fixed-size plot's width and height outside its data frame: the axes, the title and
+#: the toolbar on the right (measured in Chromium).
+_FRAME_INSET = (100.0, 95.0)
+
+
 def frame_px(geo: dict) -> tuple[float, float]:
     """Approximate pixel width and height of the data frame of a plot sized by :func:`square`.
 
-    The plot's width and height include the axes, the title and the toolbar on the right
-    (about 100 and 95 pixels, measured in Chromium).
+    The plot's width and height include the axes, the title and the toolbar (:data:`_FRAME_INSET`).
     """
-    return float(geo["width"]) - 100.0, float(geo["height"]) - 95.0
+    return float(geo["width"]) - _FRAME_INSET[0], float(geo["height"]) - _FRAME_INSET[1]
 
 
 #: Where a label can go around its point: (text_align, text_baseline, sign of x, sign of y on
@@ -341,7 +345,7 @@ def _labels_inside(plot, element) -> None:
         return
     from bokeh.models import GlyphRenderer, Text
 
-    frame_w = float(width) - 100.0
+    frame_w = float(width) - _FRAME_INSET[0]
     for r in renderers:
         glyph = getattr(r, "glyph", None)
         if not isinstance(r, GlyphRenderer) or not isinstance(glyph, Text):
@@ -533,7 +537,11 @@ def scatter(xy: np.ndarray, colors, *, hue_lightness: np.ndarray | None = None, 
     return pts.opts(**base_opts(**opts))
 
 
-def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None, size: float = 20,
+#: Marker size of landmark stars (:func:`landmark_marks`).
+STAR_SIZE = 20
+
+
+def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None, size: float = STAR_SIZE,
                    geo: dict | None = None, text: bool = True):
     """Landmarks as black-rimmed stars with their name ("L0", "L1", …) written beside them.
 
@@ -548,12 +556,10 @@ def landmark_marks(xy: np.ndarray, labels=None, *, highlight: int | None = None,
     stars = hv.Points(df, ["x", "y"], ["landmark", "item"]).opts(
         marker="star", size=size, color="white", line_color=LANDMARK_COLOR, line_width=2.5,
         tools=["hover"])
-    chosen_ok = highlight is not None and 0 <= highlight < l
-    radius = np.full(l, size / 2)
-    if chosen_ok:
-        radius[highlight] = size * 1.8 / 2
+    radius = np.full(l, size / 2)  # each star's, an obstacle for the labels
     out = stars
-    if chosen_ok:
+    if highlight is not None and 0 <= highlight < l:
+        radius[highlight] = size * 1.8 / 2
         # the chosen landmark: a larger yellow star drawn over the white ones (under them its
         # fill would be hidden), its label still on top
         chosen = hv.Points(df.iloc[[highlight]], ["x", "y"], ["landmark", "item"]).opts(
@@ -910,6 +916,8 @@ class LiveEmbedding:
         cidx = np.asarray(df["cidx"], dtype=np.uint8 if len(data["palette"]) <= 256 else np.int32)
         scid = np.asarray(seg["cidx"], dtype=cidx.dtype)
         labels = np.asarray(lm["landmark"], dtype=object)
+        text = {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,  # the labels and their halo
+                "text_align": np.asarray(lm["ta"], dtype=object), "text_baseline": np.asarray(lm["tb"], dtype=object)}
         return {
             "points": {"x": f32(df["x"]), "y": f32(df["y"]), "ex": f32(df["ex"]), "ey": f32(df["ey"]),
                        "cidx": cidx, "color": cidx, "item": np.asarray(df["item"], dtype=np.int32),
@@ -920,12 +928,8 @@ class LiveEmbedding:
             "estimate": {"x1": f32(seg["x1"]), "y1": f32(seg["y1"]), "color": scid},
             "stars": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
                       "item": np.asarray(lm["item"], dtype=np.int32)},
-            "labels": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
-                       "text_align": np.asarray(lm["ta"], dtype=object),
-                       "text_baseline": np.asarray(lm["tb"], dtype=object)},
-            "halo": {"x1": f32(lm["x1"]), "y1": f32(lm["y1"]), "landmark": labels,
-                     "text_align": np.asarray(lm["ta"], dtype=object),
-                     "text_baseline": np.asarray(lm["tb"], dtype=object)},
+            "labels": text,
+            "halo": text,  # each source gets its own copy (_patch)
         }
 
     def _patch(self, data) -> bool:

@@ -102,14 +102,13 @@ either a count per landmark or the paper's total
         # landmarks first, then the other items of the examples
         ends = np.setdiff1d(np.unique(np.concatenate([i_, j_, k_])), landmarks)
         marked = np.concatenate([landmarks, ends]).astype(int)
-        star = 20  # landmark_marks' default size
-        radius = np.concatenate([np.full(landmarks.size, star / 2),
+        radius = np.concatenate([np.full(landmarks.size, plots.STAR_SIZE / 2),
                                  np.full(ends.size, plots.marker_size(n) / 2 + 1)])
         labels = plots.point_labels(P[marked], [str(v) for v in marked], geo=plots.square(P), radius=radius,
                                     font_size=14)
         # the legend below the picture, not over its points; the plot grows by the legend's
         # height so that the frame stays square (distances undistorted)
-        picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks, size=star, text=False)
+        picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks, text=False)
                    * labels).opts(legend_position="bottom", height=plots.SQUARE + 95 + plots.LEGEND_BELOW)
         return [
             pn.Row(pn.pane.Markdown("### Some of the answers", margin=(0, 10)), self._draw),
