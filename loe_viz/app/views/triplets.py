@@ -138,8 +138,7 @@ class TripletsView(Viewer):
             sizing_mode="stretch_width", name="Your triplets",
         )
         s.param.watch(self._on_data, ["data_version"])
-        s.param.watch(self._on_error, ["error"])
-        s.param.watch(self._on_setting_error, ["setting_error"])
+        s.param.watch(self._on_error, ["error", "setting_error"])
         s.param.watch(self._on_status, ["running", "progress", "message"])
         s.param.watch(self._on_results, ["version", "shown"])
         s.param.watch(self._on_coverage, ["n_components", "n_landmarks"])
@@ -200,15 +199,11 @@ class TripletsView(Viewer):
         s.param.watch(lambda e: None if w.value == e.new else setattr(w, "value", e.new), name)
         return w
 
-    def _on_setting_error(self, *events):
-        e = self.state.setting_error
-        self.setting_alert.object = _md(e)
-        self.setting_alert.visible = bool(e)
-
     def _on_error(self, *events):
-        e = self.state.error
-        self.alert.object = _md(e)
-        self.alert.visible = bool(e)
+        """The state's two errors, each in its red box (hidden while empty)."""
+        for alert, e in ((self.alert, self.state.error), (self.setting_alert, self.state.setting_error)):
+            alert.object = _md(e)
+            alert.visible = bool(e)
 
     def _on_status(self, *events):
         s = self.state
