@@ -26,7 +26,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES
+from .views.base import TWO_LINES, KeysStayInBoxes
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView
 from .._blas import pin_blas_single_thread
@@ -306,7 +306,8 @@ class Explorer(Viewer):
         self.sidebar.insert(0, self._mode_note)
 
     def __panel__(self):
-        return pn.Row(pn.Column(self.sidebar, width=330), self.modes, sizing_mode="stretch_width")
+        # in a notebook, keys typed in the explorer's boxes stay there (JupyterLab took Enter for a shortcut)
+        return pn.Row(pn.Column(self.sidebar, width=330), self.modes, KeysStayInBoxes(), sizing_mode="stretch_width")
 
     def servable_template(self):
         """The explorer inside a :class:`panel.template.BootstrapTemplate` (used when served).

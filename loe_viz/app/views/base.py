@@ -8,12 +8,14 @@ from typing import ClassVar
 import numpy as np
 import panel as pn
 import param
+from panel.custom import JSComponent
 from panel.viewable import Viewer
 
 from ..state import ExplorerState
 from ..text import md
 
-__all__ = ["StepView", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row", "use_local_katex_fonts"]
+__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
+           "use_local_katex_fonts"]
 
 
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
@@ -63,6 +65,43 @@ def use_local_katex_fonts() -> None:
     # stylesheets of every component (~180 kB each, ~11 MB per page load)
     if css not in pn.config.global_css:
         pn.config.global_css = [*pn.config.global_css, css]
+
+
+class KeysStayInBoxes(JSComponent):
+    """An invisible piece that keeps the explorer's keys from a notebook's shortcuts.
+
+    Panel draws widgets inside shadow roots, so JupyterLab sees a key pressed in a number box
+    as pressed on the explorer's outer element, outside any text box, and takes Enter for its
+    own shortcut (the typed number was not applied). Placed once in the explorer, this listens
+    on the outermost element in the page and stops the notebook from seeing plain keys
+    (no Ctrl, Alt or Meta) pressed in a text box, select or slider; the widgets, which
+    handle them first, still do. Ctrl/Meta shortcuts (save, Ctrl+B) reach the notebook.
+    """
+
+    _esm = """
+    const KEYS = ["keydown", "keypress", "keyup"]
+    function stop(e) {
+      const t = e.composedPath()[0]
+      if (e.ctrlKey || e.metaKey || e.altKey || !t || !t.tagName) return
+      if (["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName) || t.isContentEditable
+          || t.getAttribute("role") === "slider") e.stopPropagation()
+    }
+    export function render({ model, el }) {
+      let host = null
+      const attach = () => {
+        let h = el
+        while (h.getRootNode() instanceof ShadowRoot) h = h.getRootNode().host
+        if (h === host || !h.isConnected) return
+        host = h
+        for (const k of KEYS) host.addEventListener(k, stop)
+      }
+      model.on("after_render", attach)
+      model.on("remove", () => { if (host) for (const k of KEYS) host.removeEventListener(k, stop) })
+    }
+    """
+
+    def __init__(self, **params):
+        super().__init__(**{"width": 0, "height": 0, "margin": 0, **params})
 
 
 def explanation(blocks) -> pn.Column:

@@ -1,0 +1,83 @@
+"""Keys typed in the explorer's boxes stay there when a notebook listens for shortcuts.
+
+JupyterLab listens for its shortcuts on the document, after the event has bubbled up, and
+takes Enter (calling ``preventDefault``, which keeps the box from applying the number). Panel
+draws widgets in shadow roots, so the notebook cannot tell that the key was pressed in a text
+box. The page below is the explorer's notebook layout (``Explorer.__panel__``) with such a
+listener on the document.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from test_browser import Page, browser  # noqa: F401  (the module-scoped browser fixture)
+
+pytestmark = pytest.mark.browser
+
+APP = """
+import panel as pn
+from loe_viz.app import Explorer
+pn.extension("katex", "filedropper")
+pn.panel(Explorer(n=200)).servable(title="notebook layout")
+"""
+
+# What JupyterLab's shortcut handler does with a key (its listener is on the document, bubbling).
+NOTEBOOK_SHORTCUTS = """
+window.__notebook_saw = [];
+document.addEventListener("keydown", e => {
+  window.__notebook_saw.push((e.ctrlKey ? "Ctrl+" : "") + e.key);
+  if (e.key === "Enter") e.preventDefault();
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def notebook_layout(tmp_path_factory):
+    from conftest import Server
+
+    app = tmp_path_factory.mktemp("notebook_layout") / "notebook_layout.py"
+    app.write_text(APP)
+    srv = Server(app=app)
+    try:
+        srv.wait_listening()
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_enter_in_a_number_box_applies_it_and_is_not_a_notebook_shortcut(notebook_layout, browser):  # noqa: F811
+    p = Page(browser, notebook_layout.url, width=1280, height=800, wait_status=False)
+    try:
+        p.context.add_init_script(NOTEBOOK_SHORTCUTS)
+        p.page.reload()
+        status = p.wait_text(".loe-status", r"Procrustes error [0-9.]+", timeout=120)
+        seed = p.page.locator(".bk-input-group:has(label:text-is('Seed')) input").first
+        seed.click()
+        seed.fill("")
+        seed.press_sequentially("7")  # key by key, as typed
+        seed.press("Enter")
+        # the number is applied on Enter (the focus stays in the box: no blur applies it instead)
+        after = p.wait_text(".loe-status", r"Procrustes error [0-9.]+", timeout=1)
+        deadline = time.perf_counter() + 60
+        while after == status and time.perf_counter() < deadline:
+            time.sleep(0.25)
+            after = p.text(".loe-status")
+        assert after != status, "Enter in the seed box did not start a run with the new seed"
+        assert seed.evaluate("e => e.getRootNode().activeElement === e")
+        saw = p.page.evaluate("window.__notebook_saw")
+        assert "Enter" not in saw and "7" not in saw, saw
+        # shortcuts with Ctrl still reach the notebook (Ctrl+B hides JupyterLab's file browser)
+        seed.press("Control+b")
+        # and keys outside the boxes are the notebook's
+        p.page.locator("body").click(position={"x": 2, "y": 2})
+        p.page.keyboard.press("a")
+        saw = p.page.evaluate("window.__notebook_saw")
+        assert saw[-2:] == ["Ctrl+b", "a"], saw
+        assert not p.errors, p.errors
+        assert re.search(r"Procrustes error [0-9.]+", after)
+    finally:
+        p.context.close()
