@@ -84,6 +84,10 @@ def _remove_doc_callback(ref_doc, cb) -> None:
             pass
 
 
+#: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).
+NOTEBOOK_MIN_WIDTH = 1210
+
+
 class Explorer(Viewer):
     """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
 
@@ -306,8 +310,11 @@ class Explorer(Viewer):
         self.sidebar.insert(0, self._mode_note)
 
     def __panel__(self):
-        # in a notebook, keys typed in the explorer's boxes stay there (JupyterLab took Enter for a shortcut)
-        return pn.Row(pn.Column(self.sidebar, width=330), self.modes, KeysStayInBoxes(), sizing_mode="stretch_width")
+        # The notebook layout. Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a
+        # shortcut). The widest steps need NOTEBOOK_MIN_WIDTH: a narrower output (beside JupyterLab's file
+        # browser) scrolls sideways instead of cutting the plots off at its edge.
+        return pn.Row(pn.Column(self.sidebar, width=330), self.modes, KeysStayInBoxes(), sizing_mode="stretch_width",
+                      styles={"min-width": f"{NOTEBOOK_MIN_WIDTH}px"})
 
     def servable_template(self):
         """The explorer inside a :class:`panel.template.BootstrapTemplate` (used when served).

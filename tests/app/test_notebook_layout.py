@@ -1,10 +1,12 @@
-"""Keys typed in the explorer's boxes stay there when a notebook listens for shortcuts.
+"""The explorer's notebook layout (``Explorer.__panel__``) in a real browser.
 
-JupyterLab listens for its shortcuts on the document, after the event has bubbled up, and
+Keys typed in the explorer's boxes stay there when a notebook listens for shortcuts: JupyterLab listens for its shortcuts on the document, after the event has bubbled up, and
 takes Enter (calling ``preventDefault``, which keeps the box from applying the number). Panel
 draws widgets in shadow roots, so the notebook cannot tell that the key was pressed in a text
-box. The page below is the explorer's notebook layout (``Explorer.__panel__``) with such a
-listener on the document.
+box. The page below is the explorer's notebook layout with such a listener on the document.
+
+And in an output narrower than the explorer (beside JupyterLab's file browser), every plot stays
+inside the explorer's box, which the output scrolls sideways: nothing is cut off.
 """
 
 from __future__ import annotations
@@ -79,5 +81,44 @@ def test_enter_in_a_number_box_applies_it_and_is_not_a_notebook_shortcut(noteboo
         assert saw[-2:] == ["Ctrl+b", "a"], saw
         assert not p.errors, p.errors
         assert re.search(r"Procrustes error [0-9.]+", after)
+    finally:
+        p.context.close()
+
+
+_RIGHT_EDGES_JS = """() => {
+  const row = document.querySelector('.bk-Row');
+  const edges = [];
+  const walk = el => {
+    if (el.classList && el.classList.contains('bk-Canvas')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0) edges.push(r.right);
+    }
+    for (const k of (el.shadowRoot ? [...el.shadowRoot.children] : []).concat([...el.children])) walk(k);
+  };
+  walk(row);
+  return [row.getBoundingClientRect().right, Math.max(...edges), edges.length];
+}"""
+
+
+def test_a_narrow_output_scrolls_sideways_instead_of_cutting_plots_off(notebook_layout, browser):  # noqa: F811
+    # 848 px: a notebook's output beside JupyterLab's file browser on a 1280 px screen
+    from loe_viz.app.explorer import NOTEBOOK_MIN_WIDTH
+
+    p = Page(browser, notebook_layout.url, width=848, height=800, wait_status=False)
+    try:
+        p.wait_text(".loe-status", r"Procrustes error [0-9.]+", timeout=120)
+        for step in ("Ranking", "EDM", "Embedding"):
+            p.page.locator(".bk-tab", has_text=re.compile(f"^{step}$")).first.click()
+            deadline, edges = time.perf_counter() + 60, (0, 0, 0)
+            while time.perf_counter() < deadline:
+                edges = p.page.evaluate(_RIGHT_EDGES_JS)
+                if edges[2] >= 2:
+                    break
+                time.sleep(0.25)
+            row_right, plots_right, n_plots = edges
+            assert n_plots >= 2, (step, edges)
+            assert row_right >= NOTEBOOK_MIN_WIDTH and plots_right <= row_right + 1, (step, edges)
+        assert p.page.evaluate("document.documentElement.scrollWidth") >= NOTEBOOK_MIN_WIDTH
+        assert not p.errors, p.errors
     finally:
         p.context.close()
