@@ -133,7 +133,7 @@ class Explorer(Viewer):
         self._compare = self._views[STEPS.index("Compare")].compare
         self._triplets = TripletsView(dispatch=s.dispatch)
         self._lessons = LessonsView(state=s, show=self._show_lesson)
-        self._run_all_pending = False
+        self._run_all_pending, self._run_all_step = False, None
         self._build_controls()
         self._build_main()
         s.param.watch(self._on_results, ["version"])
@@ -343,8 +343,9 @@ class Explorer(Viewer):
         self.state.step = int(np.clip(self.state.step + delta, 0, len(STEPS) - 1))
 
     def run_all(self) -> None:
-        """Run the pipeline now (even a large run), then draw every step and open the embedding."""
-        self._run_all_pending = True
+        """Run the pipeline now (even a large run), then draw every step and open the embedding (unless another
+        step was chosen while it ran)."""
+        self._run_all_pending, self._run_all_step = True, self.state.step
         self.state.run(force=True)
 
     def cancel(self) -> None:
@@ -510,7 +511,8 @@ class Explorer(Viewer):
             self._run_all_pending = False
             for v in self._views:
                 v.refresh()
-            self.state.step = STEPS.index("Embedding")
+            if self.state.step == self._run_all_step:  # the student did not pick a step meanwhile
+                self.state.step = STEPS.index("Embedding")
         self._refresh_active()
 
     def _on_step(self, event):

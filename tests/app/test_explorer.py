@@ -287,3 +287,33 @@ def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypat
         assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
     finally:
         e.close()
+
+
+def test_run_all_opens_the_embedding_unless_a_step_was_picked_while_it_ran(monkeypatch):
+    import time
+
+    import loe_viz.loe as loe_module
+
+    rank = loe_module.rank_oracle
+
+    def slow(*args, **kwargs):  # each landmark waits 0.1 s: the run is surely going when a step is picked
+        time.sleep(0.1)
+        return rank(*args, **kwargs)
+
+    e = Explorer(n=200, seed=3)
+    try:
+        assert e.state.wait(120)
+        monkeypatch.setattr(loe_module, "rank_oracle", slow)
+        e.state.step = STEPS.index("Sample")
+        e.run_all()
+        assert e.state.wait(120) and e.state.error == ""
+        assert e.state.step == STEPS.index("Embedding") and e.tabs.active == STEPS.index("Embedding")
+        e.state.step = STEPS.index("Sample")
+        e.run_all()
+        e.state.step = STEPS.index("Ranking")  # picked while the run goes on: the student's choice stays
+        assert e.state.busy
+        assert e.state.wait(120) and e.state.error == ""
+        assert e.state.step == STEPS.index("Ranking") and e.tabs.active == STEPS.index("Ranking")
+        assert not e._run_all_pending
+    finally:
+        e.close()
