@@ -88,15 +88,17 @@ class KeysStayInBoxes(JSComponent):
     }
     export function render({ model, el }) {
       let host = null
+      const detach = () => { if (host) for (const k of KEYS) host.removeEventListener(k, stop) }
       const attach = () => {
         let h = el
         while (h.getRootNode() instanceof ShadowRoot) h = h.getRootNode().host
         if (h === host || !h.isConnected) return
+        detach()
         host = h
         for (const k of KEYS) host.addEventListener(k, stop)
       }
       model.on("after_render", attach)
-      model.on("remove", () => { if (host) for (const k of KEYS) host.removeEventListener(k, stop) })
+      model.on("remove", detach)
     }
     """
 
