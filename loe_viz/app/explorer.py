@@ -133,7 +133,7 @@ class Explorer(Viewer):
         self._compare = self._views[STEPS.index("Compare")].compare
         self._triplets = TripletsView(dispatch=s.dispatch)
         self._lessons = LessonsView(state=s, show=self._show_lesson)
-        self._run_all_pending, self._run_all_step = False, None
+        self._run_all_from = None  # the step shown when "Run all" was pressed, until its results arrive
         self._build_controls()
         self._build_main()
         s.param.watch(self._on_results, ["version"])
@@ -345,7 +345,7 @@ class Explorer(Viewer):
     def run_all(self) -> None:
         """Run the pipeline now (even a large run), then draw every step and open the embedding (unless another
         step was chosen while it ran)."""
-        self._run_all_pending, self._run_all_step = True, self.state.step
+        self._run_all_from = self.state.step
         self.state.run(force=True)
 
     def cancel(self) -> None:
@@ -507,11 +507,11 @@ class Explorer(Viewer):
                                            f"lessons are {', '.join(lesson_keys())})")
 
     def _on_results(self, *events):
-        if self._run_all_pending:
-            self._run_all_pending = False
+        if self._run_all_from is not None:
+            start, self._run_all_from = self._run_all_from, None
             for v in self._views:
                 v.refresh()
-            if self.state.step == self._run_all_step:  # the student did not pick a step meanwhile
+            if self.state.step == start:  # the student did not pick a step meanwhile
                 self.state.step = STEPS.index("Embedding")
         self._refresh_active()
 

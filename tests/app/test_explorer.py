@@ -314,6 +314,6 @@ def test_run_all_opens_the_embedding_unless_a_step_was_picked_while_it_ran(monke
         assert e.state.busy
         assert e.state.wait(120) and e.state.error == ""
         assert e.state.step == STEPS.index("Ranking") and e.tabs.active == STEPS.index("Ranking")
-        assert not e._run_all_pending
+        assert e._run_all_from is None
     finally:
         e.close()
