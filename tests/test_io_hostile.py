@@ -163,6 +163,23 @@ def test_truncated_npy_gives_a_clear_error(tmp_path):
         read_triplets(path)
 
 
+@pytest.mark.parametrize("member", [False, True])
+def test_npy_header_with_an_unbalanced_bracket_gives_a_clear_error(tmp_path, member):
+    """NumPy tokenizes the header dict; an unclosed '(' raised tokenize.TokenError through the reader (found by
+    fuzzing), a traceback in the command line."""
+    header = b"{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3, }"
+    raw = b"\x93NUMPY\x01\x00" + len(header + b"\n").to_bytes(2, "little") + header + b"\n" + bytes(48)
+    path = tmp_path / ("bad.npz" if member else "bad.npy")
+    if member:
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("triplets.npy", raw)
+    else:
+        path.write_bytes(raw)
+    what = "triplets" if member else "the array"
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {what} is not a valid NumPy array \("):
+        read_triplets(path)
+
+
 def test_module_constant_raises_the_limit(tmp_path, monkeypatch):
     path = tmp_path / "t.npy"
     write_triplets(path, [[0, 1, 2], [1, 2, 0]])

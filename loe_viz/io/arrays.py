@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tokenize
 import zipfile
 
 import numpy as np
@@ -9,7 +10,9 @@ import numpy as np
 from .layouts import LIMIT, as_labels, bad_rows, err, finish_int, over_limit, swap_sides
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
-_BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, zipfile.BadZipFile, NotImplementedError, RuntimeError)
+# tokenize.TokenError: NumPy tokenizes the header dict, and an unbalanced bracket there is no SyntaxError
+_BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError, zipfile.BadZipFile,
+           NotImplementedError, RuntimeError)
 
 
 def _limit(name, what, size, lim, key, unit="bytes"):
