@@ -30,7 +30,8 @@ def read_array(fh, name, what, lim, end):
             raise ValueError(f"unsupported .npy version {version}")
         shape, fortran, dtype = (fmt.read_array_header_1_0 if version[0] == 1 else fmt.read_array_header_2_0)(fh)
     except _BROKEN as exc:
-        raise err(name, f"{what} is not a valid NumPy array ({exc})") from None
+        why = f"its header is not a Python dict: {exc.args[0]}" if isinstance(exc, tokenize.TokenError) else exc
+        raise err(name, f"{what} is not a valid NumPy array ({why})") from None
     if dtype.hasobject:
         raise err(name, f"{what} is an object array; it cannot be read without unpickling, which read_triplets "
                         "never does (save labels as a str array, triplets as integers)")
