@@ -368,3 +368,34 @@ def test_command_line_export_neutralises_formulas(tmp_path):
     out = tmp_path / "emb.csv"
     _write_embedding(str(out), np.zeros((3, 2)), np.array(["=1+1", "@b", "Paris"], dtype=object))
     assert [line.split(",")[1] for line in out.read_text().splitlines()[1:]] == ["'=1+1", "'@b", "Paris"]
+
+
+# ----------------------------------------------------------------------------- quoted fields over line breaks
+def test_a_quoted_field_over_line_breaks_is_named_at_the_line_that_opens_it():
+    """Found by fuzzing: a quote opened on line 1 and closed on line 5 made pandas read lines 1-5 as one row,
+    and the reader's line walk then met an empty line (IndexError)."""
+    data = b'"a\x011\x010 1 2\n3 4 5\n# c\n\n0 1 it,n1e-"f'
+    for kw in ({}, {"item_type": "str"}, {"errors": "skip"}):
+        with pytest.raises(ValueError, match=r'^<buffer>: line 1: a quoted field runs over a line break: the " that '
+                                             r"opens it on this line closes on line 5; quote each field on its line "
+                                             r"\(an item label cannot contain a line break\)$"):
+            read_triplets(io.BytesIO(data), **kw)
+    with pytest.raises(ValueError, match=r'^<buffer>: line 2: an unterminated quote: a field opened with " on this '
+                                         r"line is never closed \(it runs to the end of the file\)$"):
+        read_triplets(io.BytesIO(b'a,b,c\n"d,e,f\ng,h,i\n'))
+
+
+def test_after_the_sniffed_lines_a_quoted_field_over_a_line_break_keeps_the_line_numbers_right():
+    good = b"".join(b"a%d,b%d,c%d\n" % (i, i, i) for i in range(60))  # past the 50 lines the sniffer reads
+    data = good + b'"d\ne",f,g\nh,i,j\nk,k,l\n'
+    with pytest.raises(ValueError, match=r"^<buffer>: line 61: the quoted head item 'd\\ne' runs over a line break;"):
+        read_triplets(io.BytesIO(data))
+    got = read_triplets(io.BytesIO(data), errors="skip")
+    assert got.n_triplets == 61 and got.n_skipped == 2
+    # the repeated item is on line 64: the record of lines 61-62 counts as two lines (it said line 63 before)
+    assert "line 61: the quoted head item" in got.notes[-1] and "line 64: the row repeats an item" in got.notes[-1]
+
+
+def test_a_quote_inside_a_field_is_a_character_of_the_label():
+    got = read_triplets(io.BytesIO(b"a,b,c\n5'11\",f,g\nh,i,j\n"))
+    assert got.labelled().tolist()[1] == ["5'11\"", "f", "g"]

@@ -22,6 +22,8 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
 _SNIFF_MAX = 1 << 26  # at most this much is read to find the end of a long first line
+_UNTERMINATED = ('an unterminated quote: a field opened with " on this line is never closed (it runs to the end of '
+                 "the file)")
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
@@ -174,8 +176,16 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     except UnicodeDecodeError as exc:
         raise err(name, f"is not valid {enc} text (byte 0x{body[exc.start]:02x}); pass encoding= with the "
                         "file's encoding", body[:exc.start].count(b"\n") + 1) from None
-    data = list(itertools.islice(((i + 1, ln.rstrip("\n")) for i, ln in enumerate(io.StringIO(text, newline=None))
+    data = list(itertools.islice(((no, ln.rstrip("\n")) for no, ln in _records(io.StringIO(text, newline=None), 1)
                                   if ln.strip() and not ln.lstrip().startswith("#")), 50))
+    for no, ln in data:
+        if "\n" in ln and eof and ln.count('"') % 2:
+            raise err(name, _UNTERMINATED, no)
+        if "\n" in ln:
+            last = no + ln.count("\n")
+            end = f"is still open after line {last}" if ln.count('"') % 2 else f"closes on line {last}"
+            raise err(name, f'a quoted field runs over a line break: the " that opens it on this line {end}; '
+                            "quote each field on its line (an item label cannot contain a line break)", no)
     if not data:
         raise err(name, f"no data row in the first {_SAMPLE} bytes" if not eof else "the file is empty"
                   if not text.strip() else "the file holds no data rows (only blank or comment lines)")
@@ -229,6 +239,17 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     spec.first_line = spec.header_line + (not spec.drop_first)
     spec.data_start = starts[spec.first_line - 1] if spec.first_line <= len(starts) else len(raw)
     return spec
+
+
+def _records(lines, first_no, delim=None):
+    """(number of its first line, text) of each record: a line that opens a quoted field (a '"' at the start of
+    a field) and leaves it open goes on over the next lines until it is closed, as pandas reads it."""
+    opens = re.compile(r'(?:^|[ \t,;])[ \t]*"' if delim is None else rf'(?:^|{re.escape(delim)})[ \t]*"')
+    it = enumerate(lines, first_no)
+    for no, ln in it:
+        while ln.count('"') % 2 and opens.search(ln) and (nxt := next(it, None)) is not None:
+            ln += nxt[1]
+        yield no, ln
 
 
 def _sniff_delimiter(lines, forced):
@@ -317,6 +338,9 @@ class _Reader:
         lim, opts = self.opts["n_items"] if self.lookup is None else None, self.opts
         if not t:
             return None, lambda what: f"empty {what} field"
+        if "\n" in t or "\r" in t:
+            return None, lambda what: (f"the quoted {what} item {t!r} runs over a line break; quote each field on "
+                                       "its line (an item label cannot contain a line break)")
         if self.kind == "str" and opts["item_type"] != "str" and is_number(t):
             return None, lambda what: (f"mixed types: {what} item {t!r} is a number, but the file's ids are text "
                                        "labels; pass item_type='str' to read numbers as labels too")
@@ -351,7 +375,7 @@ class _Reader:
 
     def word(self, fields, mode=None) -> str:
         """The first problem of a row, from its fields as split from its line (None: a '#' cut the line)."""
-        hint = " ('#' starts a comment: quote labels that contain it)" if fields[-1] is None else ""
+        hint = " ('#' starts a comment: quote labels that contain it)" if fields and fields[-1] is None else ""
         fields = fields[:-1] if hint else fields
         if len(fields) != len(self.spec.roles):
             return f"expected {_width(self.spec.roles)}, got {len(fields)}{hint}"
@@ -379,7 +403,7 @@ class _Reader:
         text = io.TextIOWrapper(self.src.rewind(self.spec.data_start), encoding=self.opts["encoding"],
                                 errors="replace")
         try:
-            lines = ((no, ln) for no, ln in enumerate(text, self.spec.first_line)
+            lines = ((no, ln) for no, ln in _records(text, self.spec.first_line, self.spec.delimiter)
                      if not ln.startswith("#") and no not in self.bad)
             for r, (no, ln) in zip(range(max(want, default=-1) + 1), lines):
                 if r in want:  # cut at a '#' outside quotes (a comment, as pandas reads it); None marks the cut
@@ -475,8 +499,7 @@ class _Reader:
             pass
         except pd.errors.ParserError as exc:
             row = re.search(r"EOF inside string starting at row (\d+)", str(exc))
-            raise err(self.src.name, 'an unterminated quote: a field opened with " on this line is never closed (it '
-                      "runs to the end of the file)" if row else f"malformed text ({str(exc).strip()})",
+            raise err(self.src.name, _UNTERMINATED if row else f"malformed text ({str(exc).strip()})",
                       spec.first_line + int(row[1]) if row else None) from None
         except UnicodeDecodeError:
             raw = self.src.rewind(spec.data_start).read()
