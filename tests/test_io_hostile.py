@@ -399,3 +399,14 @@ def test_after_the_sniffed_lines_a_quoted_field_over_a_line_break_keeps_the_line
 def test_a_quote_inside_a_field_is_a_character_of_the_label():
     got = read_triplets(io.BytesIO(b"a,b,c\n5'11\",f,g\nh,i,j\n"))
     assert got.labelled().tolist()[1] == ["5'11\"", "f", "g"]
+
+
+def test_a_number_among_text_categories_is_read_as_text():
+    """Found by fuzzing: pandas typed a 42-digit cell as a Python int among the text categories, and the reader
+    failed with AttributeError; the cells are now read again as text and the row's problem is named."""
+    data = b"1" * 42 + b"#1111,\n"
+    with pytest.raises(ValueError, match=r"^<buffer>: line 1: expected 3 fields \(head, near, far\), got 1 \('#' "
+                                         r"starts a comment: quote labels that contain it\)$"):
+        read_triplets(io.BytesIO(data), columns="head,near,far")
+    got = read_triplets(io.BytesIO(b"a,b,c\n" + b"9" * 30 + b",b,c\n"), item_type="str")
+    assert got.labels.tolist() == ["9" * 30, "a", "b", "c"]

@@ -313,9 +313,10 @@ def _factorize(s):
     if not isinstance(s.dtype, pd.CategoricalDtype):
         codes, uniq = pd.factorize(s)
         return codes, [str(u) for u in uniq]
-    if s.cat.categories.dtype.kind in "biuf":
-        raise _Typed
-    return s.cat.codes.to_numpy(), s.cat.categories.tolist()
+    uniq = s.cat.categories.tolist()
+    if s.cat.categories.dtype.kind in "biuf" or not all(isinstance(u, str) for u in uniq):
+        raise _Typed  # pandas parsed numbers among the categories ('007' as 7): read the cells as text instead
+    return s.cat.codes.to_numpy(), uniq
 
 
 class _Reader:
