@@ -145,6 +145,49 @@ def test_simulate_landmark_design_and_crowd_layout(tmp_path):
     assert "headed by 5 landmarks" in proc.stdout
 
 
+def test_simulate_refuses_what_memory_or_disk_cannot_hold_before_drawing(tmp_path, monkeypatch, capsys):
+    """-n 10^9 allocated 10 GB of points before anything was checked (the triplets would take 22.7 TiB)."""
+    t0 = time.perf_counter()
+    line = one_line_error(run("simulate", "gaussian", "-n", 10**9, cwd=tmp_path), 2, "loe-viz simulate: error: ")
+    assert time.perf_counter() - t0 < 60, "refused only after drawing"
+    assert line.startswith("loe-viz simulate: error: -n 1,000,000,000 with --budget 100 draws 2,072,326,583,694 "
+                           "triplets (c n ln n), which need about 22.7 TiB of memory, more than this run may use (")
+    assert line.endswith("); lower -n or --budget (see loe-viz simulate --help)")
+    # the disk: 690,775 triplets of ids below 1000 take up to 11 MB as CSV, checked before the draw
+    import shutil
+
+    from loe_viz import cli
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
+    assert cli.main(["simulate", "gaussian", "-n", "1000", "-o", str(tmp_path / "t.csv")]) == 1
+    assert capsys.readouterr().err == (f"loe-viz simulate: error: cannot write {tmp_path / 't.csv'}: the 690,775 "
+                                       "triplets and the points take up to 7.9 MiB and its folder has 1000 B free; "
+                                       "lower -n or --budget, or write .npz\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_sigterm_mid_write_leaves_no_file_behind(tmp_path):
+    """``kill`` or ``timeout`` used to end the command at once, leaving the hidden temporary file of a write
+    (700 MB once); SIGTERM now unwinds like Ctrl-C. The triplet write here stalls after its first byte."""
+    child = ("import sys, time, loe_viz.io as lio\n"
+             "from loe_viz.io.writing import write_file\n"
+             "lio.write_triplets = lambda path, *a, **k: write_file(path, lambda fh: (fh.write(b'x'), fh.flush(), "
+             "time.sleep(120)))\n"
+             "from loe_viz.cli import main\n"
+             "sys.exit(main(['simulate', 'gaussian', '-n', '50', '-o', 't.csv']))\n")
+    proc = subprocess.Popen([sys.executable, "-c", child], cwd=tmp_path, env=ENV, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(f.startswith(".tmp-") for f in os.listdir(tmp_path)):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+    assert os.listdir(tmp_path) == []
+
+
 # --------------------------------------------------------------------- embed
 @pytest.mark.parametrize("method,file,extra", [("ste", "t.csv", []), ("loe", "l.csv", ["--landmarks", "8"])])
 def test_embed_simulated_triplets(simulated, method, file, extra):
