@@ -410,3 +410,24 @@ def test_a_number_among_text_categories_is_read_as_text():
         read_triplets(io.BytesIO(data), columns="head,near,far")
     got = read_triplets(io.BytesIO(b"a,b,c\n" + b"9" * 30 + b",b,c\n"), item_type="str")
     assert got.labels.tolist() == ["9" * 30, "a", "b", "c"]
+
+
+def test_a_three_number_file_cannot_declare_two_billion_items():
+    """Found by fuzzing: with relabel=False (or n_items) every index up to the largest is an item, and a 14-byte
+    file made 15 GB of labels; the labels now count against the array limit before they are allocated."""
+    err, peak = peak_while(lambda: read_triplets(io.StringIO("0,1,2000000000\n"), relabel=False))
+    assert isinstance(err, ValueError), err
+    assert str(err) == ("<buffer>: with relabel=False every id up to the largest, 2,000,000,000, is an item "
+                        "(relabel='auto' numbers only the ids that appear), and their labels take 16,000,000,008 "
+                        "bytes, above the limit of 1,073,741,824 (raise it with read_triplets(..., "
+                        "limits={'array_bytes': ...}) or loe_viz.io.MAX_ARRAY_BYTES)")
+    assert peak < 1 * MB
+    with pytest.raises(ValueError, match=r"^<buffer>: n_items=200,000,000: the labels of its items take "
+                                         r"1,600,000,000 bytes, above the limit of 1,073,741,824 "):
+        read_triplets(io.StringIO("0,1,2\n"), n_items=200_000_000)
+    # the same ids numbered by relabel="auto", and a limit raised for a real need
+    assert read_triplets(io.StringIO("0,1,2000000000\n")).n_items == 3
+    got = read_triplets(io.StringIO("0,1,2\n"), n_items=1000, limits={"array_bytes": 8000})
+    assert got.n_items == 1000 and got.labels.tolist() == list(range(1000))
+    with pytest.raises(ValueError, match=r"n_items=1,001: .* 8,008 bytes, above the limit of 8,000 "):
+        read_triplets(io.StringIO("0,1,2\n"), n_items=1001, limits={"array_bytes": 8000})

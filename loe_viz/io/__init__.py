@@ -12,7 +12,8 @@ from .layouts import COLUMN_NAMES, TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData
 from .reading import read_triplets
 from .writing import spreadsheet_safe, write_triplets
 
-#: Largest declared size in bytes of one array of a .npy/.npz (``limits={"array_bytes": ...}`` per call).
+#: Largest declared size in bytes of one array of a .npy/.npz, and of the labels that ``n_items`` or
+#: ``relabel=False`` declare (8 bytes an item; ``limits={"array_bytes": ...}`` per call).
 MAX_ARRAY_BYTES = 1 << 30
 #: Largest expansion (uncompressed / compressed size) of an .npz member above 16 MiB.
 MAX_COMPRESSION_RATIO = 32

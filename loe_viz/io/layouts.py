@@ -243,6 +243,12 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     """Integer ids: kept as indices, or mapped to 0..k-1 in increasing order."""
     n, maxv, labels = opts["n_items"], int(tri.max()), opts["labels"]
     if labels is None and (n is not None or opts["relabel"] is False):  # every reader checked the ids against n
+        size, lim = maxv + 1 if n is None else n, opts["limits"]
+        if 8 * size > lim["array_bytes"]:  # a three-number file could otherwise declare 2**31 items (17 GB)
+            raise over_limit(name, (f"n_items={n:,}: the labels of its items take" if n is not None else "with relabel=False every id up "
+                                    f"to the largest, {maxv:,}, is an item (relabel='auto' numbers only the ids "
+                                    "that appear), and their labels take") + f" {8 * size:,} bytes, above",
+                             lim, "array_bytes")
         present = _present(tri, maxv + 1 if n is None else n)
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []

@@ -89,8 +89,9 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
         ``"skip"`` drops rows with a problem and counts them in ``n_skipped``.
     limits : dict, optional
         Overrides of the bounds checked before allocating: ``"array_bytes"`` (one array of a
-        NumPy file, :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an .npz member above
-        16 MiB, :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"`` (:data:`MAX_LABEL_BYTES`).
+        NumPy file, or the labels of the items ``n_items`` or ``relabel=False`` declare,
+        :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an .npz member above 16 MiB,
+        :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"`` (:data:`MAX_LABEL_BYTES`).
 
     Returns
     -------
@@ -118,7 +119,7 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
         if key not in lim or isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"limits must map {', '.join(lim)} to positive numbers; got {key!r}: {value!r}")
         lim[key] = value
-    src = _Source(path_or_buffer)
+    opts["limits"], src = lim, _Source(path_or_buffer)
     try:
         head, fmt = src.rewind().read(8), opts["format"]
         if fmt == "auto":
