@@ -595,3 +595,16 @@ def test_fuzz_compiled_integer_reader_agrees_with_pandas(raw, errors, layout):
         assert outcome() == fast
     finally:
         fp.int_table = orig
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_crowd_answers_written_00_and_01_are_sides_in_either_reader(careful, monkeypatch):
+    """The compiled reader took the answer '00' as the number 0 (left) and the pandas reader refused it, so the
+    same rows read or failed by whether another line of the file was odd (found by differential fuzzing)."""
+    import loe_viz.io.fastpath as fp
+
+    if careful:
+        monkeypatch.setattr(fp, "int_table", lambda *args: None)
+    got = read_bytes(b"2,9,7,00\r\n3,9,7,01\r\n", layout="crowd")
+    assert got.labelled().tolist() == [[2, 9, 7], [3, 7, 9]]
+    assert "answers are 0/1 (0 = left item chosen, 1 = right item chosen)" in got.notes

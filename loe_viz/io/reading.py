@@ -451,7 +451,7 @@ class _Reader:
             codes = [(ans == b).view(np.int8) - ((ans != a) & (ans != b)).view(np.int8)] + [
                 on(j, table, np.int8) if max(table, default=-1) >= 0 else None for table in (
                     [{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks],
-                    [{"0": 0, "1": 1}.get(t, -1) for t in toks])]
+                    [int(t) if INT_RE.match(t) and len(t) < 40 and int(t) in (0, 1) else -1 for t in toks])]  # '00' too
             bad |= on(j, [not t for t in toks], bool)
         bad &= ~blank
         keep, self.n_bad = ~(bad | blank), self.n_bad + int(bad.sum())
