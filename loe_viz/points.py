@@ -74,6 +74,7 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
     """
     if not isinstance(kind, str) or kind not in POINT_KINDS:
         raise ValueError(f"kind must be one of {', '.join(POINT_KINDS)}; got {kind!r}")
+    kind = str(kind)  # numpy's str_ too, named as a plain string in messages
     n = check_int(n, "n", minimum=2)
     d = check_int(d, "d", minimum=1)
     need = min_dimensions(kind)

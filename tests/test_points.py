@@ -89,6 +89,7 @@ def test_swiss_roll_and_moons_use_extra_axes_for_jitter_only():
         (("moons", 10), {"d": 1}, r"^d must be >= 2 for kind='moons', got 1$"),
         (("spiral", 10), {"d": 1}, r"^d must be >= 2 for kind='spiral', got 1$"),
         (("circle", 10), {"d": 1}, r"^d must be >= 2 for kind='circle', got 1$"),
+        ((np.str_("moons"), 10), {"d": 1}, r"^d must be >= 2 for kind='moons', got 1$"),  # not np.str_('moons')
         (("gaussian", 10), {"d": 0}, r"^d must be >= 1, got 0$"),
         (("gaussian", 1), {}, r"^n must be >= 2, got 1$"),
         (("gaussian", 2.5), {}, r"^n must be an integer, got 2\.5$"),
