@@ -103,6 +103,11 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
         A bad argument (the message starts with its name), or a file that cannot be read or
         exceeds a limit: file name, 1-based line or 0-based array row, problem.
 
+    Notes
+    -----
+    A text cell may be quoted (``"Paris, France"``, with ``""`` for a quote inside it) but
+    cannot run over a line break; ``#`` outside quotes starts a comment.
+
     Examples
     --------
     >>> import io
