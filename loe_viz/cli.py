@@ -611,9 +611,19 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     prog = f"{PROG} {args.command}"
-    if args.command != "explore" and threading.current_thread() is threading.main_thread() and (
-            signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
+    catch = args.command != "explore" and threading.current_thread() is threading.main_thread() and (
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+    if catch:
         signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _run(args, prog)
+    finally:
+        if catch:  # called from Python (a test, a script): the process keeps its own handling
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run(args, prog: str) -> int:
+    """``args.func(args)``, its failures printed as one line; returns the exit status."""
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:

@@ -160,6 +160,7 @@ def test_simulate_refuses_what_memory_or_disk_cannot_hold_before_drawing(tmp_pat
 
     monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
     assert cli.main(["simulate", "gaussian", "-n", "1000", "-o", str(tmp_path / "t.csv")]) == 1
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # main() called from Python puts the default back
     assert capsys.readouterr().err == (f"loe-viz simulate: error: cannot write {tmp_path / 't.csv'}: the 690,775 "
                                        "triplets and the points take up to 7.9 MiB and its folder has 1000 B free; "
                                        "lower -n or --budget, or write .npz\n")
