@@ -431,3 +431,19 @@ def test_a_three_number_file_cannot_declare_two_billion_items():
     assert got.n_items == 1000 and got.labels.tolist() == list(range(1000))
     with pytest.raises(ValueError, match=r"n_items=1,001: .* 8,008 bytes, above the limit of 8,000 "):
         read_triplets(io.StringIO("0,1,2\n"), n_items=1001, limits={"array_bytes": 8000})
+
+
+@pytest.mark.parametrize("labels", [{"Paris", "Rome", "Oslo"}, frozenset({"Paris", "Rome", "Oslo"}),
+                                    {"Paris": 0, "Rome": 1, "Oslo": 2}])
+def test_labels_without_an_index_order_are_refused(labels):
+    """labels[i] names item i: a set was written in its hash order (a different file in each Python process,
+    found by trying odd arguments), and a dict does not say whether its keys or its values are the labels."""
+    what = type(labels).__name__
+    message = rf"^labels must list the items in index order \(a list, tuple or array\), got a {what}$"
+    with pytest.raises(ValueError, match=message):
+        write_triplets(io.BytesIO(), [[0, 1, 2]], labels=labels)
+    with pytest.raises(ValueError, match=message):
+        read_triplets(io.StringIO("Paris,Rome,Oslo\n"), labels=labels)
+    buf = io.BytesIO()
+    write_triplets(buf, [[0, 1, 2]], labels=("Paris", "Rome", "Oslo"))  # a tuple, a generator, an array: in order
+    assert buf.getvalue() == b"head,winner,loser\nParis,Rome,Oslo\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,10 +98,19 @@ def is_number(tok: str) -> bool:
     return NUM_RE.match(tok.strip()) is not None
 
 
+def refuse_unordered(values) -> None:
+    """``labels[i]`` names item ``i``: a set has no order, and a mapping does not say whether its keys or its values
+    are the labels."""
+    if isinstance(values, (AbstractSet, Mapping)):
+        raise ValueError(f"labels must list the items in index order (a list, tuple or array), got a "
+                         f"{type(values).__name__}")
+
+
 def as_labels(values) -> np.ndarray:
     """Distinct labels of a 1-D sequence of at least 3 strings or integers (0 to 2**63 - 1): integers as ``int64``
     ids, else stripped text in an object array (never a fixed-width ``<U`` array, whose every cell would be as long
     as the longest label)."""
+    refuse_unordered(values)
     one_d = hasattr(values, "__iter__") and not isinstance(values, (str, bytes)) and getattr(values, "ndim", 1) == 1
     vals = (values.tolist() if isinstance(values, np.ndarray) else list(values)) if one_d else []
     if len(vals) < 3 or not all(isinstance(v, str) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)

@@ -13,7 +13,8 @@ import zipfile
 import numpy as np
 
 from .._validation import check_random_state, check_triplets
-from .layouts import ID_SUFFIXES, TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, as_labels, is_number
+from .layouts import (ID_SUFFIXES, TRIPLET_FORMATS, TRIPLET_LAYOUTS, TripletData, as_labels, is_number,
+                      refuse_unordered)
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 #: Other spellings of a header name that a label takes, in order of preference: endings the reader drops.
@@ -156,6 +157,7 @@ def _quote(s: str, delim: str) -> str:
 def _check_write_labels(labels) -> np.ndarray:
     """Labels that read back as written: integer ids, or text that is not a number, has no control character nor
     surrounding whitespace and does not start a comment."""
+    refuse_unordered(labels)
     raw = labels if isinstance(labels, (str, bytes)) else labels.tolist() if isinstance(labels, np.ndarray) else (
         list(labels))
     lab = as_labels(raw)  # distinct, int64 ids or stripped text
