@@ -447,3 +447,21 @@ def test_labels_without_an_index_order_are_refused(labels):
     buf = io.BytesIO()
     write_triplets(buf, [[0, 1, 2]], labels=("Paris", "Rome", "Oslo"))  # a tuple, a generator, an array: in order
     assert buf.getvalue() == b"head,winner,loser\nParis,Rome,Oslo\n"
+
+
+def test_an_npz_member_with_damaged_compressed_data_gives_a_clear_error(tmp_path):
+    """Found by fuzzing: a damaged deflate stream raised zlib.error through the reader (zipfile checks the CRC only
+    once a member is read to its end)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        arr = io.BytesIO()
+        np.save(arr, np.array([[0, 1, 2], [1, 2, 3]] * 50))
+        zf.writestr("triplets.npy", arr.getvalue())
+    raw = bytearray(buf.getvalue())
+    start = 30 + int.from_bytes(raw[26:28], "little") + int.from_bytes(raw[28:30], "little")  # the member's data
+    raw[start] = 0xFF  # a deflate block of the reserved type
+    path = tmp_path / "damaged.npz"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"^.*damaged\.npz: the member 'triplets' cannot be read \(its compressed "
+                                         r"data is damaged: Error -3 while decompressing data: invalid block type\)$"):
+        read_triplets(path)

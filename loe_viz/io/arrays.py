@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import tokenize
 import zipfile
+import zlib
 
 import numpy as np
 
 from .layouts import LIMIT, as_labels, bad_rows, err, finish_int, over_limit, swap_sides
 
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
-# tokenize.TokenError: NumPy tokenizes the header dict, and an unbalanced bracket there is no SyntaxError
+# tokenize.TokenError: NumPy tokenizes the header dict, and an unbalanced bracket there is no SyntaxError;
+# zlib.error: a damaged deflate stream in an archive member (no BadZipFile: zipfile checks the CRC only at the end)
 _BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.TokenError, zipfile.BadZipFile,
-           NotImplementedError, RuntimeError)
+           NotImplementedError, RuntimeError, zlib.error)
 
 
 def _limit(name, what, size, lim, key, unit="bytes"):
@@ -103,8 +105,9 @@ def _npz(src, lim):
                     raise err(name, f"the member {key!r} is not a NumPy array (.npy data); an .npz must hold "
                                     "arrays saved with numpy.savez")
                 return read_array(fh, name, key, lim, info.file_size)
-        except (zipfile.BadZipFile, NotImplementedError, OSError, RuntimeError, EOFError) as exc:
-            raise err(name, f"the member {key!r} cannot be read ({exc})") from None
+        except (zipfile.BadZipFile, NotImplementedError, OSError, RuntimeError, EOFError, zlib.error) as exc:
+            why = f"its compressed data is damaged: {exc}" if isinstance(exc, zlib.error) else exc
+            raise err(name, f"the member {key!r} cannot be read ({why})") from None
 
     with zf:
         key = "triplets" if "triplets" in members else "X" if {"X", "y"} <= set(members) else None
