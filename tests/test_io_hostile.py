@@ -465,3 +465,12 @@ def test_an_npz_member_with_damaged_compressed_data_gives_a_clear_error(tmp_path
     with pytest.raises(ValueError, match=r"^.*damaged\.npz: the member 'triplets' cannot be read \(its compressed "
                                          r"data is damaged: Error -3 while decompressing data: invalid block type\)$"):
         read_triplets(path)
+
+
+def test_an_npz_whose_x_and_y_are_scalars_is_refused_by_its_shape(tmp_path):
+    """Found by fuzzing: 0-d X and y passed the check that y has a row per row of X, and y's first bad row was then
+    looked up in a scalar (IndexError)."""
+    path = tmp_path / "scalars.npz"
+    np.savez(path, X=np.array(5), y=np.array(7))
+    with pytest.raises(ValueError, match=r"^.*scalars\.npz: X must have shape \(m, 3\), got \(\)$"):
+        read_triplets(path)

@@ -120,6 +120,8 @@ def _npz(src, lim):
     notes = [f"ignored array(s): {', '.join(extra)}"] if extra else []
     if y is None:
         return "list-order", X, key, None, lab, notes
+    if X.ndim != 2 or X.shape[1] != 3:  # before y is compared with its rows (a 0-d X and y had none)
+        raise err(name, f"X must have shape (m, 3), got {X.shape}")
     if y.shape != X.shape[:1] or y.dtype.kind not in "biuf":
         raise err(name, f"y must have shape ({X.shape[0]},) to match X, got {y.shape}" if y.shape != X.shape[:1]
                   else f"y must be boolean or +1/-1, got dtype {y.dtype}")
