@@ -474,3 +474,17 @@ def test_an_npz_whose_x_and_y_are_scalars_is_refused_by_its_shape(tmp_path):
     np.savez(path, X=np.array(5), y=np.array(7))
     with pytest.raises(ValueError, match=r"^.*scalars\.npz: X must have shape \(m, 3\), got \(\)$"):
         read_triplets(path)
+
+
+@pytest.mark.parametrize("code", [0x110000, 0xD800])
+def test_text_labels_that_are_no_unicode_characters_are_refused(tmp_path, code):
+    """Found by fuzzing: a '<U' labels array is 32-bit numbers, and one above U+10FFFF made NumPy's tolist() raise
+    SystemError; a surrogate would have been read, and failed later when a label was written as UTF-8."""
+    labels = np.frombuffer(np.array([ord("a"), ord("b"), code], "<u4").tobytes(), "<U1")
+    path = tmp_path / "odd_labels.npz"
+    np.savez(path, triplets=np.array([[0, 1, 2]]), labels=labels)
+    with pytest.raises(ValueError, match=r"^.*odd_labels\.npz: labels hold numbers that are no Unicode characters "
+                                         r"\(above U\+10FFFF, or surrogates\)$"):
+        read_triplets(path)
+    np.savez(path, triplets=np.array([[0, 1, 2]]), labels=np.array(["a", "b", "\U0010ffff"], ">U1"))
+    assert read_triplets(path).labelled().tolist() == [["a", "b", "\U0010ffff"]]  # the largest, big-endian: read

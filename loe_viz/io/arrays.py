@@ -72,6 +72,11 @@ def _table(name, arr, what, n, bound) -> np.ndarray:
 def _labels(name, lab, lim):
     if lab.ndim != 1 or lab.dtype.kind not in "iuUS":
         raise err(name, f"labels must be a 1-D str or integer array, got shape {lab.shape} and dtype {lab.dtype}")
+    if lab.dtype.kind == "U":  # UCS-4 cells hold any 32-bit number; Python makes str only of Unicode code points
+        order = lab.dtype.byteorder if lab.dtype.byteorder in "<>" else "="
+        codes = np.ascontiguousarray(lab).view(np.dtype("u4").newbyteorder(order))
+        if ((codes > 0x10FFFF) | ((codes >= 0xD800) & (codes <= 0xDFFF))).any():
+            raise err(name, "labels hold numbers that are no Unicode characters (above U+10FFFF, or surrogates)")
     try:
         vals = [v.decode("utf-8") if isinstance(v, bytes) else v for v in lab.tolist()]
     except UnicodeDecodeError:
