@@ -176,7 +176,8 @@ def test_npy_header_with_an_unbalanced_bracket_gives_a_clear_error(tmp_path, mem
     else:
         path.write_bytes(raw)
     what = "triplets" if member else "the array"
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {what} is not a valid NumPy array \(its header is not a Python dict: EOF "):
+    message = rf"^{re.escape(str(path))}: {what} is not a valid NumPy array \(its header is not a Python dict: EOF "
+    with pytest.raises(ValueError, match=message):
         read_triplets(path)
 
 

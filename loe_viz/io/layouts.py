@@ -255,11 +255,11 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
     if labels is None and (n is not None or opts["relabel"] is False):  # every reader checked the ids against n
         size, lim = maxv + 1 if n is None else n, opts["limits"]
         if 8 * size > lim["array_bytes"]:  # a three-number file could otherwise declare 2**31 items (17 GB)
-            raise over_limit(name, (f"n_items={n:,}: the labels of its items take" if n is not None else "with relabel=False every id up "
-                                    f"to the largest, {maxv:,}, is an item (relabel='auto' numbers only the ids "
-                                    "that appear), and their labels take") + f" {8 * size:,} bytes, above",
-                             lim, "array_bytes")
-        present = _present(tri, maxv + 1 if n is None else n)
+            whose = f"n_items={n:,}: the labels of its items take" if n is not None else (
+                f"with relabel=False every id up to the largest, {maxv:,}, is an item (relabel='auto' numbers only "
+                "the ids that appear), and their labels take")
+            raise over_limit(name, f"{whose} {8 * size:,} bytes, above", lim, "array_bytes")
+        present = _present(tri, size)
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []
         labels = np.arange(present.size, dtype=np.int64)
