@@ -522,10 +522,10 @@ def _check_simulate_disk(out: str, n: int, d: int, m: int, layout: str) -> None:
 
     from .resources import format_bytes
 
-    ext = os.path.splitext(out)[1].lower()
-    cells = 3 if layout == "list-order" else 4
-    row = cells * 4 if ext in (".npy", ".npz") else cells * (len(str(n - 1)) + 1)  # at most, .npz compresses
-    need = m * row + n * d * 11  # the points: "-0.123456," per coordinate
+    ext, cell = os.path.splitext(out)[1].lower(), len(str(n - 1)) + 1  # an id and its delimiter
+    extra = {"list-order": 0, "crowd": cell}.get(layout, len("False\n"))  # the answer, or the response y
+    row = (3 if layout == "list-order" else 4) * 4 if ext in (".npy", ".npz") else 3 * cell + extra  # .npz: less
+    need = m * row + n * d * 11 + 64  # the points: "-0.123456," per coordinate; the header lines
     free = shutil.disk_usage(os.path.dirname(os.path.realpath(out))).free
     if need > free:
         raise DataError(f"cannot write {out}: the {m:,} triplets and the points take up to {format_bytes(need)} and "
