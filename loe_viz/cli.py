@@ -503,11 +503,12 @@ def cmd_simulate(args) -> int:
 
 def _check_simulate_memory(n: int, d: int, m: int, c: float) -> None:
     """Refuse, before anything is drawn, a simulation whose triplets and points would not fit in memory."""
+    from ._validation import index_dtype
     from .resources import format_bytes, resolve_memory_limit
 
-    # the triplet table (int32 ids, int64 from 2**31 - 1 items), the points and their temporaries, the interpreter;
+    # the triplet table (as the oracle draws it), the points and their temporaries, the interpreter;
     # measured: 1.51 GB of resident memory at n = 10^5, c = 100 (1.15 * 10^8 triplets), estimated 1.45 GB
-    need = 3 * (4 if n < 2**31 - 1 else 8) * m + 3 * 8 * n * d + (128 << 20)
+    need = 3 * index_dtype(n).itemsize * m + 3 * 8 * n * d + (128 << 20)
     limit, how = resolve_memory_limit(None)
     if need > limit:
         raise UsageError(f"-n {n:,} with --budget {c:g} draws {m:,} triplets (c n ln n), which need about "
