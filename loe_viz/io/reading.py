@@ -24,6 +24,7 @@ _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
 _SNIFF_MAX = 1 << 26  # at most this much is read to find the end of a long first line
 _UNTERMINATED = ('an unterminated quote: a field opened with " on this line is never closed (it runs to the end of '
                  "the file)")
+_ONE_LINE = "quote each field on its line (an item label cannot contain a line break)"
 _ASCII_COMPATIBLE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
@@ -184,14 +185,14 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
                         "file's encoding", body[:exc.start].count(b"\n") + 1) from None
     data = list(itertools.islice(((no, ln.rstrip("\n")) for no, ln in _records(io.StringIO(text, newline=None), 1)
                                   if ln.strip() and not ln.lstrip().startswith("#")), 50))
-    for no, ln in data:
-        if "\n" in ln and eof and ln.count('"') % 2:
+    if over := next((r for r in data if "\n" in r[1]), None):  # a record over several lines: a quote left open
+        no, ln = over
+        last, still_open = no + ln.count("\n"), ln.count('"') % 2
+        if still_open and eof:
             raise err(name, _UNTERMINATED, no)
-        if "\n" in ln:
-            last = no + ln.count("\n")
-            end = f"is still open after line {last}" if ln.count('"') % 2 else f"closes on line {last}"
-            raise err(name, f'a quoted field runs over a line break: the " that opens it on this line {end}; '
-                            "quote each field on its line (an item label cannot contain a line break)", no)
+        end = f"is still open after line {last}" if still_open else f"closes on line {last}"
+        raise err(name, f'a quoted field runs over a line break: the " that opens it on this line {end}; '
+                        f"{_ONE_LINE}", no)
     if not data:
         raise err(name, f"no data row in the first {_SAMPLE} bytes" if not eof else "the file is empty"
                   if not text.strip() else "the file holds no data rows (only blank or comment lines)")
@@ -346,8 +347,7 @@ class _Reader:
         if not t:
             return None, lambda what: f"empty {what} field"
         if "\n" in t or "\r" in t:
-            return None, lambda what: (f"the quoted {what} item {t!r} runs over a line break; quote each field on "
-                                       "its line (an item label cannot contain a line break)")
+            return None, lambda what: f"the quoted {what} item {t!r} runs over a line break; {_ONE_LINE}"
         if self.kind == "str" and opts["item_type"] != "str" and is_number(t):
             return None, lambda what: (f"mixed types: {what} item {t!r} is a number, but the file's ids are text "
                                        "labels; pass item_type='str' to read numbers as labels too")
@@ -456,7 +456,7 @@ class _Reader:
             codes = [(ans == b).view(np.int8) - ((ans != a) & (ans != b)).view(np.int8)] + [
                 on(j, table, np.int8) if max(table, default=-1) >= 0 else None for table in (
                     [{"left": 0, "l": 0, "right": 1, "r": 1}.get(t.lower(), -1) for t in toks],
-                    [int(t) if INT_RE.match(t) and len(t) < 40 and int(t) in (0, 1) else -1 for t in toks])]  # '00' too
+                    [{0: 0, 1: 1}.get(int(t), -1) if INT_RE.match(t) and len(t) < 40 else -1 for t in toks])]  # '00'
             bad |= on(j, [not t for t in toks], bool)
         bad &= ~blank
         keep, self.n_bad = ~(bad | blank), self.n_bad + int(bad.sum())
