@@ -153,12 +153,13 @@ def test_simulate_refuses_what_memory_or_disk_cannot_hold_before_drawing(tmp_pat
     assert line.startswith("loe-viz simulate: error: -n 1,000,000,000 with --budget 100 draws 2,072,326,583,694 "
                            "triplets (c n ln n), which need about 22.7 TiB of memory, more than this run may use (")
     assert line.endswith("); lower -n or --budget (see loe-viz simulate --help)")
-    # the disk: 690,775 triplets of ids below 1000 take up to 11 MB as CSV, checked before the draw
+    # the disk: 690,775 triplets of ids below 1000 take up to 7.9 MiB as CSV, checked before the draw
     import shutil
+    import types
 
     from loe_viz import cli
 
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: types.SimpleNamespace(total=10**9, used=10**9, free=1000))
     assert cli.main(["simulate", "gaussian", "-n", "1000", "-o", str(tmp_path / "t.csv")]) == 1
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # main() called from Python puts the default back
     assert capsys.readouterr().err == (f"loe-viz simulate: error: cannot write {tmp_path / 't.csv'}: the 690,775 "
