@@ -149,7 +149,9 @@ def main(argv) -> None:
     numpy_files = "--numpy" in argv
     argv = [a for a in argv if a != "--numpy"]
     folders = [a for a in argv[1:] if not a.startswith("-")]
-    if not numpy_files and folders and not (os.path.isdir(folders[0]) and os.listdir(folders[0])):
+    if folders:  # libFuzzer needs the corpus folder to exist
+        os.makedirs(folders[0], exist_ok=True)
+    if not numpy_files and folders and not os.listdir(folders[0]):
         seed(folders[0])
     atheris.Setup(argv, check_numpy if numpy_files else check)
     atheris.Fuzz()
