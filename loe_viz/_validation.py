@@ -23,6 +23,7 @@ __all__ = [
     "check_float",
     "check_n_jobs",
     "check_regularization",
+    "check_landmarks",
     "index_dtype",
     "comparison_dtype",
     "MAX_JOBS",
@@ -53,6 +54,28 @@ def comparison_dtype(n_items: int) -> np.dtype:
     a difference of two indices cannot wrap around.
     """
     return np.dtype(np.uint16) if n_items <= 1 << 16 else index_dtype(n_items)
+
+
+def check_landmarks(landmarks, n_items: int, bound: str | None = None) -> np.ndarray:
+    """Distinct item indices below ``n_items``, in column order, as ``int64``; ``bound`` words the range in
+    the error (default ``n_items=<n>``). Integral floats are taken as integers, as triplets are."""
+    if isinstance(landmarks, (str, bytes, set, frozenset, dict)):
+        raise ValueError(f"landmarks must list item indices in column order (a list, tuple or array), got a "
+                         f"{type(landmarks).__name__}")
+    lm = np.asarray(landmarks)
+    if lm.ndim != 1 or lm.size == 0:
+        raise ValueError(f"landmarks must be a non-empty 1-D sequence of item indices, got shape {lm.shape}")
+    if lm.dtype.kind not in "iuf":
+        raise ValueError(f"landmarks must hold integer item indices, got dtype {lm.dtype}")
+    if lm.dtype.kind == "f" and not (np.isfinite(lm) & (lm == np.round(lm))).all():
+        raise ValueError("landmarks must hold integer item indices, got non-integer values")
+    bad = lm[(lm < 0) | (lm >= n_items)]  # before any cast: 1e30 is no index, not a wrapped-around one
+    if bad.size:
+        raise ValueError(f"landmarks index {int(bad[0])} is out of range for {bound or f'n_items={n_items}'}")
+    values, counts = np.unique(lm, return_counts=True)
+    if values.size != lm.size:
+        raise ValueError(f"landmarks must be distinct items, got {int(values[counts > 1][0])} more than once")
+    return lm.astype(np.int64)
 
 
 def check_random_state(random_state, stream: int | None = None) -> np.random.Generator:

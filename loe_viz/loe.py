@@ -18,8 +18,8 @@ from ._landmark_tasks import (
     rank_share, pilot_scores, MaxMinChain,
 )
 from ._params import ParamsMixin
-from ._validation import (check_float, check_int, check_n_jobs, check_random_state, check_regularization,
-                          check_triplets, comparison_dtype)
+from ._validation import (check_float, check_int, check_landmarks, check_n_jobs, check_random_state,
+                          check_regularization, check_triplets, comparison_dtype)
 from .edm import FIT_TOL, EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
@@ -474,19 +474,7 @@ class LOE(ParamsMixin):
         d = check_int(self.n_components, "n_components", minimum=1)
         lm = None
         if self.landmarks is not None:
-            lm = np.asarray(self.landmarks)
-            if lm.ndim != 1 or lm.size == 0:
-                raise ValueError(f"landmarks must be a non-empty 1-D sequence of item indices, got shape {lm.shape}")
-            if lm.dtype.kind == "f" and np.all(lm == np.round(lm)):
-                lm = lm.astype(np.int64)
-            if lm.dtype.kind not in "iu":
-                raise ValueError(f"landmarks must hold integer item indices, got dtype {lm.dtype}")
-            bad = lm[(lm < 0) | (lm >= n_items)]
-            if bad.size:
-                raise ValueError(f"landmarks index {int(bad[0])} is out of range for n_items={n_items}")
-            if np.unique(lm).size != lm.size:
-                raise ValueError("landmarks must be distinct items, got repeats")
-            lm = lm.astype(np.int64)
+            lm = check_landmarks(self.landmarks, n_items)
         if self.n_landmarks is None or (isinstance(self.n_landmarks, str) and self.n_landmarks == "auto"):
             l = lm.size if lm is not None else None
         elif isinstance(self.n_landmarks, str):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ._tiles import tile_shift
-from ._validation import check_float, check_int, check_points, index_dtype
+from ._validation import check_float, check_int, check_landmarks, check_points, index_dtype
 from .kernels import sampling
 
 __all__ = ["TripletOracle", "total_budget"]
@@ -82,19 +82,6 @@ class TripletOracle:
     def next_seeds(self, k: int) -> np.ndarray:
         """``k`` fresh 64-bit seeds (advances the oracle's seed sequence)."""
         return np.array([c.generate_state(1, np.uint64)[0] for c in self._seeds.spawn(k)], dtype=np.uint64)
-
-    def _check_landmarks(self, landmarks) -> np.ndarray:
-        lm = np.asarray(landmarks)
-        if lm.ndim != 1 or lm.size == 0:
-            raise ValueError(f"landmarks must be a non-empty 1-D sequence of item indices, got shape {lm.shape}")
-        if lm.dtype.kind not in "iu":
-            raise ValueError(f"landmarks must hold integer item indices, got dtype {lm.dtype}")
-        if lm.min() < 0 or lm.max() >= self.n_items:
-            bad = int(lm[(lm < 0) | (lm >= self.n_items)][0])
-            raise ValueError(f"landmarks index {bad} is out of range for {self.n_items} items")
-        if np.unique(lm).size != lm.size:
-            raise ValueError("landmarks must be distinct items")
-        return lm.astype(np.int64)
 
     def comparisons(self, head: int, per_landmark: int, seed, tiled: bool = False,
                     out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +161,7 @@ class TripletOracle:
         triplets : int ndarray of shape (len(landmarks) * per_landmark, 3)
             List-order rows ``(landmark, closer, farther)``, grouped by landmark.
         """
-        lm = self._check_landmarks(landmarks)
+        lm = check_landmarks(landmarks, self.n_items, f"{self.n_items} items")
         per_landmark = check_int(per_landmark, "per_landmark", minimum=1)
         if self.n_items < 3:
             raise ValueError("X must have at least 3 points to form a triplet")

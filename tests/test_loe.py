@@ -374,7 +374,11 @@ def _T():
     (dict(n_landmarks=31), r"n_landmarks=31 is larger than the number of items \(30\)"),
     (dict(landmarks=[0, 1, 2, 3, 30]), r"landmarks index 30 is out of range for n_items=30"),
     (dict(landmarks=[0, 1, 2, 3, -1]), r"landmarks index -1 is out of range for n_items=30"),
-    (dict(landmarks=[0, 1, 2, 3, 3]), r"landmarks must be distinct items"),
+    (dict(landmarks=[0, 1, 2, 3, 3]), r"landmarks must be distinct items, got 3 more than once"),
+    (dict(landmarks={0, 1, 2, 3, 4}), r"landmarks must list item indices in column order \(a list, tuple or array\), "
+                                      r"got a set"),
+    (dict(landmarks={0: 1, 2: 3}), r"landmarks must list item indices in column order .* got a dict"),
+    (dict(landmarks=[0, 1, 2, 3, 4.5]), r"landmarks must hold integer item indices, got non-integer values"),
     (dict(landmarks=[0, 1, 2, 3]), r"n_landmarks must be >= n_components \+ 3 = 5"),
     (dict(landmarks=[0, 1, 2, 3, 4], n_landmarks=6), r"n_landmarks=6 disagrees with the 5 landmarks given"),
     (dict(landmarks=[0, 1, 2, 3, 20]), r"landmarks \[20\] head no triplet"),

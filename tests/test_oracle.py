@@ -199,10 +199,16 @@ def test_oracle_bad_points(Xbad, match):
     [
         ([], 10, r"^landmarks must be a non-empty 1-D sequence of item indices, got shape \(0,\)$"),
         ([[0, 1]], 10, r"^landmarks must be a non-empty 1-D sequence of item indices, got shape \(1, 2\)$"),
-        ([0.0, 1.0], 10, r"^landmarks must hold integer item indices, got dtype float64$"),
+        ([0.0, 1.5], 10, r"^landmarks must hold integer item indices, got non-integer values$"),
+        ([0.0, np.nan], 10, r"^landmarks must hold integer item indices, got non-integer values$"),
+        ([0.0, 1e30], 10, r"^landmarks index 1000000000000000019884624838656 is out of range for 60 items$"),
+        (["0", "1"], 10, r"^landmarks must hold integer item indices, got dtype <U1$"),
+        ([True, False], 10, r"^landmarks must hold integer item indices, got dtype bool$"),
+        ({0, 1, 2}, 10, r"^landmarks must list item indices in column order \(a list, tuple or array\), got a set$"),
+        ("012", 10, r"^landmarks must list item indices in column order \(a list, tuple or array\), got a str$"),
         ([0, 60], 10, r"^landmarks index 60 is out of range for 60 items$"),
         ([-1, 3], 10, r"^landmarks index -1 is out of range for 60 items$"),
-        ([3, 4, 3], 10, r"^landmarks must be distinct items$"),
+        ([3, 4, 3], 10, r"^landmarks must be distinct items, got 3 more than once$"),
         ([0, 1], 0, r"^per_landmark must be >= 1, got 0$"),
         ([0, 1], 2.5, r"^per_landmark must be an integer, got 2\.5$"),
     ],
@@ -210,6 +216,13 @@ def test_oracle_bad_points(Xbad, match):
 def test_landmark_triplets_errors(X, landmarks, per, match):
     with pytest.raises(ValueError, match=match):
         TripletOracle(X, random_state=0).landmark_triplets(landmarks, per)
+
+
+def test_landmarks_written_as_whole_floats_are_indices_as_in_loe(X):
+    """The oracle reads landmarks as LOE and check_triplets do: 2.0 is item 2 (a column read from a CSV)."""
+    as_float = TripletOracle(X, random_state=0).landmark_triplets([0.0, 5.0, 2.0], 10)
+    as_int = TripletOracle(X, random_state=0).landmark_triplets([0, 5, 2], 10)
+    np.testing.assert_array_equal(as_float, as_int)
 
 
 def test_uniform_triplets_errors(X):
