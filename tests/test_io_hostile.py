@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import tracemalloc
+import warnings
 import zipfile
 
 import numpy as np
@@ -489,3 +490,18 @@ def test_text_labels_that_are_no_unicode_characters_are_refused(tmp_path, code):
         read_triplets(path)
     np.savez(path, triplets=np.array([[0, 1, 2]]), labels=np.array(["a", "b", "\U0010ffff"], ">U1"))
     assert read_triplets(path).labelled().tolist() == [["a", "b", "\U0010ffff"]]  # the largest, big-endian: read
+
+
+@pytest.mark.parametrize("names", [("triplets.npy", "triplets.npy"), ("triplets", "triplets.npy")])
+def test_an_npz_holding_two_arrays_of_one_name_is_refused(tmp_path, names):
+    """A zip archive may hold two members of one name; the reader took the last one, NumPy's np.load lists both,
+    and another tool may take the first: the same file would then mean different triplets to each."""
+    path = tmp_path / "twice.npz"
+    with zipfile.ZipFile(path, "w") as zf, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile's "Duplicate name"
+        for name, arr in zip(names, ([[0, 1, 2]], [[2, 1, 0], [0, 2, 1]])):
+            with zf.open(name, "w") as fh:
+                np.lib.format.write_array(fh, np.array(arr))
+    with pytest.raises(ValueError, match=r"^.*twice\.npz: holds more than one array named 'triplets'; an \.npz "
+                                         r"holds each array once$"):
+        read_triplets(path)

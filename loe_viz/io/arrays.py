@@ -5,6 +5,7 @@ from __future__ import annotations
 import tokenize
 import zipfile
 import zlib
+from collections import Counter
 
 import numpy as np
 
@@ -94,6 +95,7 @@ def _npz(src, lim):
     name = src.name
     try:
         zf = zipfile.ZipFile(src.rewind())
+        keys = Counter(i.filename.removesuffix(".npy") for i in zf.infolist())
         members = {i.filename.removesuffix(".npy"): i for i in zf.infolist()}
     except _BROKEN as exc:
         raise err(name, f"is not a valid .npz archive ({exc})") from None
@@ -115,6 +117,8 @@ def _npz(src, lim):
             raise err(name, f"the member {key!r} cannot be read ({why})") from None
 
     with zf:
+        if twice := sorted(k for k, c in keys.items() if c > 1):  # which one is the data would be a guess
+            raise err(name, f"holds more than one array named {twice[0]!r}; an .npz holds each array once")
         key = "triplets" if "triplets" in members else "X" if {"X", "y"} <= set(members) else None
         if key is None:
             raise err(name, f"has the arrays {sorted(members)}; expected 'triplets', or 'X' and 'y' "
