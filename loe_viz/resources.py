@@ -31,6 +31,7 @@ so ``l = 5`` landmarks on 2 threads take 3 rounds.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 from dataclasses import dataclass, field
@@ -348,13 +349,17 @@ def estimate_resources(
     d = check_int(n_components, "n_components", minimum=1)
     if source not in ("oracle", "triplets"):
         raise ValueError(f"source must be 'oracle' or 'triplets', got {source!r}")
-    per = np.atleast_1d(np.asarray(per_landmark, dtype=np.int64))
+    per = np.atleast_1d(np.asarray(per_landmark))
+    if per.dtype.kind == "O" and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in per.flat):
+        per = per.astype(np.float64)  # integers beyond int64
     if per.ndim != 1 or (per.size != 1 and per.size != l):
         raise ValueError(f"per_landmark must be one count or {l} counts (one per landmark), got {per.size}")
+    if per.dtype.kind not in "iuf" or not (np.isfinite(per) & (per == np.round(per))).all():
+        raise ValueError(f"per_landmark must hold whole numbers of comparisons, got {per_landmark!r:.80}")
     if (per < 0).any():
         raise ValueError("per_landmark must be >= 0")
-    if per.size == 1:
-        per = np.full(l, int(per[0]), dtype=np.int64)
+    # in float64: bytes and seconds are estimates, and a count of 10**30 must give a huge one, not wrap around
+    per = np.broadcast_to(per, (l,)).astype(np.float64)
     if n_triplets is None:
         n_triplets = int(per.sum())
     M = check_int(n_triplets, "n_triplets", minimum=0)

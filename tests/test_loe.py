@@ -435,6 +435,9 @@ def test_budget_too_small_for_fit_oracle():
         LOE().fit_oracle(oracle, 10)
     with pytest.raises(ValueError, match=r"per_landmark must be >= 1, got 0"):
         LOE().fit_oracle(oracle, 0)
+    for huge in (2**62, 10**30):  # an OverflowError, or an allocation NumPy refused, before the estimate held
+        with pytest.raises(ValueError, match=r"^memory_limit exceeded: this run needs an estimated peak memory ~"):
+            LOE(memory_limit="1GiB").fit_oracle(oracle, huge)
 
 
 def test_nan_points_are_refused():

@@ -225,6 +225,20 @@ def test_estimate_model():
         estimate_resources(100, 5, 10, source="disk")
 
 
+@pytest.mark.parametrize("per", [math.inf, 2.5, True, "many", [10, 10, 10, 10, math.nan]])
+def test_estimate_resources_names_a_count_that_is_no_whole_number(per):
+    with pytest.raises(ValueError, match=r"^per_landmark must hold whole numbers of comparisons, got "):
+        estimate_resources(100, 5, per)
+
+
+def test_a_count_beyond_int64_gives_a_huge_estimate_not_an_overflow():
+    """10**30 comparisons raised OverflowError, and 2**62 wrapped around in int64 to a small estimate, after which
+    the fit tried to allocate the arrays."""
+    huge = estimate_resources(100, 5, 10**30)
+    assert huge.peak_bytes > 10**30 and huge.seconds > 10**20
+    assert estimate_resources(100, 5, [2**62] * 5).peak_bytes > 5 * 2**62
+
+
 def test_memory_limit_settings():
     avail = available_memory()
     assert avail is None or avail > 0
