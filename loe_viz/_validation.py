@@ -185,9 +185,12 @@ def _scan(arr, threads):
 def check_points(X, name: str = "X", *, min_points: int = 1) -> np.ndarray:
     """A finite float64 array of shape (n, d)."""
     try:
-        arr = np.asarray(X, dtype=np.float64)
+        raw = np.asarray(X)
+        arr = None if raw.dtype.kind == "c" else np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric array of shape (n_points, n_dims): {exc}") from None
+    if arr is None:  # NumPy would drop the imaginary parts with a mere warning
+        raise ValueError(f"{name} must hold real numbers, got dtype {raw.dtype}")
     if arr.ndim == 1:
         raise ValueError(
             f"{name} must be 2-D of shape (n_points, n_dims), got 1-D with {arr.shape[0]} values; "

@@ -162,6 +162,9 @@ def test_check_points_returns_contiguous_float64():
         ([[1.0, 2.0], [3.0]], {}, r"^X must be a numeric array of shape \(n_points, n_dims\)"),
         ([[0.0, 1.0], [2.0, np.nan]], {}, r"^X contains NaN values \(first at row 1\)$"),
         ([[0.0, 1.0], [2.0, 3.0], [np.inf, 0.0]], {}, r"^X contains infinite values \(first at row 2\)$"),
+        # NumPy casts complex to float with a warning only, dropping the imaginary parts
+        (np.ones((3, 2)) * 1j, {}, r"^X must hold real numbers, got dtype complex128$"),
+        ([[1, 2], [3, 4j]], {}, r"^X must hold real numbers, got dtype complex128$"),
     ],
 )
 def test_check_points_errors(X, kw, match):
