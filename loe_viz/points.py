@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ._validation import check_int, check_points, check_random_state
+from ._validation import check_float, check_int, check_points, check_random_state
 
 __all__ = ["POINT_KINDS", "make_points", "load_points"]
 
@@ -80,6 +80,7 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
     need = min_dimensions(kind)
     if d < need:
         raise ValueError(f"d must be >= {need} for kind={kind!r}, got {d}")
+    noise = check_float(noise, "noise", minimum=0.0)
     rng = check_random_state(random_state)
 
     if kind == "gaussian":

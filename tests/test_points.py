@@ -96,6 +96,11 @@ def test_swiss_roll_and_moons_use_extra_axes_for_jitter_only():
         (("cube", 10), {}, r"^kind must be one of gaussian, uniform, circle, blobs, moons, spiral, grid, swiss_roll; got 'cube'$"),
         ((None, 10), {}, r"^kind must be one of .*; got None$"),
         (("gaussian", 10), {"random_state": -3}, r"^random_state must be a non-negative integer"),
+        # NaN and infinite noise made NaN and infinite points without a word
+        (("moons", 10), {"noise": np.nan}, r"^noise must be finite, got nan$"),
+        (("circle", 10), {"noise": np.inf}, r"^noise must be finite, got inf$"),
+        (("spiral", 10), {"noise": -0.1}, r"^noise must be >= 0.0, got -0.1$"),
+        (("moons", 10), {"noise": None}, r"^noise must be a real number, got None$"),
     ],
 )
 def test_make_points_errors(args, kw, match):
