@@ -72,13 +72,14 @@ class TqdmProgress:
     """
 
     def __init__(self, file=None, estimate=None, min_interval: float = 0.1, leave: bool = True, **tqdm_kwargs):
+        from ._validation import check_float
         from .resources import ResourceEstimate
 
         if estimate is not None and not isinstance(estimate, ResourceEstimate):
             raise ValueError(f"estimate must be a ResourceEstimate, got {type(estimate).__name__}")
         self.file = file
         self.estimate = estimate
-        self.min_interval = float(min_interval)
+        self.min_interval = check_float(min_interval, "min_interval", minimum=0.0)
         self.leave = bool(leave)
         self.tqdm_kwargs = tqdm_kwargs
         self.calls: list[tuple[str, int, int]] = []

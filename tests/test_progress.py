@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 
@@ -44,6 +45,10 @@ def test_resolve_progress_arguments():
         resolve_progress(3)
     with pytest.raises(ValueError, match=r"^estimate must be a ResourceEstimate, got str$"):
         TqdmProgress(estimate="soon")
+    for bad, message in [(None, "must be a real number, got None"), (float("nan"), "must be finite, got nan"),
+                         (-1, "must be >= 0.0, got -1.0")]:
+        with pytest.raises(ValueError, match=r"^min_interval " + re.escape(message) + "$"):
+            TqdmProgress(min_interval=bad)
 
 
 def test_one_bar_per_loe_stage_in_a_file(X):
