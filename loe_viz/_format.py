@@ -26,6 +26,10 @@ def format_seconds(s: float) -> str:
     A fit of 0.047 s read "0.0 s" in one place and "0.0472 s" in another.
     >>> format_seconds(7260)
     '2 h 01 min'
+
+    What a run of absurd size would take, in a line one can read:
+    >>> format_seconds(1e12)
+    '2.78e+08 h'
     """
     s = float(s)
     if not math.isfinite(s):
@@ -41,6 +45,8 @@ def format_seconds(s: float) -> str:
     if s < 3600 - 0.5:
         whole = int(round(s))
         return f"{whole // 60} min {whole % 60:02d} s"
+    if s >= 3.6e9:  # a million hours: its minutes say nothing
+        return f"{s / 3600:.3g} h"
     minutes = int(round(s / 60))
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
@@ -52,10 +58,12 @@ def format_bytes(b: float) -> str:
     --------
     >>> format_bytes(512), format_bytes(1536), format_bytes(3 * 2**30)
     ('512 B', '1.5 KiB', '3.0 GiB')
+    >>> format_bytes(2**90)
+    '1.13e+15 TiB'
     """
     b = float(b)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(b) < 1024 or unit == "TiB":
-            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}" if abs(b) < 1e6 else f"{b:.3g} {unit}"
         b /= 1024
     return f"{b:.1f} TiB"  # pragma: no cover

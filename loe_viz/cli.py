@@ -508,12 +508,16 @@ def _check_simulate_memory(n: int, d: int, m: int, c: float) -> None:
 
     # the triplet table (as the oracle draws it), the points and their temporaries, the interpreter;
     # measured: 1.51 GB of resident memory at n = 10^5, c = 100 (1.15 * 10^8 triplets), estimated 1.45 GB
-    need = 3 * index_dtype(n).itemsize * m + 3 * 8 * n * d + (128 << 20)
+    triplets, points = 3 * index_dtype(n).itemsize * m, 3 * 8 * n * d
+    need = triplets + points + (128 << 20)
     limit, how = resolve_memory_limit(None)
     if need > limit:
-        raise UsageError(f"-n {n:,} with --budget {c:g} draws {m:,} triplets (c n ln n), which need about "
-                         f"{format_bytes(need)} of memory, more than this run may use ({format_bytes(limit)}: {how}); "
-                         "lower -n or --budget")
+        what, lower = ((f"-n {n:,} with --budget {c:g} draws {m:,} triplets (c n ln n)" if m < 10**15 else
+                        f"-n {n:,} with --budget {c:g} draws {m:.3g} triplets (c n ln n)"), "-n or --budget")
+        if points > triplets:  # the points' coordinates, not the triplets, fill the memory
+            what, lower = f"-n {n:,} points in -d {d:,} dimensions", "-n or -d"
+        raise UsageError(f"{what}, which need about {format_bytes(need)} of memory, more than this run may use "
+                         f"({format_bytes(limit)}: {how}); lower {lower}")
 
 
 def _check_simulate_disk(out: str, n: int, d: int, m: int, layout: str) -> None:

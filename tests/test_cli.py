@@ -8,6 +8,7 @@ import fnmatch
 import importlib.resources
 import io
 import os
+import re
 import signal
 import socket
 import stat
@@ -165,6 +166,22 @@ def test_simulate_refuses_what_memory_or_disk_cannot_hold_before_drawing(tmp_pat
     assert capsys.readouterr().err == (f"loe-viz simulate: error: cannot write {tmp_path / 't.csv'}: the 690,775 "
                                        "triplets and the points take up to 7.9 MiB and its folder has 1000 B free; "
                                        "lower -n or --budget, or write .npz\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_simulate_names_what_fills_the_memory_in_a_line_one_can_read(tmp_path, capsys):
+    """--budget 1e300 printed a 303-digit count and a 295-digit size; -d 10^7 blamed the triplets and said to lower
+    -n or --budget."""
+    from loe_viz import cli
+
+    assert cli.main(["simulate", "gaussian", "-n", "100", "--budget", "1e300", "-o", str(tmp_path / "t.csv")]) == 2
+    assert re.match(r"^loe-viz simulate: error: -n 100 with --budget 1e\+300 draws 4\.61e\+302 triplets \(c n ln n\), "
+                    r"which need about 5\.03e\+291 TiB of memory, more than this run may use \(.*\); lower -n or "
+                    r"--budget \(see loe-viz simulate --help\)\n$", capsys.readouterr().err)
+    assert cli.main(["simulate", "gaussian", "-n", "100", "-d", "100000000", "-o", str(tmp_path / "t.csv")]) == 2
+    assert re.match(r"^loe-viz simulate: error: -n 100 points in -d 100,000,000 dimensions, which need about 223\.6 GiB "
+                    r"of memory, more than this run may use \(.*\); lower -n or -d \(see loe-viz simulate --help\)\n$",
+                    capsys.readouterr().err)
     assert os.listdir(tmp_path) == []
 
 
