@@ -24,6 +24,7 @@ from .edm import FIT_TOL, EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
 from .lmds import LMDSResult, landmark_mds
+from .oracle import check_oracle
 from .progress import resolve_progress
 from .ranking import RankingResult
 from .refine import RefineResult, polish as ordinal_polish
@@ -910,7 +911,7 @@ class LOE(ParamsMixin):
         """
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
-        n = int(oracle.n_items)
+        n = int(check_oracle(oracle).n_items)
         s = self._validated(n, auto_selection="maxmin")
         l = s.l if s.l is not None else s.d + 3
         per_landmark = check_int(per_landmark, "per_landmark", minimum=1)

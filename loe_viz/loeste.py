@@ -17,6 +17,7 @@ from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .baselines import STE, FitHistory
 from .loe import AUTO_REGULARIZATION, LOE, WELL_COVERED, auto_landmark_plan
+from .oracle import check_oracle
 from .progress import resolve_progress
 
 __all__ = ["LOESTE"]
@@ -194,7 +195,7 @@ class LOESTE(ParamsMixin):
         t_start = time.perf_counter()
         d, eps, budget, loe, ste, progress = self._build(progress)
         total = check_int(total, "total", minimum=1)
-        n = int(oracle.n_items)
+        n = int(check_oracle(oracle, "uniform_triplets").n_items)
         if self.n_landmarks is not None:
             l = check_int(self.n_landmarks, "n_landmarks", minimum=1)
         elif loe.landmarks is not None:

@@ -189,3 +189,17 @@ class TripletOracle:
 
     def __repr__(self) -> str:
         return f"TripletOracle(n_items={self.n_items}, n_dims={self.n_dims}, temperature={self.temperature})"
+
+
+#: What a fit asks of its oracle: a TripletOracle, or a wrapper of one (the explorer records the answers).
+ORACLE_METHODS = ("n_items", "comparisons", "block_comparisons", "next_seeds")
+
+
+def check_oracle(oracle, *more: str):
+    """``oracle``, if it offers what a fit calls (:data:`ORACLE_METHODS` and ``more``)."""
+    wanted = ORACLE_METHODS + more
+    missing = [m for m in wanted if not hasattr(oracle, m)]
+    if missing:  # a wrapper that offers part of it is told which part is missing
+        why = f" (it has no {missing[0]})" if len(missing) < len(wanted) else ""
+        raise ValueError(f"oracle must be a TripletOracle, got {type(oracle).__name__}{why}")
+    return oracle

@@ -1,6 +1,7 @@
 """The ordinal-embedding baselines (STE, t-STE, SOE, GNMDS, CKL) and LOE-STE."""
 
 import os
+import re
 import time
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from loe_viz import TripletOracle, make_points
 from loe_viz.baselines import CKL, GNMDS, SOE, STE, STOP_REASONS, TSTE, FitHistory, TripletEmbedding
 from loe_viz.kernels import losses as L
+from loe_viz.loe import LOE
 from loe_viz.loeste import LOESTE
 
 try:
@@ -412,6 +414,25 @@ def test_loeste_invalid_argument(kwargs, message, oracle_setup):
     X, oracle = oracle_setup
     with pytest.raises(ValueError, match="^" + message):
         LOESTE(**kwargs).fit_oracle(oracle, 40_000)
+
+
+class _AnswersOnly:
+    """Half an oracle: a wrapper that forgot part of what a fit calls."""
+
+    n_items = 30
+
+    def comparisons(self, head, per_landmark, seed):
+        raise AssertionError("never reached")
+
+
+@pytest.mark.parametrize("estimator", [LOE(), LOESTE()], ids=["LOE", "LOESTE"])
+def test_fit_oracle_names_what_is_no_oracle(estimator):
+    """An array or a number passed as the oracle raised AttributeError: 'numpy.ndarray' object has no attribute
+    'n_items'."""
+    for bad, message in [(np.zeros((30, 2)), "got ndarray"), (2.5, "got float"),
+                         (_AnswersOnly(), "got _AnswersOnly (it has no block_comparisons)")]:
+        with pytest.raises(ValueError, match=r"^oracle must be a TripletOracle, " + re.escape(message) + "$"):
+            estimator.fit_oracle(bad, 1000)
 
 
 def test_loeste_total_too_small(oracle_setup):
