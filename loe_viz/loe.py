@@ -64,14 +64,26 @@ WELL_COVERED = 5
 #: head's comparisons; many such heads together still place it). It was 0.2, which on uniformly
 #: headed crowd answers (the bundled ``gaussian_2d_crowd.csv``: 200 heads of about 32 triplets)
 #: kept the few heads that Poisson noise lifted above 40 triplets and called them evenly covered:
-#: held-out accuracy 0.582 with 17 to 21 landmarks, 0.688 with the 100 busiest now. On Zipf-headed
+#: held-out accuracy 0.582 with 17 to 21 landmarks, 0.688 with the 100 busiest. On Zipf-headed
 #: sets the held-out search then tries up to about 65 heads: 0.598 -> 0.604, 0.671 -> 0.678 and
 #: 0.669 -> 0.679 (n = 1000 BTL and flips, n = 2000 flips) in about twice the time; 0.05 (up to
 #: 100 heads) added 0.002 to 0.008 more in about 1.6 times that.
 SPARSE_COVERED = 0.1
 #: ``n_landmarks="auto"`` on stored triplets uses at most this many heads (the busiest): a file where
-#: every one of 10^4 items heads as many triplets would otherwise give 10^4 landmarks.
-AUTO_MAX_LANDMARKS = 100
+#: every one of 10^4 items heads as many triplets would otherwise give 10^4 landmarks. It was 100,
+#: which on the bundled ``gaussian_2d_crowd.csv`` (200 heads of about 32 training triplets) left half
+#: the heads out: held-out accuracy 0.692 -> 0.762 with all of them (three 80/20 splits), in 0.54 s
+#: instead of 0.28 s. On the Zipf-headed sets of ``bench_collected.py`` more heads help too (200 of
+#: them at the penalty 1.0: +0.008 and +0.013 at n = 1000), but those below ``SPARSE_COVERED * n``
+#: triplets are not candidates, so those sets fit as before.
+AUTO_MAX_LANDMARKS = 200
+#: ``n_landmarks="auto"``: the candidate heads are unevenly covered (a held-out search chooses how
+#: many to use) when the quietest holds less than half the busiest one's triplets and the variance
+#: of their counts exceeds this many times their mean: Poisson counts (uniformly random heads) give
+#: about 1, a landmark design 0, Zipf-headed answers hundreds. The first rule alone took the Poisson
+#: noise of 200 heads of about 32 triplets (16 against 49) for uneven coverage: the search then cost
+#: 1.6 s there and chose 191 to 194 of the 200 heads, 0.759 against 0.762 with all of them.
+UNEVEN_DISPERSION = 4.0
 #: ``n_landmarks="auto"`` on stored triplets: share of the triplets held out to judge the choices.
 HELDOUT_SHARE = 0.1
 #: ``n_landmarks="auto"`` on unevenly covered heads also tries these penalties beside
@@ -192,8 +204,9 @@ class AutoLandmarkPlan:
         The triplets a head needs to be a candidate (``WELL_COVERED * n``, or ``SPARSE_COVERED * n``
         when fewer than ``d + 4`` heads have that many; 0 when even those are too few).
     search : bool
-        False: every candidate is a landmark. True: their coverage is uneven, and the number used
-        (``d + 3``, ``2 (d + 3)``, ... up to all of them) is chosen on a held-out share when fitting.
+        False: every candidate is a landmark. True: their coverage is uneven (``UNEVEN_DISPERSION``), and
+        the number used (``d + 3``, ``2 (d + 3)``, ... up to all of them) is chosen on a held-out share
+        when fitting.
     n_landmarks : int
         The landmarks the fit uses (without ``search``) or the most it tries (with it): the number of
         candidates, and at least ``d + 3`` (more than the heads: the fit then says why it cannot run).
@@ -244,7 +257,8 @@ def auto_landmark_plan(head_counts, n_components: int) -> AutoLandmarkPlan:
             return AutoLandmarkPlan(ranked[:d + 3], 0.0, False, d + 3)
     covered = covered[:AUTO_MAX_LANDMARKS]
     # evenly covered heads (a design, or uniform heads): all of them; else a held-out choice
-    search = bool(counts[covered[-1]] < 0.5 * counts[covered[0]])
+    c = counts[covered].astype(float)
+    search = bool(c[-1] < 0.5 * c[0] and c.var() > UNEVEN_DISPERSION * c.mean())
     return AutoLandmarkPlan(covered, float(need), search, int(covered.size))
 
 
@@ -289,9 +303,10 @@ class LOE(ParamsMixin):
         many well-covered heads as help. A head is well covered when it heads
         at least ``5 n`` triplets (each item then appears in about ten of its
         comparisons; heads with fewer add more noise than information). When
-        the well-covered heads hold about as many triplets each (at least half
-        the busiest one's: landmark triplets, drawn for LOE), all of them are
-        landmarks. When their coverage is uneven (e.g. collected triplets),
+        the well-covered heads hold about as many triplets each (landmark
+        triplets drawn for LOE, or uniformly random heads: the quietest at least
+        half the busiest, or counts that vary no more than Poisson noise would,
+        ``UNEVEN_DISPERSION``), all of them are landmarks. When their coverage is uneven (e.g. collected triplets),
         ``l`` is chosen among ``d + 3, 2 (d + 3), 4 (d + 3), ...`` up to all
         well-covered heads, together with the penalty (see ``regularization``),
         by the accuracy on a held-out 10% of the triplets (``auto_search_``),
@@ -299,7 +314,7 @@ class LOE(ParamsMixin):
         ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
         same rules among the heads with at least ``n / 10`` triplets (all of them
         when evenly covered, else the held-out choice), or the ``d + 3`` busiest
-        when fewer than ``d + 4`` have that many. Never more than the 100 busiest
+        when fewer than ``d + 4`` have that many. Never more than the 200 busiest
         heads (``AUTO_MAX_LANDMARKS``).
     landmarks : sequence of int, optional
         Item indices to use as landmarks.

@@ -203,12 +203,33 @@ def test_auto_on_uniformly_headed_crowd_answers_uses_far_more_than_the_poisson_l
 
 
 @pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
-def test_auto_takes_at_most_the_100_busiest_heads():
+def test_auto_takes_every_uniformly_random_head_without_a_search(monkeypatch):
+    """Poisson counts of about 32 triplets a head (16 to 49) looked uneven to "the quietest holds less than half
+    the busiest one's", and at most 100 heads were taken: half of them left out."""
+    import loe_viz.loe as loe_module
+
+    n = 200
+    X = make_points("gaussian", n, random_state=0)
+    oracle = TripletOracle(X, random_state=1)
+    counts = np.random.default_rng(2).poisson(32, n)
+    T = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in enumerate(counts) if c >= 20])
+    now = LOE(random_state=0).fit(T, n_items=n)
+    assert now.auto_search_ is None and now.landmarks_.size == np.count_nonzero(counts >= 20) > 180
+    monkeypatch.setattr(loe_module, "AUTO_MAX_LANDMARKS", 100)
+    capped = LOE(random_state=0).fit(T, n_items=n)
+    held = oracle.uniform_triplets(20_000)
+    from loe_viz.kernels.sampling import triplet_agreement
+    assert triplet_agreement(now.embedding_, held) > triplet_agreement(capped.embedding_, held) + 0.03
+    assert procrustes_error(X, now.embedding_) < 0.8 * procrustes_error(X, capped.embedding_)
+
+
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_auto_takes_at_most_the_200_busiest_heads():
     n = 300
     X = make_points("gaussian", n, random_state=0)
     T = TripletOracle(X, random_state=1).landmark_triplets(np.arange(n), 80)  # every item heads 80 (>= n / 5)
     est = LOE(random_state=0).fit(T, n_items=n)
-    assert est.landmarks_.size == 100 and est.auto_search_ is None
+    assert est.landmarks_.size == 200 and est.auto_search_ is None
     assert np.isfinite(est.embedding_).all()
 
 

@@ -223,8 +223,11 @@ def test_loe_landmark_plan_is_the_library_rule():
     assert loe_landmark_plan(np.full(10, 100), 40, 2) == (10, False, 1000)
     assert loe_landmark_plan(np.full(10, 100), 40, 2, 7) == (7, False, 700)
     assert loe_landmark_plan([100, 90], 40, 2) == (5, False, 190)
-    # Zipf-covered heads: the held-out search, among at most the 100 busiest
-    counts = (20_000 / np.arange(1, 301)).astype(int)
+    # Zipf-covered heads: the held-out search, among at most the 200 busiest
+    counts = (20_000 / np.arange(1, 401)).astype(int)
     l, search, covered = loe_landmark_plan(counts[::-1], 1000, 2)
-    assert search and l == 100 and covered == counts[:100].sum()
+    assert search and l == 200 and covered == counts[:200].sum()
+    # uniformly random heads: Poisson counts of 18 to 52 (all above n / 10) are even coverage, every one of them
+    counts = np.random.default_rng(0).poisson(32, 150)
+    assert counts.min() < 0.5 * counts.max() and loe_landmark_plan(counts, 150, 2) == (150, False, counts.sum())
     assert set(TRIPLET_METHODS) == {"LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL"}
