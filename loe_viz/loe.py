@@ -306,11 +306,12 @@ class LOE(ParamsMixin):
         the well-covered heads hold about as many triplets each (landmark
         triplets drawn for LOE, or uniformly random heads: the quietest at least
         half the busiest, or counts that vary no more than Poisson noise would,
-        ``UNEVEN_DISPERSION``), all of them are landmarks. When their coverage is uneven (e.g. collected triplets),
-        ``l`` is chosen among ``d + 3, 2 (d + 3), 4 (d + 3), ...`` up to all
-        well-covered heads, together with the penalty (see ``regularization``),
-        by the accuracy on a held-out 10% of the triplets (``auto_search_``),
-        and the final fit uses every triplet. Fewer than
+        ``UNEVEN_DISPERSION``), all of them are landmarks. When their coverage
+        is uneven (e.g. collected triplets), ``l`` is chosen among ``d + 3,
+        2 (d + 3), 4 (d + 3), ...`` up to all well-covered heads, together with
+        the penalty (see ``regularization``), by the accuracy on a held-out 10%
+        of the triplets (``auto_search_``), and the final fit uses every
+        triplet. Fewer than
         ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
         same rules among the heads with at least ``n / 10`` triplets (all of them
         when evenly covered, else the held-out choice), or the ``d + 3`` busiest
