@@ -9,10 +9,10 @@ landmark block. On collected triplets (a few answers per item and head) LOE stay
 STE in held-out accuracy (``bench_collected.py``). This benchmark asks which part loses it: it
 keeps LOE's rankings and replaces the estimated shifts by the best ones the true points allow
 (one scale and one shift per column, least squares of the ranked scores on the true squared
-distances), then projects onto the EDM cone and places every item by landmark MDS as LOE does. What the
-true shifts gain bounds what a better shift estimate (or more comparisons among the landmarks)
-could gain; what is still missing to STE is lost in the rankings themselves. It is a reference
-that needs the truth, not a method.
+distances), then projects onto the EDM cone and places every item by landmark MDS as LOE does.
+What the true shifts gain bounds what a better shift estimate (or more comparisons among the
+landmarks) could gain; what is still missing to STE is lost in the rankings themselves. It is a
+reference that needs the truth, not a method.
 
 Rows, held-out accuracy over the folds of ``bench_collected.py`` (same data, seeds and split):
 LOE with its defaults, and placed with the true shifts; LOE on every head with at least 3
@@ -170,7 +170,7 @@ def main(argv=None):
     for label, (T, n, X) in sets.items():
         result[label] = evaluate(T, n, X, d, args.folds, args.seed, label)
     print(f"\nheld-out accuracy, mean +- std over {args.folds} folds")
-    names = [k for k in result[next(iter(sets))] if k != "column_correlation"]  # the capitals' rows: all
+    names = [k for k in result[next(iter(sets))] if k != "column_correlation"]  # the first set has every row
     print(f"{'method':<34}" + "".join(f"{k[:26]:>28}" for k in sets))
     for name in names:
         print(f"{name:<34}" + "".join(f"{result[k][name]['mean']:>20.3f} +- {result[k][name]['std']:.3f}"
