@@ -454,7 +454,8 @@ class LOE(ParamsMixin):
         ``regularization``), their held-out accuracies (``heldout_accuracy``,
         a row per number of landmarks, a column per penalty), the choices
         (``chosen``, ``chosen_regularization``, ``refine``) and
-        ``link_accuracy``.
+        ``link_accuracy`` (no ``"ordinal"`` entry when the chosen rankings
+        were too sparse to polish, ``SPARSE_COMPARISONS``).
 
     Notes
     -----
@@ -892,14 +893,17 @@ class LOE(ParamsMixin):
         if s.refine == "auto":
             # The chosen fit polished, as a fit with refine="ordinal" would (the same seed: the same
             # rankings); a polish that cannot fit the scores' order is abandoned after one iteration
-            # (refine.HOPELESS_AGREEMENT) and the link is then the BTL one, as it would be anyway.
+            # (refine.HOPELESS_AGREEMENT) and the link is then the BTL one, as it would be anyway. Rankings
+            # with fewer comparisons than items are not tried (SPARSE_COMPARISONS): on the Zipf-headed sets
+            # of bench_collected.py every such polish was abandoned, after 40 to 50 % of the fit's time.
             cb = None if progress is None else (lambda *a: progress("landmarks", steps - 1, steps))
             ranking, lmds = sub
-            polished = ordinal_polish(lmds.embedding, ranking.R, ranking.landmarks, d, unranked=ranking.unranked,
-                                      progress=cb, give_up=True)
-            link = {"btl": float(accs[best]),
-                    "ordinal": float(accs[best]) if polished is None else _heldout_accuracy(polished.embedding, test)}
-            if link["ordinal"] > link["btl"]:
+            link = {"btl": float(accs[best])}
+            if _comparisons_per_item(ranking) >= SPARSE_COMPARISONS:
+                polished = ordinal_polish(lmds.embedding, ranking.R, ranking.landmarks, d,
+                                          unranked=ranking.unranked, progress=cb, give_up=True)
+                link["ordinal"] = link["btl"] if polished is None else _heldout_accuracy(polished.embedding, test)
+            if link.get("ordinal", 0.0) > link["btl"]:
                 refine = "ordinal"
         self.auto_search_ = dict(
             n_landmarks=grid, regularization=regs, heldout_accuracy=accs.tolist(), chosen=l,
@@ -1020,7 +1024,7 @@ class LOE(ParamsMixin):
         # Fewer comparisons than ranked items: a ranking then reproduces all of them, noisy or not, and the
         # order of its scores is mostly the penalty's, not the answers': "auto" does not polish it
         # (SPARSE_COMPARISONS).
-        per_item = float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1)))
+        per_item = _comparisons_per_item(ranking)
         polish = s.refine == "ordinal" or (s.refine == "auto" and noiseless and per_item >= SPARSE_COMPARISONS)
         sparse = (f"the rankings reproduce {100 * agree:.2f}% of their comparisons, but with {per_item:.2g} "
                   "comparison(s) per ranked item and landmark they would for noisy answers too: the scores are "
@@ -1105,6 +1109,11 @@ class LOE(ParamsMixin):
 
 
 _OWN_MODULES = ("loe_viz.loe", "loe_viz.loeste")  # a warning is shown at the first caller outside these
+
+
+def _comparisons_per_item(ranking: RankingResult) -> float:
+    """Comparisons per ranked item of the median landmark (below 1, a ranking reproduces all of them)."""
+    return float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1)))
 
 
 def _warn(message: str) -> None:

@@ -316,6 +316,32 @@ def test_auto_link_choice_on_noisy_collected_heads_keeps_the_btl_link():
     assert (auto.auto_search_["refine"] == "ordinal") == (link["ordinal"] > link["btl"])
 
 
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")
+def test_the_link_choice_does_not_polish_rankings_too_sparse_for_an_order(monkeypatch):
+    """Zipf-headed triplets with fewer comparisons per head than items (as collected files have): the polish that
+    judged the ordinal link was abandoned every time, after 40 to 50 % of the fit's time; it is no longer tried,
+    and the fit is the same."""
+    import loe_viz.loe as loe_module
+
+    n = 500  # bench_collected.py's sets: 10 n ln n triplets, heads Zipf-distributed (s = 1), BTL answers
+    X = make_points("gaussian", n, random_state=5)
+    oracle = TripletOracle(X, temperature=1.0, random_state=6)
+    rng = np.random.default_rng(7)
+    w = 1.0 / (rng.permutation(n) + 1.0)
+    counts = rng.multinomial(int(10 * n * np.log(n)), w / w.sum())
+    T = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in enumerate(counts) if c > 0])
+    calls = []
+    real = loe_module.ordinal_polish
+    monkeypatch.setattr(loe_module, "ordinal_polish", lambda *a, **k: calls.append(1) or real(*a, **k))
+    now = LOE(random_state=0).fit(T, n_items=n)
+    assert now.auto_search_ is not None and calls == [] and set(now.auto_search_["link_accuracy"]) == {"btl"}
+    assert loe_module._comparisons_per_item(now.stages_.ranking) < loe_module.SPARSE_COMPARISONS
+    monkeypatch.setattr(loe_module, "SPARSE_COMPARISONS", 0.0)  # as before: tried, and abandoned
+    tried = LOE(random_state=0).fit(T, n_items=n)
+    assert calls == [1] and tried.auto_search_["link_accuracy"]["ordinal"] == tried.auto_search_["link_accuracy"]["btl"]
+    np.testing.assert_array_equal(now.embedding_, tried.embedding_)
+
+
 @pytest.mark.parametrize("regularization", [1e-3, 1.0])
 def test_the_busiest_heads_rankings_out_of_a_larger_fit_place_the_items_as_a_smaller_fit(regularization):
     # n_landmarks="auto" ranks the busiest heads of its largest choice once per penalty and places the
