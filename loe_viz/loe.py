@@ -67,7 +67,10 @@ WELL_COVERED = 5
 #: held-out accuracy 0.582 with 17 to 21 landmarks, 0.688 with the 100 busiest. On Zipf-headed
 #: sets the held-out search then tries up to about 65 heads: 0.598 -> 0.604, 0.671 -> 0.678 and
 #: 0.669 -> 0.679 (n = 1000 BTL and flips, n = 2000 flips) in about twice the time; 0.05 (up to
-#: 100 heads) added 0.002 to 0.008 more in about 1.6 times that.
+#: 100 heads) added 0.002 to 0.008 more in about 1.6 times that. Measured again with up to 200 heads
+#: and no polish of sparse rankings (three 80/20 splits of the four Zipf sets): 0.05 adds 0.004 to
+#: 0.010 in 1.3 to 2.2 times the time (0.33 to 0.44 s against 0.16 to 0.32 s), 0.03 another 0.001
+#: or less in 2 to 4 times that.
 SPARSE_COVERED = 0.1
 #: ``n_landmarks="auto"`` on stored triplets uses at most this many heads (the busiest): a file where
 #: every one of 10^4 items heads as many triplets would otherwise give 10^4 landmarks. It was 100,
