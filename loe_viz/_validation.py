@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 import os
+from collections.abc import Mapping, Set as AbstractSet
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def comparison_dtype(n_items: int) -> np.dtype:
 def check_landmarks(landmarks, n_items: int, bound: str | None = None) -> np.ndarray:
     """Distinct item indices below ``n_items``, in column order, as ``int64``; ``bound`` words the range in
     the error (default ``n_items=<n>``). Integral floats are taken as integers, as triplets are."""
-    if isinstance(landmarks, (str, bytes, set, frozenset, dict)):
+    if isinstance(landmarks, (str, bytes, AbstractSet, Mapping)):  # as io's labels: no order, or no say which
         raise ValueError(f"landmarks must list item indices in column order (a list, tuple or array), got a "
                          f"{type(landmarks).__name__}")
     lm = np.asarray(landmarks)
