@@ -45,15 +45,23 @@ RESULTS = os.path.join(HERE, "results", "column_bound.json")
 MAX_HEADS = 200
 
 
-def true_shift_embedding(stages, X, d):
-    """LOE's rankings placed with the shifts (and the scale) that fit the true squared distances best."""
+def _ranked_truth(stages, X):
+    """``(R, landmarks, D, ranked)``: the rankings, the true squared distances to the landmarks (n, l), and which
+    scores rest on comparisons (not a landmark's own entry, not an item its comparisons missed)."""
     R, L = stages.ranking.R, stages.landmarks
     n, l = R.shape
-    D = ((X[:, None, :] - X[None, L, :]) ** 2).sum(-1)  # (n, l) true squared distances to the landmarks
+    D = ((X[:, None, :] - X[None, L, :]) ** 2).sum(-1)
     ranked = np.ones((n, l), dtype=bool)
     ranked[L, np.arange(l)] = False
     for c, un in enumerate(stages.ranking.unranked):
         ranked[un, c] = False
+    return R, L, D, ranked
+
+
+def true_shift_embedding(stages, X, d):
+    """LOE's rankings placed with the shifts (and the scale) that fit the true squared distances best."""
+    R, L, D, ranked = _ranked_truth(stages, X)
+    l = L.size
     rows, cols = np.nonzero(ranked)
     A = np.zeros((rows.size, l + 1))  # R[i, c] ~ a * D[i, c] - s[c]
     A[:, 0], A[np.arange(rows.size), 1 + cols] = D[rows, cols], -1.0
@@ -99,14 +107,8 @@ def joint_symmetric_embedding(train, n, d, reg=0.1):
 
 def column_correlation(stages, X):
     """Mean over the columns of the correlation between a ranking's scores and the true squared distances."""
-    R, L = stages.ranking.R, stages.landmarks
-    D = ((X[:, None, :] - X[None, L, :]) ** 2).sum(-1)
-    out = []
-    for c, un in enumerate(stages.ranking.unranked):
-        keep = np.ones(R.shape[0], dtype=bool)
-        keep[un], keep[L[c]] = False, False
-        out.append(np.corrcoef(R[keep, c], D[keep, c])[0, 1])
-    return float(np.mean(out))
+    R, _, D, ranked = _ranked_truth(stages, X)
+    return float(np.mean([np.corrcoef(R[ranked[:, c], c], D[ranked[:, c], c])[0, 1] for c in range(R.shape[1])]))
 
 
 def evaluate(T, n, X, d, folds, seed, label):
