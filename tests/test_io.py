@@ -608,3 +608,64 @@ def test_crowd_answers_written_00_and_01_are_sides_in_either_reader(careful, mon
     got = read_bytes(b"2,9,7,00\r\n3,9,7,01\r\n", layout="crowd")
     assert got.labelled().tolist() == [[2, 9, 7], [3, 7, 9]]
     assert "answers are 0/1 (0 = left item chosen, 1 = right item chosen)" in got.notes
+
+
+# ------------------------------------------------------- the advice of a message is the right one to follow
+def test_header_false_above_numbers_says_the_line_is_a_header_rather_than_suggesting_text_labels():
+    """With header=False, 'head,winner,loser' above numbers made the ids text labels and the message advised
+    item_type='str', which then read the three header words as items without a word."""
+    raw = b"head,winner,loser\n0,1,2\n2,0,1\n"
+    with pytest.raises(ValueError, match=r"^<buffer>: line 1: header=False, but this line \['head', 'winner', "
+                                         r"'loser'\] is text above a line of numbers, as a header is: drop "
+                                         r"header=False to read it as the header, or pass item_type='str' if its "
+                                         r"cells are items too$"):
+        read_bytes(raw, header=False)
+    assert read_bytes(raw, header=False, item_type="str").n_items == 6  # asked for: the words are items
+    assert read_bytes(raw).labelled().tolist() == [[0, 1, 2], [2, 0, 1]]
+
+
+def test_columns_with_a_header_that_names_one_of_their_roles_skip_that_header():
+    """A crowd export's header named no complete set of roles, so columns= was needed, and then its first line was
+    read as a row ('choice' names none of the row's items) unless header=True was given too."""
+    raw = b"WorkerId,anchor,option_a,option_b,choice,rt_ms\nW3,a,b,c,right,2631\nW2,b,d,a,left,1344\n"
+    with pytest.raises(ValueError, match=r"^<buffer>: line 1: expected 3 fields \(head, near, far\), got 6; if this "
+                                         r"line names the columns, name the roles \(head,winner,loser or head,left,"
+                                         r"right,winner; other columns are ignored\) or pass columns= with "
+                                         r"header=True$"):
+        read_bytes(raw)
+    got = read_bytes(raw, columns=",head,left,right,answer,")
+    assert got.labelled().tolist() == [["a", "c", "b"], ["b", "d", "a"]]
+    # numbers in the item columns below text: a header too, whatever its other cells say
+    got = read_bytes(b"w,x,y,z,pick\nW1,0,1,2,2\n", columns=",head,left,right,answer")
+    assert got.triplets.tolist() == [[0, 2, 1]]
+
+
+def test_item_type_int_asked_for_names_the_setting_not_the_file():
+    with pytest.raises(ValueError, match=r"^<buffer>: line 1: head item 'a' is not an integer, but item_type='int' "
+                                         r"was given; pass item_type='str' to read every id as a text label; "
+                                         r"errors='skip' drops the rows with problems$"):
+        read_bytes(b"a,b,c\n", item_type="int")
+
+
+@pytest.mark.parametrize("careful", [False, True])
+def test_a_response_column_mixing_0_and_minus_1_is_refused_as_the_npz_reader_refuses_it(careful, monkeypatch):
+    """0 beside -1 is 'false' in one encoding and a tie in none: the text reader took both as false."""
+    import loe_viz.io.fastpath as fp
+
+    if careful:
+        monkeypatch.setattr(fp, "int_table", lambda *args: None)
+    with pytest.raises(ValueError, match=r"^<buffer>: line 4: the response '-1' mixes two encodings with the '0' "
+                                         r"of line 3: y must be True/False \(1/0\) or \+1/-1 throughout$"):
+        read_bytes(b"head,j,k,y\n0,1,2,1\n1,2,0,0\n2,0,1,-1\n3,0,1,1\n")
+    assert read_bytes(b"head,j,k,y\n0,1,2,1\n1,2,0,-1\n").layout == "list-count"
+    assert read_bytes(b"head,j,k,y\n0,1,2,1\n1,2,0,0\n").layout == "list-boolean"
+
+
+@pytest.mark.parametrize("option", [dict(columns="head,near,far"), dict(header=True), dict(delimiter=";"),
+                                    dict(answer="side")])
+def test_text_options_on_a_numpy_file_are_refused_not_ignored(option, tmp_path):
+    path = tmp_path / "t.npz"
+    np.savez(path, triplets=np.array([[0, 1, 2]]))
+    with pytest.raises(ValueError, match=rf"t\.npz: {next(iter(option))}= applies to text files; a \.npz file "
+                                         r"names its arrays \(triplets, or X and y\)$"):
+        read_triplets(path, **option)

@@ -408,7 +408,8 @@ def test_a_number_among_text_categories_is_read_as_text():
     failed with AttributeError; the cells are now read again as text and the row's problem is named."""
     data = b"1" * 42 + b"#1111,\n"
     with pytest.raises(ValueError, match=r"^<buffer>: line 1: expected 3 fields \(head, near, far\), got 1 \('#' "
-                                         r"starts a comment: quote labels that contain it\)$"):
+                                         r"starts a comment: quote labels that contain it\); errors='skip' drops the "
+                                         r"rows with problems$"):
         read_triplets(io.BytesIO(data), columns="head,near,far")
     got = read_triplets(io.BytesIO(b"a,b,c\n" + b"9" * 30 + b",b,c\n"), item_type="str")
     assert got.labels.tolist() == ["9" * 30, "a", "b", "c"]

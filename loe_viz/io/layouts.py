@@ -179,7 +179,8 @@ def layout_from_roles(roles, what) -> str:
     return layout
 
 
-def _name_role(name: str, crowd: bool):
+def name_role(name: str, crowd: bool):
+    """The role a header cell names, or None."""
     s = "".join(ch for ch in name.lower() if ch.isalnum())
     order = ("head", "left", "right", "answer", "response", "near", "far") if crowd else (
         "head", "near", "far", "response", "left", "right", "answer")
@@ -192,10 +193,10 @@ def _name_role(name: str, crowd: bool):
 
 def roles_from_header(fields):
     """Map header cells to roles; returns (roles, layout or None, n_known, problem)."""
-    crowd = any(_name_role(f, True) in ("left", "right") for f in fields)
+    crowd = any(name_role(f, True) in ("left", "right") for f in fields)
     roles = []
     for f in fields:
-        r = _name_role(f, crowd)
+        r = name_role(f, crowd)
         roles.append(None if r in roles or r in (("near", "far", "response") if crowd else ("answer",)) else r)
     n_known = sum(r is not None for r in roles)
     try:

@@ -17,7 +17,7 @@ import numpy as np
 from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
                       TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
-                      over_limit, roles_from_header, swap_sides)
+                      name_role, over_limit, roles_from_header, swap_sides)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
@@ -133,7 +133,12 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
             fmt = "npy" if head.startswith(b"\x93NUMPY") else "npz" if zipped else fmt
             if fmt == "auto" and src.ext in (".npy", ".npz"):
                 raise err(src.name, f"has the extension {src.ext} but is not a NumPy {src.ext} file")
-        return arrays.read(src, opts, lim, fmt) if fmt in ("npy", "npz") else _read_text(src, opts, fmt, lim)
+        if fmt not in ("npy", "npz"):
+            return _read_text(src, opts, fmt, lim)
+        if text_only := [k for k in ("columns", "header", "delimiter", "answer") if opts[k] not in (None, "auto")]:
+            raise err(src.name, f"{text_only[0]}= applies to text files; a .{fmt} file names its arrays (triplets, "
+                                "or X and y)")
+        return arrays.read(src, opts, lim, fmt)
     except BaseException:
         if src.user_pos is not None:
             src.user.seek(src.user_pos)
@@ -202,14 +207,24 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     f0, first_no, hdr, columns, lay = rows[0], data[0][0], opts["header"], opts["columns"], opts["layout"]
     roles, hlayout, n_known, problem = roles_from_header(f0)
     numeric0 = [is_number(f) for f in f0]
+    text_above_numbers = not all(numeric0) and len(rows) > 1 and all(map(is_number, rows[1]))
     if hdr == "auto":
         items_below = bool({f for r in rows[1:] for f in r} & set(f0))  # 'j,i,k' above 'k,j,l' is data
         names = not all(numeric0) and (hlayout is not None or (n_known >= 2 and not any(numeric0)))
-        hdr = (names and not items_below) or (not all(numeric0) and len(rows) > 1 and opts["item_type"] != "str"
-                                              and all(map(is_number, rows[1])))
+        if columns is not None and len(columns) == len(f0):  # a cell naming its column's role ('anchor': head)
+            crowd = layout_from_roles(columns, "columns") == "crowd"
+            names |= any(r is not None and name_role(f, crowd) == r for f, r in zip(f0, columns))
+            items = [j for j, r in enumerate(columns) if r in ITEM_WORD]  # text above numbers in the item columns
+            text_above_numbers = len(rows) > 1 and len(rows[1]) == len(f0) and all(
+                not is_number(f0[j]) and is_number(rows[1][j]) for j in items)
+        hdr = (names and not items_below) or (text_above_numbers and opts["item_type"] != "str")
         if not hdr and hlayout is not None:
             notes.append(f"the first line {','.join(f0)!r} was read as data (its cells are items of the file); "
                          "pass header=True if it names the columns")
+    elif hdr is False and text_above_numbers and not any(numeric0) and opts["item_type"] == "auto":
+        raise err(name, f"header=False, but this line {f0} is text above a line of numbers, as a header is: drop "
+                        "header=False to read it as the header, or pass item_type='str' if its cells are items too",
+                  first_no)
     if hdr:
         spec.header_line, rows = first_no, rows[1:]
         if columns is None and hlayout is None:
@@ -232,7 +247,10 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     elif not hdr:
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
-                  f"expected {_width(LAYOUT_ROLES['list-order' if lay == 'auto' else lay])}, got {len(f0)}", first_no)
+                  f"expected {_width(LAYOUT_ROLES['list-order' if lay == 'auto' else lay])}, got {len(f0)}"
+                  + ("; if this line names the columns, name the roles (head,winner,loser or head,left,right,winner; "
+                     "other columns are ignored) or pass columns= with header=True" if not any(numeric0) else ""),
+                  first_no)
     if lay != "auto" and not (spec.layout == lay or (spec.layout, lay) == ("list-boolean", "list-count")):
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
@@ -297,7 +315,7 @@ def _fast(src, spec, opts):
         notes.append(ANSWER_NOTE[mode])
     elif "response" in col:
         y = col["response"]
-        if y.min() < -1 or y.max() > 1:
+        if y.min() < -1 or y.max() > 1 or ((y == -1).any() and (y == 0).any()):  # the careful reader words it
             return None
         layout, swap = "list-count" if (y == -1).any() else layout, y != 1
     elif roles == ("head", "near", "far"):
@@ -333,6 +351,7 @@ class _Reader:
     def __init__(self, src, spec, opts, lim):
         self.src, self.spec, self.opts, self.lim, self.kind = src, spec, opts, lim, spec.kind
         self.names, self.gid, self.memo, self.label_bytes, self.notes, self.saw_minus = [], {}, {}, 0, set(), False
+        self.first_of = {}  # response "0" and "-1" -> the first frame row holding it (the two together are refused)
         self.lookup = None if opts["labels"] is None else {v: i for i, v in enumerate(opts["labels"].tolist())}
         self.bad, self.skipped, self.unfit, self.n_bad = {}, [], {md: [] for md in ANSWER_MODES}, 0
 
@@ -351,6 +370,9 @@ class _Reader:
         if self.kind == "str" and opts["item_type"] != "str" and is_number(t):
             return None, lambda what: (f"mixed types: {what} item {t!r} is a number, but the file's ids are text "
                                        "labels; pass item_type='str' to read numbers as labels too")
+        if self.kind == "int" and not NUM_RE.match(t) and opts["item_type"] == "int":
+            return None, lambda what: (f"{what} item {t!r} is not an integer, but item_type='int' was given; pass "
+                                       "item_type='str' to read every id as a text label")
         if self.kind == "int" and not NUM_RE.match(t):
             return None, lambda what: (f"mixed types: {what} item {t!r} is not an integer, but the file's ids are "
                                        "integers; pass item_type='str' to read every id as a text label")
@@ -428,7 +450,7 @@ class _Reader:
     def report(self, rows, mode=None):
         """errors="raise": raise the first problem among these rows and the lines with too many fields."""
         if self.opts["errors"] == "raise" and (first := self.problems(rows[:1], mode)):
-            raise err(self.src.name, first[0][1], first[0][0])
+            raise err(self.src.name, f"{first[0][1]}; errors='skip' drops the rows with problems", first[0][0])
 
     def chunk(self, df, r0):
         """(ids (k, 3), codes or None) of the good rows of a chunk; codes: per answer encoding, 0 = the left item
@@ -449,6 +471,9 @@ class _Reader:
             toks = [u.strip().lower() for u in fac[roles.index("response")][1]]
             self.saw_minus |= "-1" in toks
             y = on(roles.index("response"), [1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])
+            for t in {"0", "-1"} & set(toks) - set(self.first_of):
+                codes_t = fac[roles.index("response")][0]
+                self.first_of[t] = r0 + int(np.argmax(codes_t == toks.index(t)))
             bad |= y < 0
             a, b = np.where(y == 0, b, a), np.where(y == 0, a, b)
         if crowd:
@@ -513,6 +538,11 @@ class _Reader:
             start = len(raw.decode(enc, "replace").split("\ufffd", 1)[0].encode(enc))
             raise err(self.src.name, f"is not valid {enc} text (byte 0x{raw[start]:02x}); pass encoding= with the "
                                      "file's encoding", spec.first_line + raw[:start].count(b"\n")) from None
+        if len(self.first_of) == 2:  # 0 beside -1: 'false' (booleans) or a tie (counts)? read neither way
+            (row, tok), (row0, tok0) = sorted(((r, t) for t, r in self.first_of.items()), reverse=True)
+            (line, _), (line0, _) = (self.where([r])[r] for r in (row, row0))
+            raise err(self.src.name, f"the response {tok!r} mixes two encodings with the {tok0!r} of line {line0}: y "
+                                     "must be True/False (1/0) or +1/-1 throughout", line)
         tri, notes, mode = np.concatenate([p[0] for p in parts] or [np.empty((0, 3), np.int64)]), [], None
         if spec.layout == "crowd" and len(tri):
             tri, mode = self.resolve(tri, [p[1] for p in parts], notes)
