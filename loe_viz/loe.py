@@ -518,8 +518,12 @@ class LOE(ParamsMixin):
             raise ValueError(
                 f"n_landmarks must be >= n_components + 3 = {d + 3} (LOE needs l >= d + 3 to recover the shifts), got {l}"
             )
-        if (l if l is not None else d + 3) > n_items:
-            raise ValueError(f"n_landmarks={l if l is not None else d + 3} is larger than the number of items ({n_items})")
+        if l is None and d + 3 > n_items:  # the default number of landmarks, not one the caller chose
+            fix = f"use n_components <= {n_items - 3}" if n_items > 3 else "LOE needs at least 4 items"
+            raise ValueError(f"n_components={d} needs at least d + 3 = {d + 3} landmarks, but there are only "
+                             f"{n_items} items; {fix}")
+        if l is not None and l > n_items:
+            raise ValueError(f"n_landmarks={l} is larger than the number of items ({n_items})")
         if self.landmark_selection not in LANDMARK_SELECTIONS:
             raise ValueError(
                 f"landmark_selection must be one of {', '.join(LANDMARK_SELECTIONS)}; got {self.landmark_selection!r}"
@@ -1063,6 +1067,9 @@ class LOE(ParamsMixin):
             # its heartbeats let a cancel stop the polish; "auto" gives up on orders it cannot fit
             refined = ordinal_polish(lmds.embedding, ranking.R, landmarks, d, unranked=ranking.unranked,
                                      progress=progress, give_up=s.refine == "auto")
+            # MaxMin is advice only where it would choose (landmarks neither given nor chosen by their counts)
+            spread = "landmark_selection='maxmin' or " if s.selection == "random" and s.landmarks is None and (
+                s.l is not None) else ""
             if refined is None and sparse:
                 _warn(f"{sparse}, and the ordinal polish found no consistent fit of their order; more comparisons "
                       "per landmark would help")
@@ -1070,8 +1077,8 @@ class LOE(ParamsMixin):
                 _warn(
                     f"the answers look noiseless (the rankings reproduce {100 * agree:.2f}% of the comparisons), "
                     "so the BTL scores are rank-like; the ordinal polish found no consistent fit of their order "
-                    "(try landmark_selection='maxmin' or more comparisons per landmark), so the embedding is "
-                    "the paper's algorithm's, distorted monotonically"
+                    f"(try {spread}more comparisons per landmark), so the embedding is the paper's algorithm's, "
+                    "distorted monotonically"
                 )
             if progress is not None:
                 progress("refine", 1, 1)

@@ -372,6 +372,10 @@ def _T():
     (dict(n_components=0), r"n_components must be >= 1, got 0"),
     (dict(n_components=2.5), r"n_components must be an integer, got 2.5"),
     (dict(n_landmarks=31), r"n_landmarks=31 is larger than the number of items \(30\)"),
+    # the default number of landmarks: the dimension is what to change, not an n_landmarks never given
+    (dict(n_components=28), r"^n_components=28 needs at least d \+ 3 = 31 landmarks, but there are only 30 items; "
+                            r"use n_components <= 27$"),
+    (dict(n_components=28, n_landmarks="auto"), r"^n_components=28 needs at least d \+ 3 = 31 landmarks"),
     (dict(landmarks=[0, 1, 2, 3, 30]), r"landmarks index 30 is out of range for n_items=30"),
     (dict(landmarks=[0, 1, 2, 3, -1]), r"landmarks index -1 is out of range for n_items=30"),
     (dict(landmarks=[0, 1, 2, 3, 3]), r"landmarks must be distinct items, got 3 more than once"),

@@ -1,10 +1,12 @@
 """The ordinal polish: its stress kernel against NumPy, and recovery from exact orders."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 
+import loe_viz as lv
 from loe_viz import make_points, procrustes_error
 from loe_viz.kernels import linalg
 from loe_viz.refine import ordinal_refine
@@ -182,3 +184,21 @@ def test_auto_does_not_polish_sparse_rankings_that_only_look_noiseless_and_ordin
     assert fits["auto"].stages_.refine is None and fits["ordinal"].stages_.refine is None
     np.testing.assert_array_equal(fits["auto"].embedding_, fits["ordinal"].embedding_)
     np.testing.assert_array_equal(fits["auto"].embedding_, fits[None].embedding_)
+
+
+@pytest.mark.parametrize("kwargs, advised", [
+    (dict(), False),  # n_landmarks="auto": the busiest heads, chosen by their counts
+    (dict(n_landmarks=10), True),  # the busiest 10 heads; MaxMin would choose others
+    (dict(n_landmarks=10, landmark_selection="maxmin"), False),  # MaxMin already
+    (dict(landmarks=np.arange(10)), False),  # chosen by the caller
+])
+def test_a_failed_polish_advises_maxmin_only_where_it_would_choose_the_landmarks(kwargs, advised):
+    """The advice 'try landmark_selection="maxmin"' was given to fits whose landmarks MaxMin could not change."""
+    X = lv.make_points("gaussian", 40, d=2, random_state=0)
+    T = lv.TripletOracle(X, temperature=0, random_state=1).uniform_triplets(3000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lv.LOE(random_state=2, **kwargs).fit(T, n_items=40)
+    failed = [str(w.message) for w in caught if "ordinal polish found no consistent fit" in str(w.message)]
+    assert len(failed) == 1
+    assert ("landmark_selection='maxmin'" in failed[0]) is advised
