@@ -88,10 +88,16 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
     # largest signed eigenvalue, which may itself be round-off when A has no positive part
     scale = max(float(np.abs(vals).max()), 1e-300)
     positive = int(np.sum(vals > 1e-12 * scale))
-    if positive < n_components and (deficient != "floor" or positive == 0):
+    if positive == 0:  # no axis to place anything on, floor or not
+        raise DimensionError(
+            "the landmark distances carry no spatial information: the landmark block has no positive eigenvalue "
+            f"({np.array2string(top, precision=3)}); each landmark needs more comparisons (or fewer, busier "
+            "landmarks), or fit every triplet at once (STE)"
+        )
+    if positive < n_components and deficient != "floor":
         raise DimensionError(
             f"n_components={n_components} is larger than the landmark distances support: only {positive} "
-            f"positive eigenvalue(s) ({np.array2string(top, precision=3)}); use n_components <= {max(positive, 1)} "
+            f"positive eigenvalue(s) ({np.array2string(top, precision=3)}); use n_components <= {positive} "
             "or more comparisons/landmarks"
         )
     Q = vecs[:, :n_components].copy()

@@ -152,7 +152,10 @@ def test_deficient_floor_places_every_item_on_the_requested_axes():
     one = landmark_mds(E, F, lm, 1).embedding
     np.testing.assert_allclose(res.embedding[:, :1], one, atol=1e-9)  # the supported axis is unchanged
     # nothing positive at all: nothing can be computed
-    with pytest.raises(DimensionError, match=r"only 0 positive eigenvalue"):
+    with pytest.raises(DimensionError, match=r"^the landmark distances carry no spatial information: the landmark "
+                                             r"block has no positive eigenvalue \(\[0\.\]\); each landmark needs "
+                                             r"more comparisons \(or fewer, busier landmarks\), or fit every "
+                                             r"triplet at once \(STE\)$"):
         landmark_mds(np.zeros((5, 5)), np.zeros((8, 5)), np.arange(5), 1, deficient="floor")
 
 
@@ -162,12 +165,18 @@ def test_deficient_floor_places_every_item_on_the_requested_axes():
         (np.zeros((5, 5)), 1, 0),  # all landmarks in one place
         (-cdist(np.arange(5.0)[:, None], np.arange(5.0)[:, None], "sqeuclidean"), 1, 0),  # not an EDM
         (cdist(np.eye(4), np.eye(4), "sqeuclidean"), 4, 3),  # 4 landmarks span 3 dimensions
+        (cdist(np.eye(4), np.eye(4), "sqeuclidean"), 5, 3),
     ],
 )
 def test_dimension_error_never_nan(E, d, positive):
+    """The advice names a dimension that works (it said 'use n_components <= 1' after n_components=1 failed)."""
     l = E.shape[0]
-    with pytest.raises(ValueError, match=rf"^n_components={d} is larger .* only {positive} positive eigenvalue"):
+    want = (rf"^n_components={d} is larger .* only {positive} positive eigenvalue.*; use n_components <= {positive} "
+            if positive else r"^the landmark distances carry no spatial information")
+    with pytest.raises(ValueError, match=want):
         landmark_mds(E, np.zeros((l + 3, l)), np.arange(l), d)
+    if positive:
+        assert landmark_mds(E, np.zeros((l + 3, l)), np.arange(l), positive).embedding.shape == (l + 3, positive)
 
 
 def test_noisy_non_edm_input_gives_finite_real_output():
