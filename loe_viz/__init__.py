@@ -7,7 +7,7 @@ The baselines, triplet I/O and evaluation helpers are imported on first use
 ``import loe_viz`` quick for the explorer's server.
 """
 
-from importlib import import_module
+from importlib import import_module as _import_module
 
 from .lmds import DimensionError
 from .loe import LOE, LOEStages, LOEWarning
@@ -49,7 +49,7 @@ __all__ = [
 
 def __getattr__(name):
     if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'loe_viz' has no attribute {name!r}")

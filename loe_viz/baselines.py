@@ -269,6 +269,9 @@ class TripletEmbedding(ParamsMixin):
         cfg = self._validated()
         d = cfg.d
         T, n = check_triplets(triplets, n_items, fit=True)
+        if d >= n:  # n points span at most n - 1 dimensions
+            raise ValueError(f"n_components={d} is more than the data allow: {n} items span at most {n - 1} "
+                             f"dimensions; use n_components <= {n - 1}")
         if init is None:
             X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:
@@ -384,12 +387,12 @@ class STE(TripletEmbedding):
     Parameters
     ----------
     n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
-        See :class:`TripletEmbedding`.
+        See :class:`loe_viz.baselines.TripletEmbedding`.
 
     Attributes
     ----------
     embedding_, n_iter_, n_evals_, loss_, history_, stop_reason_, optimizer_message_
-        See :class:`TripletEmbedding`.
+        See :class:`loe_viz.baselines.TripletEmbedding`.
     """
 
     _kind = _losses.KIND_STE
@@ -407,7 +410,7 @@ class TSTE(TripletEmbedding):
     Parameters
     ----------
     n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
-        See :class:`TripletEmbedding`.
+        See :class:`loe_viz.baselines.TripletEmbedding`.
     alpha : float, optional
         Degrees of freedom (> 0); default ``max(n_components - 1, 1)``.
     """
@@ -433,7 +436,7 @@ class SOE(TripletEmbedding):
     Parameters
     ----------
     n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
-        See :class:`TripletEmbedding`.
+        See :class:`loe_viz.baselines.TripletEmbedding`.
     margin : float, default 0.1
         Required gap between the two distances (> 0); it fixes the scale.
     """
@@ -457,7 +460,7 @@ class GNMDS(TripletEmbedding):
     Parameters
     ----------
     n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
-        See :class:`TripletEmbedding`.
+        See :class:`loe_viz.baselines.TripletEmbedding`.
     regularization : float, default 0.0
         Weight of the l2 penalty (>= 0). Relative to a *summed* hinge loss (as
         in cblearn's ``lambd``) this is ``lambd / m``.
@@ -482,7 +485,7 @@ class CKL(TripletEmbedding):
     Parameters
     ----------
     n_components, max_iter, tol, time_budget, callback, random_state, verbose, init_scale, n_jobs
-        See :class:`TripletEmbedding`.
+        See :class:`loe_viz.baselines.TripletEmbedding`.
     mu : float, default 0.1
         Regulariser (>= 0). Scaling the embedding by ``c`` is the same as
         dividing ``mu`` by ``c ** 2``, so any ``mu > 0`` reaches the same

@@ -220,6 +220,8 @@ def test_max_iter(truth):
 BAD_ARGS = [
     (STE, dict(n_components=0), "n_components must be >= 1"),
     (STE, dict(n_components=1.5), "n_components must be an integer"),
+    (STE, dict(n_components=40), r"^n_components=40 is more than the data allow: 40 items span at most 39 "
+                                 r"dimensions; use n_components <= 39$"),
     (STE, dict(max_iter=0), "max_iter must be >= 1"),
     (STE, dict(tol=-1.0), "tol must be >= 0"),
     (STE, dict(tol=float("nan")), "tol must be finite"),
