@@ -118,9 +118,12 @@ def _n_test(test_size, m):
 
 
 def _split_indices(m, test_size, random_state):
+    """Boolean masks of the training and held-out rows: the held-out ones are the first k of a permutation (a mask
+    keeps the rows' order without sorting the indices, which took half of the split of 3 * 10^7 triplets)."""
     k = _n_test(test_size, m)
-    perm = check_random_state(random_state).permutation(m)
-    return np.sort(perm[k:]), np.sort(perm[:k])
+    test = np.zeros(m, dtype=bool)
+    test[check_random_state(random_state).permutation(m)[:k]] = True
+    return ~test, test
 
 
 def train_test_split_triplets(triplets, test_size=0.2, random_state=None):
