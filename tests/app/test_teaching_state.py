@@ -86,6 +86,9 @@ def test_paper_only_switch_turns_the_polish_off():
 
 # ------------------------------------------------------------------ one triplet error
 def test_one_triplet_error_across_status_and_compare():
+    from loe_viz.app.warmup import warm_up
+
+    warm_up()  # else the walk-through's fit compiled the kernels and Compare times LOE again
     s = ExplorerState(**SMALL)
     c = CompareState(s, methods=["LOE"])
     c.start(background=False)
