@@ -180,3 +180,78 @@ def test_run_point_matches_the_walk_through():
     p = run_point(cfg, "budget", 100.0, 3)
     s = ExplorerState(**SMALL)
     assert p.procrustes == pytest.approx(s.metrics["procrustes"]) and p.n_triplets == s.metrics["n_triplets"]
+
+
+# ------------------------------------------------------------------ timing sweeps (the cost lesson)
+class _Clock:
+    """A perf_counter whose successive fits last the given durations (no wall time involved)."""
+
+    def __init__(self, durations):
+        self.durations, self.now, self.starts = list(durations), 0.0, 0
+
+    def __call__(self):
+        # called twice per fit: at its start (advance by nothing) and at its end (by its duration)
+        self.starts += 1
+        if self.starts % 2 == 0:
+            self.now += self.durations.pop(0)
+        return self.now
+
+
+def test_a_timed_point_keeps_the_shortest_of_its_fits_and_the_first_fits_errors(monkeypatch):
+    import loe_viz.app.sweep as sweep_module
+
+    cfg = dict(kind="gaussian", n=300, d=2, temperature=1.0, budget=100.0, n_landmarks=None,
+               landmark_selection="random")
+    once = run_point(cfg, "n", 300, 3)
+    clock = _Clock([0.3, 0.1, 0.2])  # the first fit shared the machine: three times longer
+    monkeypatch.setattr(sweep_module, "_clock", clock)
+    p = run_point(cfg, "n", 300, 3, repeats=3)
+    assert p.seconds == pytest.approx(0.1) and clock.starts == 6
+    assert p.procrustes == once.procrustes and p.triplet_error == once.triplet_error
+    # quick fits are repeated until their times add up to min_seconds (3 repeats asked, 5 made)
+    clock = _Clock([0.05, 0.04, 0.05, 0.05, 0.05, 1.0])
+    monkeypatch.setattr(sweep_module, "_clock", clock)
+    assert run_point(cfg, "n", 300, 3, repeats=3, min_seconds=0.2).seconds == pytest.approx(0.04)
+    assert clock.starts == 10
+
+
+def test_a_timing_sweep_fits_once_untimed_and_waits_for_the_page_before_each_point(monkeypatch):
+    import loe_viz.app.sweep as sweep_module
+
+    log = []
+    busy = {"left": 3}  # the walk-through is busy for the first three looks
+
+    def fake_point(config, variable, value, seed, token=None, repeats=1, min_seconds=0.0):
+        log.append(("fit", value, seed, repeats))
+        return sweep_module.SweepPoint(float(value), seed, 0.1, 0.1, 0.01 * value, 1)
+
+    def wait_while():
+        busy["left"] -= 1
+        log.append("busy" if busy["left"] >= 0 else "quiet")
+        return busy["left"] >= 0
+
+    monkeypatch.setattr(sweep_module, "run_point", fake_point)
+    s = SweepState(variable="n", values=[400, 200], seeds=2, repeats=3, budget=50.0)
+    s.dispatch = lambda fn: (log.append("drawn"), fn())
+    s.wait_while = wait_while
+    assert s.start(background=False) and s.message.startswith("Done")
+    fits = [e for e in log if isinstance(e, tuple)]
+    # one untimed fit first (the kernels' first call), then every point timed three times or more
+    assert fits[0] == ("fit", 200, 0, 1)
+    assert [f[1:] for f in fits[1:]] == [(200, 0, 3), (200, 1, 3), (400, 0, 3), (400, 1, 3)]
+    # no fit while the page was busy, and every timed fit after the page applied what came before
+    first_fit = log.index(fits[0])
+    assert log[:first_fit].count("busy") == 3 and "quiet" in log[:first_fit]
+    for f in fits[1:]:
+        before = log[:log.index(f)]
+        assert before[-1] == "drawn" and "quiet" in before[before.index(fits[0]) if f is fits[1] else 0:]
+    assert [p.value for p in s.points] == [200, 200, 400, 400]
+
+
+def test_the_cost_lesson_times_its_fits_where_the_n_log_n_part_dominates():
+    x = lesson("cost")
+    sw = SweepState(**x.sweep)
+    assert sw.variable == "n" and sw.repeats >= 3 and sw.check() == ""
+    # below n = 1000 a fit's fixed costs dominate its time (its slope measured 0.52 and 0.88 on 250 to 4000)
+    assert min(sw.values) >= 1000 and max(sw.values) / min(sw.values) >= 16
+    assert "near 1" in x.narrative and "a little above 1" not in x.narrative

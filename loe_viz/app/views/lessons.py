@@ -17,7 +17,7 @@ __all__ = ["LessonsView"]
 
 # What a sweep lesson sets (the rest of a previous sweep lesson must not carry over).
 _SWEEP_SETTINGS = ("variable", "values", "seeds", "kind", "n", "d", "temperature", "budget", "n_landmarks",
-                   "landmark_selection")
+                   "landmark_selection", "repeats")
 
 
 class LessonsView(Viewer):
@@ -40,6 +40,8 @@ class LessonsView(Viewer):
         self._show = show or (lambda x: None)
         self.sweep = SweepState()
         self.sweep.dispatch = self.state.dispatch
+        # a timing sweep waits while the walk-through fits and draws: they share the interpreter
+        self.sweep.wait_while = lambda: self.state.busy
         self._sweep_view = SweepView(sweep=self.sweep)
         # one button per lesson, not a radio group: Bokeh's radio group marks its first
         # option as chosen when none is, and a click on it then opened nothing
@@ -86,7 +88,10 @@ class LessonsView(Viewer):
                 self.sweep.wait(30)
             fresh = {k: self.sweep.param[k].default for k in _SWEEP_SETTINGS}
             self.sweep.param.update(**{**fresh, **dict(x.sweep)})
-            self._sweep_view.start()
+            # once the page is there: a lesson opened from the address starts while the page is
+            # still sent to the browser and before the walk-through's first run, which would
+            # share the machine with the sweep's first fits (at once when the page is loaded)
+            pn.state.onload(self._sweep_view.start)
         return x
 
     def _apply(self, x: Lesson, variant) -> None:
