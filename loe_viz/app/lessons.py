@@ -116,14 +116,15 @@ LESSONS: tuple[Lesson, ...] = (
         title="Noise temperature: how much do noisy answers hurt?",
         narrative=(
             "The answers follow P(j closer to i than k) = σ((D<sub>ik</sub> − D<sub>ij</sub>) / T).  "
-            "Here about one answer in seven is flipped at T = 0.25, a third at the paper's T = 1 and 40 % "
-            "at T = 2.  The scores LOE fits "
+            "Here one answer in eight is flipped at T = 0.25, about 30 % at the paper's T = 1 and "
+            "nearly 40 % at T = 2 (the Sample step counts them).  The scores LOE fits "
             "estimate D / T, so noise also sets the scale of the scores: watch the Ranking step's "
             "axes and the share of flipped answers in the Sample step."
         ),
         look_at="Sample",
-        question=("How does the share of flipped answers change from T = 0.25 to T = 2, and how much does "
-                  "the Procrustes error change?  Why does the error grow more slowly than the noise?"),
+        question=("How does the share of flipped answers change from T = 0.25 to T = 2, and how much do "
+                  "the Procrustes and triplet errors change?  Which grows faster than the share of flipped "
+                  "answers, and why?"),
         config={"temperature": 0.25},
         contrast=(("T = 0.25", {"temperature": 0.25}), ("T = 1 (the paper)", {"temperature": 1.0}),
                   ("T = 2", {"temperature": 2.0})),

@@ -255,3 +255,21 @@ def test_the_cost_lesson_times_its_fits_where_the_n_log_n_part_dominates():
     # below n = 1000 a fit's fixed costs dominate its time (its slope measured 0.52 and 0.88 on 250 to 4000)
     assert min(sw.values) >= 1000 and max(sw.values) / min(sw.values) >= 16
     assert "near 1" in x.narrative and "a little above 1" not in x.narrative
+
+
+def test_the_noise_lessons_figures_are_the_shares_the_sample_step_shows():
+    """The Sample step counts the answers that contradict the true distances; the lesson quotes them."""
+    from loe_viz.app.truth import flipped_answers
+
+    x = lesson("noise")
+    quoted = {0.25: ("one answer in eight", 1 / 8), 1.0: ("about 30 %", 0.30), 2.0: ("nearly 40 %", 0.40)}
+    assert [change["temperature"] for _, change in x.contrast] == list(quoted)
+    for _, change in x.contrast:
+        words, figure = quoted[change["temperature"]]
+        assert words in x.narrative
+        s = ExplorerState(**lesson_config(x, change))
+        share = float(flipped_answers(s.points, s.triplets).mean())  # as the Sample step computes it
+        s.close()
+        assert abs(share - figure) < 0.02, (change, share)
+        if words.startswith("nearly"):
+            assert share < figure
