@@ -40,9 +40,13 @@ is the walk-through's own fit (the embedding of the Embedding step), timed witho
 of its comparisons.
 
 The option **“the same triplets LOE used”** gives the baselines LOE's landmark triplets instead.
-They then fail by construction: every triplet is headed by one of the *l* landmarks, so no
-comparison is ever made *about* the other items, and a loss over all *n × d* coordinates is left
-nearly unconstrained, while LOE was designed for exactly this design.
+Every triplet is then headed by one of the *l* landmarks: the comparisons only say which items
+are nearer to a landmark, and none is headed by the other items.  Every baseline then ends less
+accurate than with as many uniform triplets.  From their random start, t-STE, SOE, GNMDS and CKL
+usually end far from the truth, and STE usually with a distorted shape: a triplet error a few
+points above LOE's, a Procrustes error several times LOE's.  LOE-STE, STE started from LOE's
+embedding, ends more accurate than LOE on these very triplets: LOE supplies the global shape
+that these comparisons hardly pin down from scratch, and STE refines it.
 """,
     )
 
