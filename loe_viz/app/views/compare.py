@@ -40,8 +40,8 @@ is the walk-through's own fit (the embedding of the Embedding step), timed witho
 of its comparisons.
 
 The option **“the same triplets LOE used”** gives the baselines LOE's landmark triplets instead.
-Every triplet is then headed by one of the *l* landmarks: the comparisons only say which items
-are nearer to a landmark, and none is headed by the other items.  Every baseline then ends less
+Every triplet is then headed by one of the *l* landmarks: each comparison says which of two items
+is nearer to a landmark, and none is headed by any other item.  Every baseline then ends less
 accurate than with as many uniform triplets.  From their random start, t-STE, SOE, GNMDS and CKL
 usually end far from the truth, and STE usually with a distorted shape: a triplet error a few
 points above LOE's, a Procrustes error several times LOE's.  LOE-STE, STE started from LOE's
@@ -64,7 +64,9 @@ that these comparisons hardly pin down from scratch, and STE refines it.
         self._start = pn.widgets.Button(label="Run comparison", color="primary", width=180)
         self._cancel = pn.widgets.Button(label="Cancel", color="danger", variant="outline",
                                          width=120, disabled=True)
-        self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary")
+        # hidden until a comparison starts: an empty bar before any run said nothing
+        self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary", visible=False,
+                                                css_classes=["loe-compare-progress"])
         self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-compare-message"])
         self._plot = hvpane(self._figure())
         self._table = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
@@ -80,6 +82,7 @@ that these comparisons hardly pin down from scratch, and STE refines it.
     def _on_status(self, *events):
         c = self.compare
         self._progress.value = int(c.progress)
+        self._progress.visible = bool(c.running or c.progress > 0)
         self._message.object = md(c.message)
         self._start.disabled = c.running
         self._cancel.disabled = not c.running

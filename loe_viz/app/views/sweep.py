@@ -17,15 +17,19 @@ from .base import hvpane
 __all__ = ["SweepView", "sweep_figure"]
 
 
-def sweep_figure(points, variable: str, metric: str):
-    """One small multiple: every fit (dots), the mean over seeds with its spread, the fitted slope."""
+def sweep_figure(points, variable: str, metric: str, running: bool = False):
+    """One small multiple: every fit (dots), the mean over seeds with its spread, the fitted slope.
+
+    Without points its title says what to do, or (``running``) that the points are coming.
+    """
     xlabel = SWEEP_VARIABLES[variable]
     ylabel = METRICS[metric]
     short = {"procrustes": "Procrustes", "triplet_error": "Triplet error", "seconds": "Fit time"}[metric]
     pts = [(p.value, getattr(p, metric)) for p in points if np.isfinite(getattr(p, metric))]
     if not pts:
         return hv.Curve([], xlabel, ylabel).opts(**plots.base_opts(
-            title=f"{ylabel} (press “Run sweep”)", responsive=False, width=plots.HALF_WIDTH, height=380))
+            title=f"{short}: running…" if running else f"{short} (press “Run sweep”)", responsive=False,
+            width=plots.HALF_WIDTH, height=380))
     x = np.array([a for a, _ in pts])
     y = np.array([b for _, b in pts])
     summ = summarize(points, metric)
@@ -87,8 +91,11 @@ class SweepView(Viewer):
         self._run = W.Button(label="Run sweep", color="primary", width=140, css_classes=["loe-sweep-run"])
         self._stop = W.Button(label="Cancel", color="danger", variant="outline", width=110, disabled=True,
                               css_classes=["loe-sweep-cancel"])
-        self._progress = pn.indicators.Progress(value=0, max=100, width=300, bar_color="primary")
-        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, css_classes=["loe-sweep-message"])
+        self._progress = pn.indicators.Progress(value=0, max=100, width=240, bar_color="primary", visible=False,
+                                                css_classes=["loe-sweep-progress"])
+        # takes the rest of the row and wraps there: at 1280 px a long message ran to the window's edge
+        self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
+                                         min_width=200, css_classes=["loe-sweep-message"])
         self._plots = pn.Row(sizing_mode="stretch_width")
         self._slopes = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
                                         css_classes=["loe-sweep-slopes"])
@@ -138,13 +145,17 @@ class SweepView(Viewer):
     def _on_status(self, *events):
         sw = self.sweep
         self._progress.value = int(sw.progress)
+        self._progress.visible = bool(sw.running or sw.progress > 0)  # no empty bar before a run
         self._message.object = sw.message
         self._run.disabled = sw.running
         self._stop.disabled = not sw.running
+        if not sw.running and not sw.points:  # stopped before its first point: no longer "running…"
+            self._on_points()
 
     def _on_points(self, *events):
         sw = self.sweep
-        self._plots.objects = [hvpane(sweep_figure(sw.points, sw.variable, m)) for m in self.metrics]
+        self._plots.objects = [hvpane(sweep_figure(sw.points, sw.variable, m, running=sw.running))
+                               for m in self.metrics]
         parts = []
         for m in self.metrics:
             slope = sw.slope(m)
