@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 from test_browser import CHROMIUM, Page, browser, shots  # noqa: E402,F401  (fixtures and helpers)
 
-from loe_viz.app.lessons import LESSONS, lesson_config  # noqa: E402
+from loe_viz.app.lessons import LESSONS, lesson, lesson_config  # noqa: E402
 
 assert CHROMIUM
 
@@ -93,6 +93,68 @@ def test_the_first_lesson_opens_with_one_click_and_only_the_open_one_is_marked(s
         assert not p.external, ("a lesson opened by a click requested from other hosts (the page must "
                                 f"work offline): {sorted(set(p.external))}")
         assert not p.failed, p.failed
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
+# the computed colour, background (the first opaque one up the tree, across shadow roots) and size of
+# a `code` element
+_CODE_STYLE_JS = """c => { const st = getComputedStyle(c); let e = c, bg = 'rgba(0, 0, 0, 0)';
+  while (e && /rgba\\(0, 0, 0, 0\\)|transparent/.test(bg)) {
+    bg = getComputedStyle(e).backgroundColor; e = e.parentElement || (e.getRootNode() && e.getRootNode().host); }
+  return [st.color, /rgba\\(0, 0, 0, 0\\)/.test(bg) ? 'rgb(255, 255, 255)' : bg, parseFloat(st.fontSize)]; }"""
+_SIZE_JS = "el => parseFloat(getComputedStyle(el).fontSize)"
+
+
+def _contrast(fg: str, bg: str) -> float:
+    def lum(css):
+        r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css)[:3])
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    a, b = sorted((lum(fg), lum(bg)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def test_lessons_read_from_the_back_of_a_hall(server, browser, shots):
+    """One heading size however a lesson opens, readable link names, the applied variant marked,
+    and the sweep's progress text inside a 1280 px window."""
+    p = Page(browser, f"{server.url}?lesson=noise", width=1280, height=800, wait_status=False)
+    try:
+        x = lesson("noise")
+        p.wait_text(".loe-lesson-narrative", re.escape(_first_words(x.narrative)), timeout=120)
+        time.sleep(0.5)
+        from_url = p.page.locator(".loe-lesson h2").first.evaluate(_SIZE_JS)
+        # the row of link names (each a `code`)
+        fg, bg, size = p.page.locator("code", has_text=re.compile(r"^landmarks$")).first.evaluate(_CODE_STYLE_JS)
+        assert _contrast(fg, bg) >= 4.5 and size >= 14, (fg, bg, size)  # was #82aaff on white, 12 px
+        assert not p.has_text("names are in brackets")
+        variants = p.page.locator(".loe-lesson-variant button")
+
+        def fills():
+            return [variants.nth(i).evaluate("el => getComputedStyle(el).backgroundColor")
+                    for i in range(variants.count())]
+        c = fills()  # its preset, T = 0.25, is the first variant: only it is filled
+        assert c[0] != c[1] and c[1] == c[2], c
+        variants.nth(2).click()
+        deadline = time.perf_counter() + 30
+        while fills()[2] != c[0] and time.perf_counter() < deadline:
+            time.sleep(0.2)
+        assert fills() == [c[1], c[1], c[0]], fills()
+        p.shot(shots / "lesson_noise_variant_marked.png")
+        # the same heading when a lesson is opened by a click (was 32 px, against 18 px from the link)
+        y = lesson("cost")
+        p.page.locator(".loe-lesson-pick button").nth(LESSONS.index(y)).click()
+        p.wait_text(".loe-lesson-narrative", re.escape(_first_words(y.narrative)), timeout=60)
+        time.sleep(0.5)
+        assert p.page.locator(".loe-lesson h2").first.evaluate(_SIZE_JS) == from_url >= 24
+        p.wait_text(".loe-sweep-message", r"Done", timeout=300)
+        time.sleep(0.5)
+        msg = p.page.locator(".loe-sweep-message").first
+        msg.scroll_into_view_if_needed()
+        right = msg.evaluate("h => h.getBoundingClientRect().right")
+        assert right <= p.page.viewport_size["width"], right
+        p.shot(shots / "lesson_cost_done.png")
         assert not p.errors, p.errors
     finally:
         p.close()

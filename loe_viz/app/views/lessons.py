@@ -15,6 +15,14 @@ from .sweep import SweepView
 
 __all__ = ["LessonsView"]
 
+# Names to type (``?lesson=<name>``) in a dark, large face: Panel's code style (light blue
+# #82aaff, 12 px, about 2.3:1 on white) could not be read from the back of a hall.
+_CODE_CSS = ":host code { color: #1d3f66; background: #eef3f8; font-size: 15px; padding: 1px 5px; }"
+# The lesson's heading at one size: Panel gives a pane added after the page loaded its design's
+# stylesheet (h2 at about 32 px at 1280 px) but not one built with the page (18 px).
+_TITLE_CSS = ":host h2 { font-size: 28px; font-weight: 600; line-height: 1.25; margin: 0.3em 0; }"
+_TEXT_CSS = ":host p { margin: 0 0 0.8em 0; }"  # the same spacing either way, for the same reason
+
 # What a sweep lesson sets (the rest of a previous sweep lesson must not carry over).
 _SWEEP_SETTINGS = ("variable", "values", "seeds", "kind", "n", "d", "temperature", "budget", "n_landmarks",
                    "landmark_selection", "repeats")
@@ -57,10 +65,17 @@ class LessonsView(Viewer):
         self._intro = pn.pane.Markdown(
             "Each lesson sets up the walk-through (or a sweep, or a triplet file) to show one idea, "
             "says where to look, and ends with a question for the class.  Every lesson has its own "
-            "link: add `?lesson=<name>` to the address (the names are in brackets).",
-            styles={"font-size": "1.1em"}, sizing_mode="stretch_width")
+            "link: add `?lesson=<name>` to the address, with a name from the row below.",
+            styles={"font-size": "1.1em"}, stylesheets=[_CODE_CSS], sizing_mode="stretch_width",
+            css_classes=["loe-lessons-intro"])
         self._keys = pn.pane.Markdown(
-            " · ".join(f"`{x.key}`" for x in LESSONS), styles={"color": "#555"}, sizing_mode="stretch_width")
+            "**Names, in the order of the lessons:** " + " · ".join(f"`{x.key}`" for x in LESSONS),
+            styles={"color": "#222", "font-size": "15px"}, stylesheets=[_CODE_CSS], sizing_mode="stretch_width",
+            css_classes=["loe-lesson-keys"])
+        self._variants: list[tuple[pn.widgets.Button, dict]] = []  # the open lesson's, with their changes
+        # the variant applied is marked, whoever changed the setting (a button or the sidebar)
+        self.state.param.watch(lambda *e: self._mark_variants(),
+                               sorted({k for x in LESSONS for _, ch in x.contrast for k in ch}))
         self._layout = pn.Column(self._intro, self._keys, self._picker, self._body, sizing_mode="stretch_width")
 
     def __panel__(self):
@@ -99,12 +114,20 @@ class LessonsView(Viewer):
         changed = {k: v for k, v in cfg.items() if getattr(self.state, k) != v}
         if changed:
             self.state.param.update(**changed)  # one run
+        self._mark_variants()
+
+    def _mark_variants(self) -> None:
+        """Fill the button of the variant whose settings the walk-through has (outline the others)."""
+        for b, change in self._variants:
+            b.variant = "solid" if all(getattr(self.state, k) == v for k, v in change.items()) else "outline"
 
     def _render(self, x: Lesson) -> list:
         objs = [
-            pn.pane.Markdown(f"## {x.title}", margin=(10, 10, 0, 10)),
+            # no anchor: its hidden ¶ wrapped onto a second line under a title that filled the width
+            pn.pane.Markdown(f"## {x.title}", margin=(10, 10, 0, 10), stylesheets=[_TITLE_CSS],
+                             disable_anchors=True, sizing_mode="stretch_width", css_classes=["loe-lesson-title"]),
             pn.pane.Markdown(x.narrative, styles={"font-size": "1.15em"}, sizing_mode="stretch_width",
-                             css_classes=["loe-lesson-narrative"]),
+                             stylesheets=[_TEXT_CSS], css_classes=["loe-lesson-narrative"]),
         ]
         if x.look_at == "Sweep":
             objs.append(pn.pane.Markdown("**Look at:** the sweep below (it runs in the background; "
@@ -115,6 +138,7 @@ class LessonsView(Viewer):
                                    css_classes=["loe-lesson-open"])
             go.on_click(lambda e: self._show(x))
             objs.append(pn.Row(pn.pane.Markdown(f"**Look at:** {x.look_at}", styles={"font-size": "1.1em"}), go))
+        self._variants = []
         if x.contrast:
             buttons = []
             for label, change in x.contrast:
@@ -122,6 +146,8 @@ class LessonsView(Viewer):
                                       css_classes=["loe-lesson-variant"])
                 b.on_click(lambda e, ch=change: self._apply(x, ch))
                 buttons.append(b)
+                self._variants.append((b, dict(change)))
+            self._mark_variants()
             objs.append(pn.Row(pn.pane.Markdown("**Compare:**", styles={"font-size": "1.1em"}), *buttons,
                                sizing_mode="stretch_width"))
         objs.append(pn.pane.Alert(f"**Question for the class.** {x.question}", alert_type="info",
