@@ -176,8 +176,11 @@ class Explorer(Viewer):
                                 css_classes=["loe-n"])
         self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1,
                                 css_classes=["loe-d"])
-        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", sizing_mode="stretch_width",
-                                            css_classes=["loe-seed"])
+        # no bounds on the number boxes (seed, landmarks): the browser's box clamped a value below its
+        # lower bound on its own (2 landmarks showed as 0, a seed of -5 was never sent), so the typed
+        # value must reach the state, which refuses it with a message that names the allowed values
+        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", start=None, end=None,
+                                            sizing_mode="stretch_width", css_classes=["loe-seed"])
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
         # switching the unit converts the number (c <-> comparisons per landmark)
@@ -197,7 +200,7 @@ class Explorer(Viewer):
         self.w_budget.param.watch(lambda e: e.new is not None and setattr(self.state, "budget", float(e.new)),
                                   "value")
         s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
-        self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l",
+        self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l", start=None, end=None,
                                          placeholder="auto: d + 3", sizing_mode="stretch_width",
                                          css_classes=["loe-landmarks"])
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
@@ -230,7 +233,8 @@ class Explorer(Viewer):
                                    css_classes=["loe-error"])
         self.notice = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
                                     css_classes=["loe-notice"])
-        self.l_hint = pn.pane.Markdown("", styles={"color": "#555"}, margin=(-8, 10, 0, 10))
+        self.l_hint = pn.pane.Markdown("", styles={"color": "#555"}, margin=(-8, 10, 0, 10),
+                                      css_classes=["loe-l-hint"])
         self.dl_csv = W.FileDownload(callback=self._embedding_csv, filename="loe_embedding.csv",
                                      label="Embedding (CSV)", variant="outline",
                                      sizing_mode="stretch_width")
@@ -534,7 +538,12 @@ class Explorer(Viewer):
     def _on_config_shown(self, *events):
         s = self.state
         l = s.n_landmarks_effective
-        self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})" if isinstance(s.d, int) else ""
+        if not isinstance(s.d, int) or not isinstance(l, int):
+            self.l_hint.object = ""
+        elif l < s.d + 3:
+            self.l_hint.object = f"l = {l} is too few: at least d + 3 = {s.d + 3}"
+        else:
+            self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})"
 
     def _on_status(self, *events):
         s = self.state

@@ -291,7 +291,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     ------
     ValueError
         A configuration that cannot run; the message starts with the name of
-        the parameter at fault.
+        the setting at fault (the seed and the landmarks as the sidebar names them).
     """
     from .. import metrics as M
     from .._validation import check_float, check_int
@@ -304,13 +304,17 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     d = check_int(cfg.d, "d", minimum=1)
     n = check_int(cfg.n, "n", minimum=3)
     check_size(n, d)
-    seed = check_int(cfg.seed, "seed", minimum=0)
+    seed = check_int(cfg.seed, "seed")
+    if seed < 0:
+        raise ValueError(f"Seed must be 0 or more (got {seed})")
     temperature = check_float(cfg.temperature, "temperature", minimum=0.0)
     budget = check_float(cfg.budget, "budget")
-    l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "n_landmarks", minimum=d + 3)
+    l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "Landmarks l")
+    if l < d + 3:  # said in the sidebar's words (its box is "Landmarks l")
+        raise ValueError(f"Landmarks l must be at least d + 3 = {d + 3} (got {l})")
     if n < l + 2:
         raise ValueError(
-            f"n must be at least n_landmarks + 2 = {l + 2} (l = {l} landmarks for d = {d}), got {n}"
+            f"n must be at least l + 2 = {l + 2} (l = {l} landmarks for d = {d}), got {n}"
         )
     if cfg.kind == "uploaded":
         if cfg.uploaded is None:

@@ -126,6 +126,26 @@ def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
         assert p.page.locator(".loe-kind select").first.input_value() == "gaussian"
         assert _procrustes(p.status()) == shown
         p.shot(shots / "bad_upload_identical.png")
+        # --- landmarks and seed: the box keeps what was typed, the message says the rule ----
+        # (a bounded box showed 0 for a typed 2, and never sent a seed of -5)
+        p.set_input(".loe-budget", "138155")
+        p.wait_text(".loe-error", r"^\s*$", timeout=60)
+        p.set_input(".loe-landmarks", "2")
+        msg = p.wait_text(".loe-error", r"Landmarks l", timeout=60)
+        assert "Landmarks l must be at least d + 3 = 5 (got 2)" in msg and "n_landmarks" not in msg, msg
+        assert p.page.locator(".loe-landmarks input").first.input_value() == "2"
+        assert "l = 2 is too few" in p.text(".loe-l-hint")
+        p.set_input(".loe-landmarks", "1")
+        msg = p.wait_text(".loe-error", r"got 1\)", timeout=60)
+        assert p.page.locator(".loe-landmarks input").first.input_value() == "1"
+        p.shot(shots / "bad_landmarks.png")
+        p.page.locator(".loe-landmarks input").first.fill("")
+        p.page.locator(".loe-landmarks input").first.press("Enter")
+        p.wait_text(".loe-error", r"^\s*$", timeout=60)
+        p.set_input(".loe-seed", "-5")
+        msg = p.wait_text(".loe-error", r"Seed must be 0 or more \(got -5\)", timeout=60)
+        assert p.page.locator(".loe-seed input").first.input_value() == "-5"
+        assert _procrustes(p.status()) == shown
         assert not p.errors, p.errors
     finally:
         p.close()
