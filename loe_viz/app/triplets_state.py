@@ -498,7 +498,11 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         except Exception as exc:  # a damaged checkout: say so, keep the previous data
             self.error = f"The sample {name} could not be read: {exc}"
             return False
-        self._set_data(data, name, sample=name, truth=truth)
+        # the true dimension is known: fit in it (at d = 2 the nearly noiseless 3-D sample scored 72 to 84 %
+        # held out, 95 % at d = 3); the box can change it afterwards
+        lo, hi = self.param.n_components.bounds
+        dim = {} if truth is None or not lo <= truth.shape[1] <= hi else {"n_components": int(truth.shape[1])}
+        self._set_data(data, name, sample=name, truth=truth, **dim)
         return True
 
     def load_upload(self, content, filename: str = "triplets.csv") -> bool:
@@ -525,11 +529,11 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         self._set_data(data, filename, sample="", truth=None)
         return True
 
-    def _set_data(self, data, source: str, sample: str, truth) -> None:
-        """New data: the old results no longer apply (a running fit is cancelled)."""
+    def _set_data(self, data, source: str, sample: str, truth, **settings) -> None:
+        """New data: the old results no longer apply (a running fit is cancelled); ``settings`` go with it."""
         if self.running:
             self._jobs.cancel()
-        self.param.update(
+        self.param.update(**settings,
             data=data, source=source, sample=sample, truth=truth, summary=summarize(data),
             results={}, run_info={}, shown="", error="", progress=0,
             message="" if not self.running else "Cancelling the run on the previous data…",

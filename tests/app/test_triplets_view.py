@@ -129,3 +129,18 @@ def test_the_show_select_never_loses_its_options_while_a_run_clears_the_results(
     assert list(view.w_shown.options.values()) == ["LOE"] and view.w_shown.value == "LOE"
     assert not view.w_shown.disabled
     assert all(value not in (None, {}) for _, value in changes), changes
+
+
+def test_picking_the_3d_sample_sets_the_dimension_box_to_3():
+    # the 3-D sample was fitted at d = 2 (72 to 84 % held out where d = 3 gives 95 %)
+    view = TripletsView()
+    try:
+        view.w_sample.value = "gaussian_3d_triplets.npz"
+        assert view.state.n_components == 3 and view.w_d.value == 3
+        assert "“Dimension d” was set to 3" in view.sentence.object
+        view.w_d.value = 2  # still the student's to change
+        assert view.state.n_components == 2
+        view.w_sample.value = "european_capitals_crowd.csv"
+        assert view.w_d.value == 2 and "set to 2" in view.sentence.object
+    finally:
+        view.close()

@@ -228,6 +228,9 @@ class TripletsView(Viewer):
             self.notes.object = ""
         else:
             desc = SAMPLES[s.sample].description if s.sample in SAMPLES else ""
+            if desc and s.truth is not None:
+                desc += (f" Its true positions are {s.truth.shape[1]}-dimensional, so “Dimension d” was set to "
+                         f"{s.truth.shape[1]} (you can change it under “3. Embed”).")
             self.sentence.object = _md(sm["sentence"]) + (f"  \n*{_md(desc)}*" if desc else "")
             self.summary_table.object = self._summary_markdown(sm)
             notes = list(sm["notes"])
