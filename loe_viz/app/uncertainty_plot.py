@@ -134,9 +134,9 @@ def uncertainty_panes(model, X, mean, basis, *, seed: int = 0, level: float = 0.
     Z = model.embedding_
     summ = ellipse_summary(X, Z, cov, level)
     note = pn.pane.Markdown(
-        f"Each item's **{round(100 * level)} % ellipse** comes from the BTL rankings' Fisher information, "
-        "carried through the shifts and the landmark triangulation (`LOE.uncertainty_`), after the same "
-        f"Procrustes map as the points. Here **{100 * summ['coverage']:.1f} %** of the true positions lie inside "
+        f"Each item's **{round(100 * level)} % ellipse** says how precisely the answers place it: how sharply "
+        "they pin down its score in each landmark's ranking, carried through the shifts and the landmark "
+        f"triangulation, then moved by the same Procrustes map as the points. Here **{100 * summ['coverage']:.1f} %** of the true positions lie inside "
         f"their ellipse (nominal {round(100 * level)} %); median ellipse size {summ['median_size']:.3g} "
         "(it shrinks like 1/√c with the budget).", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
     plot = ellipse_plot(X, Z, cov, mean, basis, landmarks=getattr(model, "landmarks_", ()), level=level, seed=seed)

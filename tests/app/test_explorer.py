@@ -317,3 +317,26 @@ def test_run_all_opens_the_embedding_unless_a_step_was_picked_while_it_ran(monke
         assert e._run_all_from is None
     finally:
         e.close()
+
+
+def test_the_ellipses_are_drawn_under_their_checkbox_above_the_other_plots(explorer):
+    # appended after the long overlay plot they came about 1000 px below the checkbox, and ticking it
+    # seemed to do nothing; their caption named the code's LOE.uncertainty_
+    k = STEPS.index("Embedding")
+    explorer.state.step = k
+    view = explorer._views[k]
+    view.refresh(force=True)
+    try:
+        view._ellipses.value = True
+        body = list(view._body.objects)
+        at = next(i for i, o in enumerate(body) if o is view._ellipses)
+        box = body[at + 1]
+        panes = [o for o in box.objects if isinstance(o, pn.pane.HoloViews)]
+        assert [p.name for p in panes] == ["embedding_ellipses"]
+        assert not any(isinstance(o, pn.pane.HoloViews) for o in body[:at + 1])  # nothing to scroll past
+        caption = " ".join(str(o.object) for o in box.objects if isinstance(o, pn.pane.Markdown))
+        assert "90 % ellipse" in caption and "uncertainty_" not in caption and "`" not in caption
+        view._ellipses.value = False
+        assert box.objects == []
+    finally:
+        view._ellipses.value = False

@@ -29,8 +29,8 @@ compared with the truth after the best such map (Procrustes).  Errors:
 * **Procrustes error**: standardised disparity Σ‖x − ŷ‖² / Σ‖x − x̄‖² after alignment (0 is perfect);
 * **triplet error**: fraction of 10⁴ random noiseless triplets of the truth the embedding gets wrong.
 
-Select points (box or lasso) in one of the two plots on the left: the same items light up in
-the other.
+Select points (box or lasso) in one of the two plots side by side, the ground truth or the
+recovered points: the same items light up in the other.
 """,
     )
 
@@ -57,8 +57,12 @@ the other.
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-counts"])
         self._note = pn.pane.Markdown("", styles={"font-size": "1.05em", "min-height": TWO_LINES},
                                       sizing_mode="stretch_width")
-        self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False)
-        self._ellipses.param.watch(lambda event: self.refresh(force=True), "value")
+        self._ellipses = pn.widgets.Checkbox(label="Show the 90 % uncertainty ellipses", value=False,
+                                             css_classes=["loe-ellipses-toggle"])
+        self._ellipses.param.watch(self._on_ellipses, "value")
+        # the ellipses go directly under their checkbox, above the other plots: appended below the
+        # long overlay plot they were drawn about 1000 px down the page, and ticking seemed to do nothing
+        self._ellipse_box = pn.Column(sizing_mode="stretch_width", css_classes=["loe-ellipses"])
 
     def _updated_panes(self):
         return [self._note]
@@ -94,9 +98,37 @@ the other.
             f"Median distance of an item to its truth {fmt(np.median(perr))}; the worst items: "
             + ", ".join(f"{int(i)} ({fmt(perr[i])})" for i in worst) + "."
             + _polish_note(getattr(s.model, "stages_", None)))
-        if self._ellipses.value:
-            plot_objs += uncertainty_panes(s.model, X, mean, basis, seed=cfg["seed"])
-        return [self._metrics, self._counts, self._note, self._ellipses] + list(plot_objs)
+        self._fill_ellipses()
+        return [self._metrics, self._counts, self._note, self._ellipses, self._ellipse_box] + list(plot_objs)
+
+    def _fill_ellipses(self) -> None:
+        """Put the ellipses of the results shown in their box (empty when the checkbox is off)."""
+        s = self.state
+        if not self._ellipses.value or s.model is None or s.points is None:
+            self._ellipse_box.objects = []
+            return
+        mean, basis = principal_plane(s.points)
+        self._ellipse_box.objects = uncertainty_panes(s.model, s.points, mean, basis, seed=s.config_used["seed"])
+
+    def _on_ellipses(self, event) -> None:
+        """Draw or drop the ellipses; a served page shows the box busy while they are computed."""
+        doc = pn.state.curdoc
+        if not event.new or doc is None or doc.session_context is None:
+            self._fill_ellipses()
+            return
+        self._ellipse_box.objects = [pn.pane.Markdown("Drawing the 90 % ellipses…", styles={"font-size": "1.05em"})]
+        self._ellipse_box.loading = True
+
+        def draw():  # on the next tick: the busy box has reached the page by then
+            from panel.io.state import set_curdoc
+
+            with set_curdoc(doc):
+                try:
+                    self._fill_ellipses()
+                finally:
+                    self._ellipse_box.loading = False
+
+        doc.add_next_tick_callback(draw)
 
 
 def _polish_note(stages) -> str:
