@@ -579,12 +579,16 @@ def identity_line(lo: float, hi: float, label: str = "identity"):
 
 def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = False,
             clim: tuple | None = None, label: str = "value"):
-    """A matrix as an image with row 0 at the top and hover showing (row, column, value)."""
+    """A matrix as an image with row 0 at the top and hover showing (row, column, value).
+
+    ``label`` names the values: the colour bar's title and the hover's (say what they are,
+    e.g. "score", "distance": a bar titled "value" told nothing).
+    """
     M = np.asarray(M, dtype=np.float64)
     r, c = M.shape
     rows, cols = np.meshgrid(np.arange(r), np.arange(c), indexing="ij")
-    df = pd.DataFrame({"column": cols.ravel(), "row": rows.ravel(), label: M.ravel()})
-    hm = hv.HeatMap(df, ["column", "row"], [label])
+    df = pd.DataFrame({"column": cols.ravel(), "row": rows.ravel(), "value": M.ravel()})
+    hm = hv.HeatMap(df, ["column", "row"], [hv.Dimension("value", label=str(label))])
     if clim is None:
         finite = M[np.isfinite(M)]
         if finite.size:

@@ -10,7 +10,7 @@ import pytest
 pn = pytest.importorskip("panel")
 hv = pytest.importorskip("holoviews")
 
-from bokeh.models import GlyphRenderer, Text  # noqa: E402
+from bokeh.models import ColorBar, GlyphRenderer, Text  # noqa: E402
 
 from loe_viz.app import plots  # noqa: E402
 from loe_viz.app.state import STEPS  # noqa: E402
@@ -217,3 +217,51 @@ def test_titles_that_fit_are_kept():
                  ("Truth (grey) → estimate (coloured), landmarks ★", 675),
                  ("Ground truth: gaussian, n = 1,000", plots.SQUARE + 75)):
         assert plots.fit_title(t, w) == t
+
+
+# --- 6. the Shifts step's bars, legends and colour bars ---------------------------------------
+
+def _shift_figures(explorer):
+    figs = [m for m in _step_models(explorer, "Shifts") if type(m).__name__ == "figure" and m.title is not None]
+    return {f.title.text: f for f in figs}
+
+
+def test_shift_bars_are_whole_and_their_legend_reads_like_the_others(explorer):
+    by_title = _shift_figures(explorer)
+    bars, spectrum = by_title["Shifts per landmark"], by_title["Eigenvalues λₖ of C, descending"]
+    # the first and the last bar were cut in half by the edges of a categorical range
+    quads = [r for r in bars.renderers if isinstance(r, GlyphRenderer) and type(r.glyph).__name__ == "Quad"]
+    lefts = np.concatenate([np.asarray(r.data_source.data["left"]) for r in quads])
+    rights = np.concatenate([np.asarray(r.data_source.data["right"]) for r in quads])
+    assert bars.x_range.start < lefts.min() and rights.max() < bars.x_range.end
+    # the legend: the size of the spectrum's, in the order of the bars in each group
+    (legend,), (other,) = bars.legend, spectrum.legend
+    assert legend.label_text_font_size == other.label_text_font_size
+    names = [item.label.value for item in legend.items]
+    by_left = sorted(quads, key=lambda r: np.asarray(r.data_source.data["left"])[0])
+    order = [r.data_source.data["estimate"][0] for r in by_left]
+    assert names == order == ["least squares", "final (LS + offset)", "true"]
+    # the offset rule in the step's words, never the code's key
+    assert [i.label.value for i in other.items if "offset used" in i.label.value] == ["offset used (λ₂)"]
+    view = explorer._views[STEPS.index("Shifts")]
+    text = " ".join(str(getattr(o, "object", "")) for o in view._body.objects if isinstance(o, pn.pane.Markdown))
+    assert "Offset rule **λ₂**" in text and "lambda2" not in text
+    # the colour bars say what their colours are
+    titles = [cb.title for f in by_title.values() for cb in f.select(type=ColorBar)]
+    assert titles and "value" not in titles and "score" in titles, titles
+
+
+def test_shift_bar_labels_thin_out_instead_of_running_together():
+    from loe_viz.app.views.shifts import shift_bars
+
+    for l in (5, 12, 30):
+        s = np.linspace(0.0, 1.0, l)
+        fig = _figure(shift_bars(s, s, s))
+        ticks = fig.xaxis[0].ticker.ticks
+        labels = fig.xaxis[0].major_label_overrides
+        assert ticks[0] == 0 and [labels[t] for t in ticks[:2]][0] == "L0"
+        # each label has at least 42 px of the ~310 px frame ("L10L11" at l = 12 before)
+        assert len(ticks) <= (plots.HALF_WIDTH - 100) // 42, (l, ticks)
+        assert fig.x_range.start < -0.4 and fig.x_range.end > l - 0.6
+        if l == 5:
+            assert list(ticks) == [0, 1, 2, 3, 4]

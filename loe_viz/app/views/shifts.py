@@ -53,24 +53,11 @@ red dashed line is the offset LOE used and the broad orange line the true offset
         after = W + np.asarray(sh.s)[None, :]
         np.fill_diagonal(after, 0.0)
         lim = (float(min(np.nanmin(after), DL.min(), 0.0)), float(max(np.nanmax(after), DL.max())))
-        h_before = plots.heatmap(W, "W, before the shifts", cmap="RdBu_r", symmetric=True)
-        h_after = plots.heatmap(after, "W + J diag(s), after", clim=lim)
+        h_before = plots.heatmap(W, "W, before the shifts", cmap="RdBu_r", symmetric=True, label="score")
+        h_after = plots.heatmap(after, "W + J diag(s), after", clim=lim, label="shifted score")
         h_true = plots.heatmap(DL, "true D" + (" / T" if cfg["temperature"] > 0 else ""),
-                               clim=lim)
-        rows = []
-        for c in range(l):
-            rows += [(f"L{c}", "least squares", float(sh.s_ls[c])),
-                     (f"L{c}", "final (LS + offset)", float(sh.s[c])),
-                     (f"L{c}", "true", float(s_true[c]))]
-        df = pd.DataFrame(rows, columns=["landmark", "estimate", "shift"])
-        # grouped bars labelled by landmark only: the three estimates are told apart by colour
-        # and the legend below the plot (3 l rotated tick labels overlapped into a smear)
-        bars = hv.Bars(df, ["landmark", "estimate"], "shift").opts(
-            **plots.base_opts(title="Shifts per landmark", cmap=["#9aa7b4", "#2b6cb0", "#e07b00"],
-                              color="estimate", multi_level=True, xrotation=0, tools=["hover", "save"],
-                              show_legend=True, legend_position="bottom", xlabel="", line_color=None,
-                              hooks=[_group_labels_only],
-                              responsive=False, width=plots.HALF_WIDTH, height=440))
+                               clim=lim, label="distance" + (" / T" if cfg["temperature"] > 0 else ""))
+        bars = shift_bars(np.asarray(sh.s_ls), np.asarray(sh.s), np.asarray(s_true))
         ev = np.asarray(sh.eigenvalues, dtype=float)
         used = set(int(i) for i in getattr(sh, "offset_indices", (1,)))
         edf = pd.DataFrame({"k": np.arange(1, ev.size + 1), "eigenvalue": ev,
@@ -81,9 +68,9 @@ red dashed line is the offset LOE used and the broad orange line the true offset
         stems = hv.Spikes(edf, "k", "eigenvalue").opts(color="#999999", line_width=2)
         offset_true = float(np.mean(s_true - np.asarray(sh.s_ls)))
         span = (0.6, ev.size + 0.4)
+        rule = offset_name(sh.method, l, int(cfg["d"]))
         est_line = hv.Curve([(span[0], float(sh.offset)), (span[1], float(sh.offset))],
-                            label=f"offset used ({sh.method})").opts(color="#d62728", line_dash="dashed",
-                                                                      line_width=2.5)
+                            label=f"offset used ({rule})").opts(color="#d62728", line_dash="dashed", line_width=2.5)
         true_line = hv.Curve([(span[0], offset_true), (span[1], offset_true)], label="true offset").opts(
             color="#e07b00", line_width=7, alpha=0.55)
         zero = hv.HLine(0.0).opts(color="#333333", line_width=1)
@@ -100,7 +87,7 @@ red dashed line is the offset LOE used and the broad orange line the true offset
         same = ("; at l = d + 3 the “mean” rule averages this one eigenvalue, so it equals λ₂"
                 if mult == 1 else f"; the “mean” rule averages λ₂ … λ{_sub(l - d - 1)} ({mult} eigenvalues)")
         info = summary(
-            f"Offset rule **{sh.method}**: offset = {fmt(sh.offset)}, the true common offset here is "
+            f"Offset rule **{rule}**: offset = {fmt(sh.offset)}, the true common offset here is "
             f"**{fmt(offset_true)}**.  With l = {l} and d = {d} the offset is an eigenvalue of C of "
             f"multiplicity at least l − d − 2 = {mult} without noise{same}.  "
             f"RMS error of the shifts: least squares {fmt(err_ls)} → final {fmt(err_fin)}.")
@@ -116,9 +103,42 @@ def _sub(k: int) -> str:
     return str(k).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
-def _group_labels_only(plot, element):
-    """Bokeh hook: on a nested categorical x axis show the groups (landmarks), not the inner factors."""
-    for ax in plot.state.xaxis:
-        ax.major_label_text_font_size = "0px"
-        ax.group_text_font_size = "15px"
-        ax.group_text_color = "#222222"
+#: The estimates of the shifts in the bar chart, left to right in each landmark's group (and in its legend).
+SHIFT_BARS = (("least squares", "#9aa7b4"), ("final (LS + offset)", "#2b6cb0"), ("true", "#e07b00"))
+#: Pixels of a tick label's room on the bar chart's axis ("L10" at the plots' font is about 30 px).
+_TICK_ROOM = 42
+
+
+def offset_name(method: str, l: int, d: int) -> str:
+    """How an offset rule of ``LOE(offset=...)`` is written on screen ("λ₂", not the code's "lambda2")."""
+    if method == "lambda2":
+        return "λ₂"
+    if method == "mean":
+        return f"mean of λ₂ … λ{_sub(l - d - 1)}" if l - d - 1 > 2 else "mean of λ₂"
+    return str(method)
+
+
+def shift_bars(s_ls: np.ndarray, s_final: np.ndarray, s_true: np.ndarray, width: int = plots.HALF_WIDTH,
+               height: int = 440):
+    """The shifts of every landmark, grouped by landmark: least squares, final and true, in that order.
+
+    Bars on a numeric axis with half a group of room at both ends (categorical bars cut the first
+    and the last bar in half), and a label under every landmark while they have room, under every
+    second, third, … one when they would run together ("L10L11").
+    """
+    l = int(np.size(s_true))
+    w = 0.8 / len(SHIFT_BARS)
+    layers = []
+    for k, ((name, color), v) in enumerate(zip(SHIFT_BARS, (s_ls, s_final, s_true))):
+        x0 = np.arange(l) - 0.4 + k * w
+        df = pd.DataFrame({"x0": x0, "y0": 0.0, "x1": x0 + w, "y1": np.asarray(v, dtype=float),
+                           "landmark": [f"L{c}" for c in range(l)], "estimate": name})
+        layers.append(hv.Rectangles(df, ["x0", "y0", "x1", "y1"], ["landmark", "estimate"], label=name).opts(
+            color=color, line_color=None, tools=["hover"],
+            hover_tooltips=[("landmark", "@landmark"), ("estimate", "@estimate"), ("shift", "@y1{0.000}")]))
+    frame = width - 100  # the axes and the toolbar take the rest
+    every = max(1, int(np.ceil(l / max(frame // _TICK_ROOM, 1))))
+    return hv.Overlay(layers).opts(**plots.base_opts(
+        title="Shifts per landmark", xlabel="landmark", ylabel="shift", xlim=(-0.75, l - 0.25),
+        xticks=[(c, f"L{c}") for c in range(0, l, every)], padding=(0, 0.06), show_legend=True,
+        legend_position="bottom", tools=["save"], responsive=False, width=width, height=height))
