@@ -53,7 +53,9 @@ recovered points: the same items light up in the other.
         self._counts = pn.pane.Markdown(
             "**Training triplets satisfied** counts the answers LOE was given (noisy: at T > 0 some "
             "contradict the truth, so even the true points do not satisfy all of them); **triplet "
-            "error** counts mistakes on fresh, noiseless triplets of the ground truth.",
+            "error** counts mistakes on fresh, noiseless triplets of the ground truth; **fit time** is LOE's fit "
+            "of the comparisons, without drawing them from the oracle (the status line gives both; the Compare "
+            "step quotes the same fit time).",
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-counts"])
         self._note = pn.pane.Markdown("", styles={"font-size": "1.05em", "min-height": TWO_LINES},
                                       sizing_mode="stretch_width")
@@ -89,7 +91,7 @@ recovered points: the same items light up in the other.
                 f"Showing a random {plots.DECIMATE_ABOVE:,} of the {P.shape[0]:,} items (all landmarks included); "
                 "the errors above use every item.", styles={"color": "#555"}))
         values = (round(m["procrustes"], 4), round(100 * m["triplet_error"], 2),
-                  round(100 * m["train_accuracy"], 1), float(f"{m['fit_seconds']:.3g}"))
+                  round(100 * m["train_accuracy"], 1), float(f"{m['loe_seconds']:.3g}"))
         for ind, v in zip(self._numbers, values):
             ind.value = v
         worst = np.argsort(perr)[::-1][:5]
