@@ -265,3 +265,22 @@ def test_shift_bar_labels_thin_out_instead_of_running_together():
         assert fig.x_range.start < -0.4 and fig.x_range.end > l - 0.6
         if l == 5:
             assert list(ticks) == [0, 1, 2, 3, 4]
+
+
+# --- 7. stopping rules said where their figures are --------------------------------------------
+
+def test_ranking_states_its_relative_stopping_rule(explorer):
+    # "converged, final gradient norm 2.36" beside a curve from ~100 read as not converged
+    k = STEPS.index("Ranking")
+    _step_models(explorer, "Ranking")
+    view = explorer._views[k]
+    text = " ".join(str(getattr(o, "object", "")) for o in view._body.objects if isinstance(o, pn.pane.Markdown))
+    assert "When a ranking stops" in text and "gain less than 0.1 of log-likelihood per item" in text
+    assert "down from" in text
+
+
+def test_the_edm_tolerance_line_is_in_the_legend(explorer):
+    figs = [m for m in _step_models(explorer, "EDM") if type(m).__name__ == "figure" and m.title is not None]
+    dyk = next(f for f in figs if f.title.text.startswith("Dykstra"))
+    (legend,) = dyk.legend
+    assert [i.label.value for i in legend.items] == ["Dykstra", "stopping tolerance 10⁻⁷"]

@@ -53,9 +53,13 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         res = np.asarray(edm.residuals, dtype=float)
         # the tolerance line goes in with the curve, so the plot keeps convergence()'s options
         # (the fonts of every other plot, whole-number iteration ticks)
+        # a named line (an HLine has no legend entry): the red dashed line is the stopping tolerance
+        tol_line = hv.Curve([(0, FIT_TOL), (max(res.size - 1, 1), FIT_TOL)], "iteration", "‖Y − X‖∞ / ‖Y‖∞",
+                            label=f"stopping tolerance {_power_of_ten(FIT_TOL)}").opts(
+            color="#d62728", line_dash="dashed", line_width=2.5)
         conv = plots.convergence(
             {"Dykstra": res}, "Dykstra convergence (log scale)", "‖Y − X‖∞ / ‖Y‖∞",
-            lines=[hv.HLine(FIT_TOL).opts(color="#d62728", line_dash="dashed")],
+            lines=[tol_line], show_legend=True, legend_position="bottom",
             responsive=False, width=430, height=400 + plots.LEGEND_BELOW)
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))
@@ -68,3 +72,11 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
             f"Leading eigenvalues of −½VEV: {', '.join(fmt(v) for v in ev[:min(5, ev.size)])} "
             f"(d = {cfg['d']} of them are used by landmark MDS).")
         return [info, plot_row(h_est, h_true), plot_row(sc, conv)]
+
+
+def _power_of_ten(x: float) -> str:
+    """``1e-07`` as "10⁻⁷" (other numbers as ``fmt`` writes them)."""
+    e = np.log10(x)
+    if x > 0 and float(e).is_integer():
+        return "10" + str(int(e)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return fmt(x)

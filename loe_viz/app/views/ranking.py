@@ -7,6 +7,7 @@ import panel as pn
 
 from .. import plots
 from ..colors import principal_plane, project
+from ...ranking import DECREMENT_PER_TOL
 from ..truth import true_scores
 from .base import StepView, fmt, hvpane, plot_row, summary
 
@@ -109,9 +110,23 @@ information and keep score 0.
             f"**L{c}** (item {head}): {getattr(col, 'n_comparisons', 0):,} comparisons, "
             f"{_steps(col)}, "
             f"{'converged' if getattr(col, 'converged', False) else '**not converged**'}, "
-            f"final gradient norm {fmt(getattr(col, 'grad_norm', float('nan')))}; "
+            f"final gradient norm {fmt(getattr(col, 'grad_norm', float('nan')))}{_from(col)}; "
             f"correlation with the truth **{corr:.3f}**, RMS error {fmt(rmse)}; "
             f"{unranked} item{'s' if unranked != 1 else ''} never compared "
             f"(regularisation λ = {fmt(getattr(rk, 'regularization', float('nan')))}).")
-        return [info, plot_row(fit_plot, where), hvpane(conv)]
+        gain = DECREMENT_PER_TOL * float(getattr(model, "tol", 1e-5)) / 2  # log-likelihood per item
+        rule = pn.pane.Markdown(
+            f"**When a ranking stops.** Not when the gradient is near 0, but when a Newton step is expected to "
+            f"gain less than {fmt(gain)} of log-likelihood per item: the scores' own noise is worth about ½ per "
+            "item, so more steps would only fit the noise. The rule is relative to the noise, not an absolute "
+            "bound on the gradient, so a final gradient norm of a few units, far below where it started, "
+            "means converged.",
+            styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-stop-rule"])
+        return [info, plot_row(fit_plot, where), rule, hvpane(conv)]
+
+
+def _from(col) -> str:
+    """", down from …" : the gradient norm the ranking started from (the rule is relative, not absolute)."""
+    h = np.asarray(getattr(col, "grad_history", ()), dtype=float)
+    return f", down from {fmt(h[0])}" if h.size > 1 and np.isfinite(h[0]) else ""
 
