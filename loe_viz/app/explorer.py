@@ -297,7 +297,22 @@ class Explorer(Viewer):
         else:  # a notebook's output may be narrower than the row (JupyterLab's file browser open at 1280 px)
             self.nav = pn.FlexBox(self.b_prev, self.step_label, self.w_explain, self.b_next, flex_wrap="wrap",
                                   align_items="center", sizing_mode="stretch_width")
-        self.main = pn.Column(self.nav, self.status, self.alert, self.notice, self.tabs,
+        # the same two buttons again under the step: each step is two or three screens tall at 800 px,
+        # and the row at the top had scrolled out of sight by the time the step was read
+        self.b_prev_bottom = pn.widgets.Button(label="◀ Previous", variant="outline", width=150,
+                                               css_classes=["loe-prev-bottom"])
+        self.b_next_bottom = pn.widgets.Button(label="Next ▶", color="primary", width=190,
+                                               css_classes=["loe-next-bottom"])
+        self.b_prev_bottom.on_click(lambda e: self.go(-1))
+        self.b_next_bottom.on_click(lambda e: self.go(+1))
+        # served, the page scrolls inside the template's main area: the next step starts at its top
+        # (in a notebook the page is the notebook's, and stays where it is)
+        to_top = "const m = document.getElementById('main'); if (m) m.scrollTo({top: 0});"
+        for b in (self.b_prev_bottom, self.b_next_bottom):
+            b.js_on_click(code=to_top)
+        self.nav_bottom = pn.Row(self.b_prev_bottom, pn.HSpacer(), self.b_next_bottom, sizing_mode="stretch_width",
+                                 margin=(10, 0, 20, 0), css_classes=["loe-nav-bottom"])
+        self.main = pn.Column(self.nav, self.status, self.alert, self.notice, self.tabs, self.nav_bottom,
                               sizing_mode="stretch_width")
         self._update_nav()
         # top-level modes: the walk-through on synthetic data, and the user's own triplets
@@ -530,9 +545,10 @@ class Explorer(Viewer):
 
     def _update_nav(self):
         k = self.state.step
-        self.b_prev.disabled = k == 0
-        self.b_next.disabled = k == len(STEPS) - 1
-        self.b_next.label = f"Next: {STEPS[k + 1]} ▶" if k < len(STEPS) - 1 else "Next ▶"
+        for prev, nxt in ((self.b_prev, self.b_next), (self.b_prev_bottom, self.b_next_bottom)):
+            prev.disabled = k == 0
+            nxt.disabled = k == len(STEPS) - 1
+            nxt.label = f"Next: {STEPS[k + 1]} ▶" if k < len(STEPS) - 1 else "Next ▶"
         self.step_label.object = f"**Step {k + 1} of {len(STEPS)}: {STEPS[k]}**"
 
     def _on_config_shown(self, *events):

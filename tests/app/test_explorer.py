@@ -56,6 +56,21 @@ def test_navigation(explorer):
     assert explorer.state.step == 6 and explorer.b_next.disabled
 
 
+def test_the_step_ends_with_its_own_previous_and_next_buttons(explorer):
+    # each step is two or three screens tall at 800 px: the Next button at the top was out of sight
+    assert explorer.main.objects[-1] is explorer.nav_bottom
+    explorer.state.step = 2
+    assert explorer.b_next_bottom.label == "Next: Shifts ▶" and not explorer.b_prev_bottom.disabled
+    explorer.b_next_bottom.clicks += 1
+    assert explorer.state.step == 3 and explorer.tabs.active == 3
+    explorer.b_prev_bottom.clicks += 1
+    assert explorer.state.step == 2
+    explorer.state.step = len(STEPS) - 1
+    assert explorer.b_next_bottom.disabled and explorer.b_next.disabled
+    explorer.state.step = 0
+    assert explorer.b_prev_bottom.disabled
+
+
 def test_outside_a_server_the_navigation_row_wraps(explorer):
     # a notebook's output beside JupyterLab's file browser is about 850 px at 1280 px: the row of
     # Previous, step, explanations and Next (about 760 px) ran off the right edge of the explorer

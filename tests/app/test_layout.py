@@ -171,3 +171,27 @@ def test_compare_follows_the_paper_ste_ends_below_loe(server, browser, shots):
         p.shot(shots / "compare_paper_protocol.png")
     finally:
         p.close()
+
+
+def test_the_step_ends_with_next_and_previous_that_open_the_next_step_at_its_top(server, browser, shots):
+    # at 800 px each step is two or three screens tall and the Next button at the top had scrolled away
+    p = Page(browser, server.url + "?step=2", width=1280, height=800)
+    try:
+        p.wait_any_text("Newton step", timeout=60)
+        time.sleep(1.0)
+        p.page.evaluate("() => document.getElementById('main').scrollTo(0, 1e6)")
+        time.sleep(0.5)
+        bottom = p.page.locator(".loe-next-bottom button").first
+        assert bottom.is_visible() and "Next: Shifts" in bottom.inner_text()
+        box = bottom.bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= 800, box
+        p.shot(shots / "bottom_next.png")
+        bottom.click()
+        p.wait_text(".loe-step", r"Step 4 of 7: Shifts")
+        time.sleep(0.5)
+        assert p.page.evaluate("() => document.getElementById('main').scrollTop") == 0
+        p.page.locator(".loe-prev-bottom button").first.click()
+        p.wait_text(".loe-step", r"Step 3 of 7: Ranking")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
