@@ -36,6 +36,7 @@ import param
 from ..data import sample_dir
 from ..describe import summarize
 from ..loe import auto_landmark_plan
+from ..loeste import START_HEADS
 from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
@@ -88,12 +89,13 @@ class Sample:
 #: The bundled samples, by file name (see ``sample_data/README.md``).
 SAMPLES = {
     s.file: s for s in (
-        Sample("european_capitals_crowd.csv", "European capitals: 4,000 crowd answers, city names",
-               "44 capitals; each answer names the city a person judged closer to the one shown on top "
-               "(synthetic answers from straight-line distances, noise T = 0.1).",
+        Sample("european_capitals_crowd.csv", "European capitals: 4,000 synthetic crowd-style answers, city names",
+               "44 capitals; synthetic answers in a crowd-sourcing tool's layout, each naming the city closer "
+               "to the one shown on top: generated from straight-line distances with noise T = 0.1, not given "
+               "by people.",
                "european_capitals_map_km.csv"),
-        Sample("gaussian_2d_crowd.csv", "Gaussian 2-D: 8,000 crowd answers",
-               "200 points x ~ N(0, I/4); uniformly random triplets in the crowd layout (noise T = 0.2).",
+        Sample("gaussian_2d_crowd.csv", "Gaussian 2-D: 8,000 synthetic crowd-style answers",
+               "200 points x ~ N(0, I/4); uniformly random synthetic triplets in the crowd layout (noise T = 0.2).",
                "gaussian_2d_points.csv"),
         Sample("gaussian_2d_landmark_triplets.csv", "Gaussian 2-D: 25,000 landmark triplets",
                "The same 200 points; triplets headed by 10 landmark items only (the design LOE needs).",
@@ -379,7 +381,12 @@ def _detail(name, model, m_train) -> str:
             text += "; the EDM projection stopped before its tolerance"
         return text
     if name == "LOESTE":
-        text = (f"LOE ({model.loe_.landmarks_.size} landmarks) on {model.n_landmark_triplets_:,} landmark triplets, "
+        k = model.loe_.landmarks_.size
+        why = ""
+        if model.n_landmarks is None:  # LOE-STE's own choice, not LOE's held-out search (see LOESTE)
+            why = (f": the busiest heads, at most {START_HEADS} (d + 3) = {START_HEADS * (model.n_components + 3)}, "
+                   "without LOE's held-out search, as it only gives STE its start")
+        text = (f"LOE ({k} landmarks{why}) on {model.n_landmark_triplets_:,} landmark triplets, "
                 f"then STE on all {m_train:,}: "
                 f"{model.n_iter_} iterations, {model.stop_reason_}")
         return text
@@ -663,10 +670,14 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def display_coordinates(self, method: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """2-D coordinates of a method's embedding for plotting, and each item's colour.
 
-        Every embedding is aligned (translation, rotation/reflection, scale) to
+        When the sample's true positions are known, every embedding is aligned
+        (translation, rotation/reflection, scale: Procrustes) to them and items
+        take the colour of their true position, so the picture reads like the
+        truth (a map the right way up). Otherwise every embedding is aligned to
         the best method's, so switching methods does not spin the picture, and
-        items keep the colour of their position in the best embedding. Embeddings
-        with more than two dimensions are shown in their first two principal axes.
+        items keep the colour of their position in the best embedding. More than
+        two dimensions are shown in the first two principal axes (of the truth, or
+        of the best embedding).
 
         Returns
         -------
@@ -681,14 +692,23 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         res = self.results.get(method)
         if res is None or not res.ok:
             raise ValueError(f"no embedding for {method!r}: run it first")
-        ref = self.results[self.best_method()].embedding
         Z = res.embedding
-        if Z is not ref:
-            Z, _ = M.align(ref, Z)
+        if self.aligned_to_truth:
+            ref = np.asarray(self.truth, dtype=np.float64)
+            Z = M.align(ref, Z)[0][:, :ref.shape[1]]  # in the truth's frame (a higher d's extra axes left out)
+        else:
+            ref = self.results[self.best_method()].embedding
+            if Z is not ref:
+                Z, _ = M.align(ref, Z)
         mean, basis = principal_plane(ref)
         xy = project(Z, mean, basis)
         _, hl = position_colors(ref)
         return xy, hl
+
+    @property
+    def aligned_to_truth(self) -> bool:
+        """Whether :meth:`display_coordinates` aligns the embeddings to the sample's known positions."""
+        return self.truth is not None and self.data is not None and self.truth.shape[0] == self.data.n_items
 
     def item_labels(self) -> list[str]:
         """Every item's label as text (its index when the file has none)."""

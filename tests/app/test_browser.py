@@ -339,7 +339,7 @@ def test_your_triplets_mode(server, browser, shots):
         sample = p.page.locator(".loe-tr-sample select").first
         sample.select_option(label="Gaussian 3-D: 6,000 nearly noiseless triplets (.npz)")
         p.wait_text(".loe-tr-sentence", r"Read 6,000 triplets over 100 items", timeout=60)
-        sample.select_option(label="European capitals: 4,000 crowd answers, city names")
+        sample.select_option(label="European capitals: 4,000 synthetic crowd-style answers, city names")
         p.wait_text(".loe-tr-sentence", r"Read 4,000 triplets over 44 items", timeout=60)
         # the sentence and the table are two panes: on a loaded machine one may be drawn before the other
         summary = p.wait_text(".loe-tr-summary", r"crowd \(csv\)", timeout=30)

@@ -153,13 +153,33 @@ def test_run_gives_accuracies_for_every_method(capitals_run):
     assert info["n_train"] + info["n_test"] == 4000 and info["n_test"] == 800
     assert info["n_landmarks"] == 44 and info["loe_triplets"] == info["n_train"]  # every head, evenly covered
     assert loe.landmarks.size == 44 and warm.landmarks.size == 20 and ste.landmarks is None  # 4 (d + 3) for its start
-    assert re.match(r"LOE \(20 landmarks\) on [\d,]+ landmark triplets, then STE on all 3,200: \d+ iterations",
-                    warm.detail), warm.detail
+    assert re.match(r"LOE \(20 landmarks: the busiest heads, at most 4 \(d \+ 3\) = 20, without LOE's held-out "
+                    r"search, as it only gives STE its start\) on [\d,]+ landmark triplets, then STE on all 3,200: "
+                    r"\d+ iterations", warm.detail), warm.detail
     assert 0.0 <= info["agreement_loe_ste"] <= 1.0
     assert ste.agreement_with_ste == 0.0 and 0.0 <= warm.agreement_with_ste < 0.05
     assert s.shown == s.best_method() and s.shown in ("STE", "LOESTE")
     xy, hl = s.display_coordinates("LOE")
     assert xy.shape == (44, 2) and hl.shape == (44, 2)
+
+
+def test_capitals_are_drawn_aligned_to_their_true_map(capitals_run):
+    # the recovered map was drawn turned and mirrored (Nicosia at the top) although the positions are known
+    from loe_viz import metrics as M
+
+    s = capitals_run
+    truth = s.truth
+    assert s.aligned_to_truth
+    for method in ("LOE", "STE", "LOESTE"):
+        xy, hl = s.display_coordinates(method)
+        # the truth's own axes, about its centre
+        np.testing.assert_allclose(xy, M.align(truth, s.results[method].embedding)[0] - truth.mean(axis=0))
+        for k in range(2):  # east and north are east and north
+            assert np.corrcoef(xy[:, k], truth[:, k])[0, 1] > 0.8, method
+    nicosia, oslo = s.item_labels().index("Nicosia"), s.item_labels().index("Oslo")
+    xy, _ = s.display_coordinates("STE")
+    assert xy[nicosia, 1] < xy[oslo, 1] and xy[nicosia, 0] > xy[oslo, 0]  # south-east of Oslo
+    assert "synthetic" in SAMPLES[CAPITALS].title and "not given by people" in SAMPLES[CAPITALS].description
 
 
 def test_csv_has_labels_and_coordinates(capitals_run):

@@ -113,6 +113,8 @@ class TripletsView(Viewer):
         self.w_shown = W.Select(label="Show", options={}, width=220, css_classes=["loe-tr-show"])
         self.w_shown.param.watch(self._on_shown, "value")
         self.plot = hvpane(self._embedding_figure(), name="triplets_embedding")
+        self.plot_note = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"color": "#555"},
+                                          css_classes=["loe-tr-plot-note"])
         self.download = W.FileDownload(callback=self._csv, filename="embedding.csv", label="Embedding (CSV)",
                                        variant="outline", width=220, disabled=True,
                                        css_classes=["loe-tr-download"])
@@ -134,6 +136,7 @@ class TripletsView(Viewer):
             pn.pane.Markdown("### 4. Results"),
             self.results_intro, self.results_table,
             pn.Row(self.w_shown, self.download),
+            self.plot_note,
             self.plot,
             sizing_mode="stretch_width", name="Your triplets",
         )
@@ -294,6 +297,7 @@ class TripletsView(Viewer):
         self.results_intro.object = self._results_intro()
         self.results_table.object = self._results_markdown()
         self.plot.object = self._embedding_figure(shown)
+        self.plot_note.object = self._plot_note() if ok else ""
         self.download.disabled = not ok
         if ok:
             self.download.filename = s.csv_filename(shown)
@@ -384,6 +388,15 @@ class TripletsView(Viewer):
                          "shown too; your own data has only the held-out accuracy.*")
         return "\n".join(lines)
 
+    def _plot_note(self) -> str:
+        """How the shown embedding is turned and coloured (an embedding's rotation and reflection are arbitrary)."""
+        s = self.state
+        if s.aligned_to_truth:
+            return ("Drawn aligned to the sample's true positions (the best shift, rotation or mirror image and "
+                    "scale: Procrustes), so it reads like the truth; colours are the items' true positions.")
+        return ("An embedding's rotation and mirror image are arbitrary: each method is drawn aligned to the best "
+                "one's (Procrustes), so switching methods does not turn the picture.")
+
     def _embedding_figure(self, method: str | None = None):
         s = self.state
         if not method or method not in s.results or not s.results[method].ok:
@@ -402,8 +415,10 @@ class TripletsView(Viewer):
             df = df.iloc[plots.subsample(n, plots.DECIMATE_ABOVE)]
             title += f" (showing {len(df):,} of {n:,})"
         size = float(np.clip(16 - 2.2 * np.log10(max(n, 1)), 3, 12))
-        d = res.embedding.shape[1]
+        d = res.embedding.shape[1] if not s.aligned_to_truth else s.truth.shape[1]
         xl, yl = ("y₁", "y₂") if d <= 2 else ("principal axis 1", "principal axis 2")
+        if s.aligned_to_truth:
+            title += ", aligned to the truth"
         pts = hv.Points(df, [hv.Dimension("x", label=xl), hv.Dimension("y", label=yl)],
                         ["label", "item", "heads", "cidx"]).opts(
             color="cidx", cmap=palette, clim=(-0.5, len(palette) - 0.5), colorbar=False, size=size,
