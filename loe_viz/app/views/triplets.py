@@ -417,8 +417,8 @@ class TripletsView(Viewer):
         size = float(np.clip(16 - 2.2 * np.log10(max(n, 1)), 3, 12))
         d = res.embedding.shape[1] if not s.aligned_to_truth else s.truth.shape[1]
         xl, yl = ("y₁", "y₂") if d <= 2 else ("principal axis 1", "principal axis 2")
-        if s.aligned_to_truth:
-            title += ", aligned to the truth"
+        if s.aligned_to_truth and d <= 2:  # in the truth's own coordinates (the caption says so)
+            xl, yl = "x₁ (true axes)", "x₂ (true axes)"
         pts = hv.Points(df, [hv.Dimension("x", label=xl), hv.Dimension("y", label=yl)],
                         ["label", "item", "heads", "cidx"]).opts(
             color="cidx", cmap=palette, clim=(-0.5, len(palette) - 0.5), colorbar=False, size=size,
