@@ -254,9 +254,9 @@ def budget_message(n: int, l: int, unit: str, budget: float, lo: float, hi: floa
     """Why ``budget`` cannot run, with the range that can."""
     what = "comparisons per landmark" if unit == "per_landmark" else "c (c·n·ln n comparisons in total)"
     f = (lambda x: f"{x:,.0f}") if unit == "per_landmark" else (lambda x: f"{x:,.6g}")
-    return (f"budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and l = {l} landmarks, "
-            f"got {budget:g}: each landmark needs at least n/2 comparisons, and the upper limit is this "
-            "explorer's memory bound")
+    return (f"Budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and l = {l} landmarks "
+            f"(got {budget:g}): each landmark needs at least n/2 comparisons, and a larger budget needs more "
+            "memory than this explorer allows")
 
 
 def _check(token) -> None:
@@ -335,8 +335,8 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     est = estimate_run(n, D, d, l, per_landmark, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
     try:
         check_run(est)
-    except ValueError as exc:  # too much memory: say which budgets fit
-        raise ValueError(f"{exc}; {budget_message(n, l, cfg.budget_unit, budget, lo, hi)}") from None
+    except ValueError:  # too much memory: only the budgets that fit (not the bytes, nor the server's setting)
+        raise ValueError(budget_message(n, l, cfg.budget_unit, budget, lo, hi)) from None
     if not force and (est.seconds > CONFIRM_SECONDS or est.bytes > CONFIRM_BYTES):
         return {"notice": f"Large run: {est.text}. Press “Run” to start it.", "estimate": est, "error": ""}
     _check(token)

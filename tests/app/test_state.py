@@ -14,7 +14,7 @@ import pytest
 from loe_viz.points import POINT_KINDS
 from loe_viz.app.compare_state import CompareState
 from loe_viz.app.jobs import Cancelled, JobRunner, direct_dispatch
-from loe_viz.app.limits import MAX_BYTES, estimate_run
+from loe_viz.app.limits import estimate_run
 from loe_viz.app.state import CONFIG_PARAMS, STEPS, URL_PARAMS, ExplorerState
 from loe_viz.app.warmup import warm_up
 
@@ -149,9 +149,9 @@ def test_per_landmark_budget_unit():
 @pytest.mark.parametrize("change, starts", [
     ({"n": 4}, "n "),
     ({"n": 0}, "n "),
-    ({"budget": 0}, "budget"),
-    ({"budget": -3.0}, "budget"),
-    ({"budget_unit": "per_landmark", "budget": 3}, "budget"),
+    ({"budget": 0}, "Budget"),
+    ({"budget": -3.0}, "Budget"),
+    ({"budget_unit": "per_landmark", "budget": 3}, "Budget"),
     ({"n_landmarks": 3}, "Landmarks l"),
     ({"seed": -5}, "Seed"),
     ({"n_landmarks": 500}, "n "),
@@ -286,7 +286,10 @@ def test_large_run_waits_for_confirmation_and_huge_is_refused():
     assert s.estimate.n_comparisons > 10**7
     s.budget = 1.0e8  # more memory than allowed: refused even when forced
     s.run(force=True)
-    assert s.error.startswith("budget needs about") and s.version == v
+    assert s.error.startswith("Budget must be between 0.") and s.version == v
+    # the allowed range in the sidebar's words, once: no bytes, no server setting, no second message
+    assert "TiB" not in s.error and "LOE_VIZ" not in s.error and ";" not in s.error, s.error
+    assert s.error.count("Budget") == 1 and "(got 1e+08)" in s.error, s.error
 
 
 def test_a_confirmed_large_run_drops_the_notice_that_asked_for_it():
@@ -603,13 +606,14 @@ def test_huge_configuration_refused_before_any_allocation():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert t.error.startswith("budget needs about") and str(MAX_BYTES // 2**30) in t.error, t.error
+    assert t.error.startswith("Budget must be between") and "more memory than this explorer allows" in t.error
     assert peak < 20 * 2**20 and t._cache._slots == {}
     # a budget of 1e300 was said as "87577067.5 TiB (4,611,686,018,427,387,900 comparisons)", a capped count
     for unit in ("total_c", "per_landmark"):
         u = ExplorerState(budget_unit=unit, budget=1e300, auto_update=False)
         u.run(force=True)
-        assert u.error.startswith("budget asks for more than 10^18 comparisons, far more memory than the "), u.error
+        assert u.error.startswith("Budget must be between") and "(got 1e+300)" in u.error, u.error
+        assert "10^18" not in u.error and "LOE_VIZ" not in u.error
         u.close()
 
 

@@ -47,7 +47,7 @@ def test_bad_budget_names_the_range_and_keeps_the_results(bad):
     s = ExplorerState(**SMALL)
     v, shown = s.version, dict(s.config_used)
     s.budget = bad
-    assert s.error.startswith("budget") and "between" in s.error and f"got {bad:g}" in s.error
+    assert s.error.startswith("Budget") and "between" in s.error and f"(got {bad:g})" in s.error
     assert s.version == v and s.config_used == shown
 
 
