@@ -84,6 +84,14 @@ def _remove_doc_callback(ref_doc, cb) -> None:
             pass
 
 
+#: Font size of the explorer's text in pixels (Panel's and bokeh's 12 px): explanations, summaries,
+#: labels and tabs scale with it, so they read from the back of a lecture hall (15.75 px paragraphs).
+BASE_FONT_PX = 15
+#: Styles that set it for everything inside a component (the variable is inherited into shadow roots).
+BASE_FONT = {"--bokeh-font-size": f"{BASE_FONT_PX}px"}
+#: Buttons and boxes have sizes of their own (12.8 and 13.3 px): they take the explorer's too.
+_WIDGET_FONT = ".bk-btn, .bk-input, select, input { font-size: var(--font-size); }"
+
 #: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).
 NOTEBOOK_MIN_WIDTH = 1210
 
@@ -254,7 +262,7 @@ class Explorer(Viewer):
                                                   margin=(0, 5)), sizing_mode="stretch_width"),
             pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
             pn.pane.Markdown("PNG: the save tool (a disk) in the toolbar beside each plot.", styles={"color": "#555"}),
-            sizing_mode="stretch_width",
+            sizing_mode="stretch_width", styles=BASE_FONT,
         )
 
     def _slider(self, cls, name, label, **kw):
@@ -320,13 +328,15 @@ class Explorer(Viewer):
                                             css_classes=["loe-lesson-banner"])
         self.main.insert(1, self._lesson_banner)
         self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), (MODES[2], self._lessons),
-                             dynamic=True,
+                             dynamic=True, styles=BASE_FONT,
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
         self._mode_note = pn.pane.Markdown(
             "The settings in this sidebar belong to the walk-through; “Your triplets” has its own, "
             "beside its results.", visible=False, styles={"color": "#555"})
         self.sidebar.insert(0, self._mode_note)
+        for w in [*self.sidebar.select(pn.widgets.Widget), *self.modes.select(pn.widgets.Widget)]:
+            w.stylesheets = [*w.stylesheets, _WIDGET_FONT]
 
     def __panel__(self):
         # The notebook layout. Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a

@@ -21,6 +21,8 @@ _CLIPPED_JS = """() => {
   const W = window.innerWidth, out = [];
   const walk = root => { for (const el of root.querySelectorAll('*')) {
     if (el.shadowRoot) walk(el.shadowRoot);
+    // KaTeX's MathML copy of a formula is for screen readers only (clipped to 1 px, never drawn)
+    if (el.closest('.katex-mathml')) continue;
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.height > 0 && r.right > W + 1) {
       const st = getComputedStyle(el);
