@@ -38,6 +38,21 @@ STEP_CONTENT = ("Ground truth", "✓ true", "Newton step", "Offset rule", "Dykst
 STEPS = ("Configure", "Sample", "Ranking", "Shifts", "EDM", "Embedding", "Compare")
 
 
+# Font sizes in px of visible text: explanation paragraphs, widget labels, tabs, buttons.
+_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: []};
+  const walk = root => { for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) walk(el.shadowRoot);
+    const r = el.getBoundingClientRect();
+    if (!(r.width > 0 && r.height > 0) || !(el.textContent || '').trim()) continue;
+    const fs = parseFloat(getComputedStyle(el).fontSize);
+    if (el.tagName === 'P') out.p.push(fs);
+    else if (el.tagName === 'LABEL') out.label.push(fs);
+    else if (el.classList.contains('bk-tab')) out.tab.push(fs);
+    else if (el.classList.contains('bk-btn')) out.btn.push(fs);
+  } };
+  walk(document); return out; }"""
+
+
 def _assert_fits(p: Page, where: str) -> None:
     scroll, width, clipped = p.page.evaluate(_CLIPPED_JS)
     assert scroll <= width and not clipped, f"{where}: page {scroll} px for a {width} px window; clipped: {clipped}"
@@ -72,6 +87,10 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
             time.sleep(1.0)  # bokeh lays the plots out after they arrive
             _assert_fits(p, name)
             p.shot(shots / f"layout_1280_{name}.png")
+            if name == "Configure":  # read from the back of a hall: 12 to 12.6 px before
+                fonts = p.page.evaluate(_FONTS_JS)
+                assert min(fonts["p"]) >= 15 and min(fonts["label"]) >= 14 and min(fonts["tab"]) >= 14, fonts
+                assert min(fonts["btn"]) >= 14, fonts
         p.page.locator(".bk-tab", has_text="Your triplets").first.click()
         p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
         p.page.locator(".loe-tr-run button").click()
