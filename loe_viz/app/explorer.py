@@ -176,10 +176,11 @@ class Explorer(Viewer):
     def _build_controls(self):
         s = self.state
         W = pn.widgets
-        self.w_kind = W.Select(label="Ground truth", options=list(s.param.kind.objects), value=s.kind,
+        # "uploaded" is offered once a point file was uploaded: before, choosing it only gave an error
+        self.w_kind = W.Select(label="Ground truth", options=self._kind_options(), value=s.kind,
                                sizing_mode="stretch_width", css_classes=["loe-kind"])
         self.w_kind.param.watch(self._on_kind, "value")
-        s.param.watch(lambda e: setattr(self.w_kind, "value", e.new), "kind")
+        s.param.watch(self._show_kind, ["kind", "uploaded_name"])
         self.w_n = self._slider(W.EditableIntSlider, "n", "Items n", start=20, end=5000, step=10,
                                 css_classes=["loe-n"])
         self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1,
@@ -192,6 +193,9 @@ class Explorer(Viewer):
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
         # switching the unit converts the number (c <-> comparisons per landmark)
+        # a button group shows no label of its own: its caption is a line above it
+        self.w_unit_caption = pn.pane.Markdown("Budget unit (counts the number below)",
+                                               margin=(5, 10, -5, 10), css_classes=["loe-unit-caption"])
         self.w_unit = W.RadioButtonGroup(label="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
                                          sizing_mode="stretch_width", orientation="vertical",
                                          css_classes=["loe-unit"])
@@ -256,7 +260,7 @@ class Explorer(Viewer):
             pn.Row(self.b_run, self.b_run_all, self.b_cancel, self.spinner),
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
             self.w_upload,
-            pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit, self.w_budget,
+            pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit_caption, self.w_unit, self.w_budget,
             pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel, self.w_offset,
             pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
                                                   margin=(0, 5)), sizing_mode="stretch_width"),
@@ -264,6 +268,19 @@ class Explorer(Viewer):
             pn.pane.Markdown("PNG: the save tool (a disk) in the toolbar beside each plot.", styles={"color": "#555"}),
             sizing_mode="stretch_width", styles=BASE_FONT,
         )
+
+    def _kind_options(self) -> list:
+        """The ground truths offered: the generators, and "uploaded" once there is an upload (or it is chosen)."""
+        s = self.state
+        kinds = [k for k in s.param.kind.objects if k != "uploaded"]
+        return kinds + ["uploaded"] if s.uploaded_name or s.kind == "uploaded" else kinds
+
+    def _show_kind(self, *events) -> None:
+        options = self._kind_options()
+        if list(self.w_kind.options) != options:
+            self.w_kind.param.update(options=options, value=self.state.kind)
+        elif self.w_kind.value != self.state.kind:
+            self.w_kind.value = self.state.kind
 
     def _slider(self, cls, name, label, **kw):
         """A slider bound to ``state.<name>`` that updates the state on release only."""

@@ -318,7 +318,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         )
     if cfg.kind == "uploaded":
         if cfg.uploaded is None:
-            raise ValueError("kind 'uploaded' needs a point file: upload a CSV first")
+            raise ValueError("Ground truth “uploaded” needs a point file: upload a CSV first (“Upload points”)")
         rows, D = cfg.uploaded.shape
         if n > rows:
             raise ValueError(f"n must be <= {rows}, the rows of {cfg.uploaded_name or 'the upload'}, got {n}")

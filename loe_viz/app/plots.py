@@ -432,7 +432,8 @@ def tick_decimals(lo: float, hi: float) -> int:
 _TICK_JS = """
 const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
 const need = step > 0 ? -Math.floor(Math.log10(step) + 1e-9) : 0;
-return tick.toFixed(Math.min(Math.max(base, need), 20));
+// a minus sign, as bokeh's own tick labels have (an ASCII hyphen beside them looked like another style)
+return tick.toFixed(Math.min(Math.max(base, need), 20)).replace("-", "\u2212");
 """
 
 

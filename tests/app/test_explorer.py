@@ -374,3 +374,43 @@ def test_the_walk_through_quotes_the_fit_time_that_compare_quotes(explorer):
     shown = {n.name: n.value for n in view._numbers}
     assert shown["Fit time"] == float(f"{fit:.3g}")
     assert "without drawing them" in view._counts.object
+
+
+def test_uploaded_is_offered_once_there_is_an_upload():
+    # "uploaded" in the Ground truth list only produced an error while nothing was uploaded
+    e = Explorer(n=100, seed=1)
+    try:
+        assert e.state.wait(120)
+        assert "uploaded" not in e.w_kind.options and "gaussian" in e.w_kind.options
+        assert e.state.load_file(b"x,y\n" + b"\n".join(f"{i % 7},{i % 11}".encode() for i in range(60)), "pts.csv")
+        assert e.state.wait(120)
+        assert e.w_kind.options[-1] == "uploaded" and e.w_kind.value == "uploaded"
+        e.w_kind.value = "gaussian"  # the upload stays on offer
+        assert e.state.kind == "gaussian" and "uploaded" in e.w_kind.options
+    finally:
+        e.close()
+
+
+def test_the_budget_unit_buttons_have_a_caption(explorer):
+    objs = list(explorer.sidebar.objects)
+    at = objs.index(explorer.w_unit)
+    assert objs[at - 1] is explorer.w_unit_caption and "Budget unit" in explorer.w_unit_caption.object
+
+
+def test_tick_labels_write_negative_numbers_with_a_minus_sign():
+    # the Embedding step's axes said "-1.0" beside bokeh's "−1.5" on every other plot
+    import json
+    import shutil
+    import subprocess
+
+    from loe_viz.app.plots import _TICK_JS
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("no node to run the tick formatter")
+    code = (f"const f = (tick, ticks, base) => {{ {_TICK_JS} }};\n"
+            "console.log(JSON.stringify([f(-1, [-1, -0.5], 1), f(-0.5, [-1, -0.5], 1), f(1.5, [1, 1.5], 1), "
+            "f(0, [0, 0.5], 1)]));")
+    out = subprocess.run([node, "-e", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == ["−1.0", "−0.5", "1.5", "0.0"]

@@ -158,7 +158,7 @@ def test_per_landmark_budget_unit():
     ({"temperature": -1.0}, "temperature"),
     ({"kind": "swiss_roll"}, "d "),
     ({"d": 0}, "d "),
-    ({"kind": "uploaded"}, "kind"),
+    ({"kind": "uploaded"}, "Ground truth “uploaded” needs a point file"),
 ])
 def test_bad_input_sets_error_and_keeps_results(change, starts, caplog):
     s = ExplorerState(**SMALL)
