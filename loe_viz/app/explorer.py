@@ -194,7 +194,7 @@ class Explorer(Viewer):
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
         # switching the unit converts the number (c <-> comparisons per landmark)
         # a button group shows no label of its own: its caption is a line above it
-        self.w_unit_caption = pn.pane.Markdown("Budget unit (counts the number below)",
+        self.w_unit_caption = pn.pane.Markdown("Budget unit: what the number below counts",
                                                margin=(5, 10, -5, 10), css_classes=["loe-unit-caption"])
         self.w_unit = W.RadioButtonGroup(label="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
                                          sizing_mode="stretch_width", orientation="vertical",
