@@ -4,9 +4,9 @@
 
     loe-viz explore [--port N] [--address A] [--warm] [--show]
     loe-viz embed FILE [--method loe|ste|tste|soe|gnmds|ckl|loeste] [-d 2] [--landmarks N|auto]
-                       [--heldout 0.2] [--seed S] [-o OUT.csv] [reading options]
-    loe-viz simulate KIND -n N [-d 2] [--temperature T] [--budget c] [-o triplets.csv]
-    loe-viz info FILE [reading options: --layout --item-type --header --columns --encoding --limit]
+                       [--heldout 0.2] [--seed S] [-o OUT] [--force] [reading options]
+    loe-viz simulate KIND -n N [-d 2] [--temperature T] [--budget c] [-o triplets.csv] [--force]
+    loe-viz info FILE [reading options: --layout --item-type --header --columns --encoding --skip-bad-rows --limit]
 
 ``loe-viz SUBCOMMAND --help`` describes each. A usage error prints one line on
 standard error and exits with status 2; a file or setting that cannot be used
@@ -122,6 +122,9 @@ def _add_reader_options(p) -> None:
                    help="the role of every column, comma-separated: head, near, far, left, right, answer, "
                    "response, or nothing to ignore a column (e.g. ',head,near,far'; default: from the header)")
     p.add_argument("--encoding", default="utf-8", help="text encoding of FILE (default utf-8)")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="drop the rows with a problem (counted, the first ones named) instead of stopping at the "
+                   "first")
     p.add_argument("--limit", type=_limit, action="append", default=[], metavar="KEY=VALUE",
                    help="raise a bound read_triplets checks before allocating: array_bytes (one array of a "
                    ".npy/.npz, default 2**30), compression_ratio (32), label_bytes (2**28); repeatable")
@@ -154,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="build the app once before serving (imports and compiles everything, so the "
                    "first visitor does not wait)")
     p.add_argument("--show", action="store_true", help="open the page in a web browser")
-    p.set_defaults(func=cmd_explore)
+    p.set_defaults(func=cmd_explore, subparser=p)
 
     # ------------------------------------------------------------------ embed
     p = sub.add_parser("embed", help="embed a triplet file and score it on held-out triplets",
@@ -169,20 +172,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="embedding dimension (default 2)")
     p.add_argument("--landmarks", type=_landmarks, default="auto", metavar="N|auto",
                    help="landmarks of loe and loeste (default auto: LOE's choice, or LOE-STE's start "
-                   "from up to 4 (d + 3) busy heads); LOE uses the triplets its landmarks head")
+                   "from up to 4 x (d + 3) busy heads); LOE uses the triplets its landmarks head")
     p.add_argument("--heldout", type=_fraction, default=0.2, metavar="F",
                    help="fraction of the triplets held out for scoring (default 0.2; 0: fit on all, "
                    "report the training accuracy)")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the split and of the method (default 0)")
-    p.add_argument("-o", "--output", metavar="OUT.csv",
-                   help="where to write the embedding (default: FILE's name with _METHOD.csv, in the "
-                   "current directory; '-': standard output)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="where to write the embedding: .csv (item,label,x1..xd), .tsv (the same, tab-separated), "
+                   ".npy (the n x d array) or .npz (arrays 'embedding' and 'labels'); default: FILE's name with "
+                   "_METHOD.csv, in the current directory; '-': CSV on standard output")
+    p.add_argument("-f", "--force", action="store_true", help="replace the output file if it exists")
     _add_reader_options(p)
     p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
-                   help="stop an iterative method after S seconds and keep its last iterate")
+                   help="stop an iterative method (all but loe) after S seconds and keep its last iterate")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="draw progress bars on standard error (default: when it is a terminal)")
-    p.set_defaults(func=cmd_embed)
+    p.set_defaults(func=cmd_embed, subparser=p)
 
     # --------------------------------------------------------------- simulate
     p = sub.add_parser("simulate", help="draw points and answered triplets (ground truth for teaching and tests)",
@@ -206,7 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=0, help="seed of the points (the answers use seed + 1)")
     p.add_argument("-o", "--output", default="triplets.csv", metavar="OUT",
                    help="triplet file (default triplets.csv; .npz/.npy write NumPy files)")
-    p.set_defaults(func=cmd_simulate)
+    p.add_argument("-f", "--force", action="store_true", help="replace the triplet and points files if they exist")
+    p.set_defaults(func=cmd_simulate, subparser=p)
 
     # ------------------------------------------------------------------- info
     p = sub.add_parser("info", help="describe how a triplet file is read",
@@ -214,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "triplets, the items heading triplets and their spread, labels, skipped rows.")
     p.add_argument("file", metavar="FILE", help="the triplet file")
     _add_reader_options(p)
-    p.set_defaults(func=cmd_info)
+    p.set_defaults(func=cmd_info, subparser=p)
     return parser
 
 
@@ -227,7 +233,12 @@ def _say(*parts, err: bool = False) -> None:
 _OPTION_NAMES = [
     (r"pass (item_type|encoding|layout|columns)='?([\w-]*)'?",
      lambda m: f"pass --{m[1].replace('_', '-')}" + (f" {m[2]}" if m[2] else "")),
-    (r"pass header=True", "pass --header"),
+    (r"\bheader=True\b", "--header"), (r"\bheader=False\b", "--no-header"),
+    (r"\b(item_type|layout|encoding)='([\w-]*)'", lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
+    (r"^(columns|encoding|layout|item_type)\b|\b(columns)=(?=[\s;,)]|$)",
+     lambda m: f"--{(m[1] or m[2]).replace('_', '-')}"),
+    (r"\berrors='skip'", "--skip-bad-rows"),
+    (r"landmark_selection='maxmin' or ", ""), (r"\(STE\)", "(--method ste)"),
     (r"read_triplets\(\.\.\., limits=\{'(\w+)': \.\.\.\}\) or loe_viz\.io\.MAX_\w+", r"--limit \1=..."),
     (r"\bn_landmarks=(\d+)", r"--landmarks \1"), (r"\bn_landmarks\b", "--landmarks"),
     (r"\bn_components=(\d+)", r"-d \1"), (r"\bn_components <= (\d+)", r"-d \1 or less"),
@@ -251,19 +262,28 @@ def _read(args):
     header = "auto" if args.header is None else args.header
     try:
         return read_triplets(path, layout=args.layout, item_type=args.item_type, header=header, columns=args.columns,
-                             encoding=args.encoding, limits=dict(args.limit))
+                             encoding=args.encoding, limits=dict(args.limit),
+                             errors="skip" if args.skip_bad_rows else "raise")
     except ValueError as exc:  # the reader's message, with its advice in this command's terms
-        raise DataError(_in_option_terms(str(exc))) from None
+        msg = _in_option_terms(str(exc))
+        if not str(exc).startswith(f"{path}:"):  # not the file's problem: an option's (--columns head,near)
+            raise UsageError(msg) from None
+        raise DataError(msg) from None
 
 
-def _check_output(out: str, option: str = "-o", source: str | None = None) -> None:
-    """Refuse, before any work, an output path that cannot be written or that names the input ``source``."""
+def _check_output(out: str, option: str = "-o", source: str | None = None, force: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written, that names the input ``source``, or that
+    would replace a file (unless ``force``; a device or pipe is written, not replaced)."""
+    from .io.writing import written_in_place
+
     if out == "-":
         return
     if os.path.isdir(out):
         raise UsageError(f"{option} {out} is a directory; name a file")
     if source is not None and os.path.exists(out) and os.path.samefile(out, source):
         raise UsageError(f"{option} {out} is the input file; writing there would replace the triplets")
+    if not force and os.path.lexists(out) and not written_in_place(out):
+        raise UsageError(f"{option} {out} exists; pass --force to replace it, or -o to name another file")
     folder = os.path.dirname(os.path.realpath(out))
     if not os.path.isdir(folder):
         raise DataError(f"cannot write {out}: the folder {os.path.dirname(out) or folder} does not exist")
@@ -358,13 +378,20 @@ def cmd_embed(args) -> int:
         out = f"{os.path.splitext(os.path.basename(args.file))[0] or 'triplets'}_{args.method}.csv"
     if args.method in ("loe", "loeste") and args.landmarks != "auto" and args.landmarks < d + 3:
         raise UsageError(f"--landmarks {args.landmarks} is too few for -d {d}: LOE needs at least d + 3 = {d + 3}")
-    _check_output(out, "-o" if args.output else "the output", args.file if os.path.isfile(args.file) else None)
+    if args.method not in ("loe", "loeste") and args.landmarks != "auto":
+        raise UsageError(f"--landmarks applies to --method loe and loeste; {args.method} fits every triplet")
+    if args.method == "loe" and args.max_seconds is not None:
+        raise UsageError("--max-seconds applies to the iterative methods (ste, tste, soe, gnmds, ckl, loeste); loe "
+                         "is not iterative")
+    _check_output(out, "-o" if args.output else "the output", args.file if os.path.isfile(args.file) else None,
+                  args.force)
     t0 = time.perf_counter()
     data = _read(args)
     t_read = time.perf_counter() - t0
     n, m = int(data.n_items), int(data.n_triplets)
+    skipped = f", skipped {data.n_skipped:,} row(s) with problems ('{PROG} info' names them)" * bool(data.n_skipped)
     _say(f"read {m:,} triplet{'s' * (m != 1)} over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
-         f"in {_seconds(t_read)}", err=err)
+         f"in {_seconds(t_read)}{skipped}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
     if d >= n:
@@ -389,7 +416,8 @@ def cmd_embed(args) -> int:
     for w in caught:
         if issubclass(w.category, DeprecationWarning):
             continue
-        print(f"{PROG}: warning: {_in_option_terms(str(w.message))}", file=sys.stderr, flush=True)
+        print(f"{PROG}: warning: {_printable(_by_label(_in_option_terms(str(w.message)), data.labels))}",
+              file=sys.stderr, flush=True)
     Z = np.asarray(model.embedding_, dtype=np.float64)
     train_acc = triplet_accuracy(Z, train)
     detail = ""
@@ -397,28 +425,55 @@ def cmd_embed(args) -> int:
     if lm is not None:
         detail = f", {lm} landmarks"
     if hasattr(model, "n_iter_"):
-        detail += f", {model.n_iter_} iterations"
+        k = int(model.n_iter_)
+        detail += f", {k} iteration{'s' * (k != 1)}"
+        if getattr(model, "stop_reason_", None) == "time_budget":
+            detail += f" (stopped by --max-seconds {args.max_seconds:g})"
     if test is not None:
         _say(f"{label}: held-out accuracy {triplet_accuracy(Z, test):.4f} (training {train_acc:.4f}); "
              f"fit {_seconds(t_fit)}{detail}", err=err)
     else:
         _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
              err=err)
-    _write_embedding(out, Z, data.labels)
+    what = _write_embedding(out, Z, data.labels)
     if out != "-":
-        _say(f"wrote {n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}"
-             f"{',...' if d > 3 else ''}) to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
+        _say(f"wrote {what} to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
     return 0
 
 
-def _write_embedding(out: str, Z, labels) -> None:
-    header = ["item", "label", *(f"x{k + 1}" for k in range(Z.shape[1]))]
-    from .io import spreadsheet_safe  # a label such as '=1+1' must not become a spreadsheet formula
+def _by_label(message: str, labels) -> str:
+    """A warning's example items (``e.g. [0, 4, 7]``, indices) by the file's labels or ids, where they differ."""
+    if labels.dtype.kind == "i" and labels[0] == 0 and labels[-1] == labels.size - 1:  # sorted ids 0..n-1
+        return message
 
+    def name(i: str) -> str:
+        v = labels[int(i)]
+        return repr(str(v)) if labels.dtype.kind == "O" else str(v)
+
+    return re.sub(r"\(e\.g\. \[([0-9, ]+)\]\)", lambda m: f"(e.g. {', '.join(map(name, m[1].split(',')))})",
+                  message)
+
+
+def _write_embedding(out: str, Z, labels) -> str:
+    """Write the embedding as OUT's extension says; returns what was written, in words."""
+    import numpy as np
+
+    from .io import spreadsheet_safe  # a label such as '=1+1' must not become a spreadsheet formula
+    from .io.writing import write_file  # never left half written (a device such as /dev/null in place)
+
+    n, d = Z.shape
+    ext = os.path.splitext(out)[1].lower() if out != "-" else ".csv"
+    if ext in (".npy", ".npz"):
+        stored = labels if labels.dtype.kind == "i" else labels.astype(str)  # never a pickled object array
+        with _writing(out):
+            write_file(out, (lambda fh: np.save(fh, Z, allow_pickle=False)) if ext == ".npy" else (
+                lambda fh: np.savez(fh, embedding=Z, labels=stored)))
+        return f"the {n:,} x {d} embedding" + (" and its labels (arrays 'embedding', 'labels')" * (ext == ".npz"))
+    header = ["item", "label", *(f"x{k + 1}" for k in range(d))]
     labels = [spreadsheet_safe(v) for v in labels.tolist()]
 
     def rows(fh):
-        w = csv.writer(fh, lineterminator="\n")
+        w = csv.writer(fh, delimiter="\t" if ext in (".tsv", ".tab") else ",", lineterminator="\n")
         w.writerow(header)
         for i, (lab, z) in enumerate(zip(labels, Z.tolist())):
             w.writerow([i, lab, *(repr(float(v)) for v in z)])
@@ -426,11 +481,10 @@ def _write_embedding(out: str, Z, labels) -> None:
     if out == "-":
         rows(sys.stdout)
         sys.stdout.flush()
-        return
-    from .io.writing import write_file  # never left half written (a device such as /dev/null in place)
-
-    with _writing(out):
-        write_file(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
+    else:
+        with _writing(out):
+            write_file(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
+    return f"{n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}{',...' if d > 3 else ''})"
 
 
 @contextlib.contextmanager
@@ -468,9 +522,13 @@ def cmd_simulate(args) -> int:
     if written_in_place(out) or os.path.isdir(out):
         raise UsageError(f"-o {out} is not a regular file, and simulate writes the points beside the triplets "
                          "(OUT's stem + _points.csv); name a file")
+    ext = os.path.splitext(out)[1].lower()
+    if (ext == ".npz" and args.layout == "crowd") or (ext == ".npy" and args.layout != "list-order"):
+        raise UsageError(f"--layout {args.layout} cannot be stored in {ext}; use "
+                         + ("" if args.layout == "crowd" else ".npz or ") + "a text format (.csv/.tsv)")
     points_out = f"{os.path.splitext(out)[0]}_points.csv"
-    _check_output(out)
-    _check_output(points_out, "the points file")
+    _check_output(out, force=args.force)
+    _check_output(points_out, "the points file", force=args.force)
     _check_simulate_disk(out, n, d, m, args.layout)
     t0 = time.perf_counter()
     X = make_points(args.kind, n, d, random_state=args.seed)
@@ -610,7 +668,9 @@ def _terminated(signum, frame):
 def main(argv=None) -> int:
     """Run ``loe-viz``; returns the exit status (2: usage error, 1: unusable data)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # named by the sub-command they were given to, whose --help lists its options
+        getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         print(f"{PROG}: error: name a command: explore, embed, simulate or info (see {PROG} --help)",
               file=sys.stderr)
@@ -631,6 +691,10 @@ def _run(args, prog: str) -> int:
     """``args.func(args)``, its failures printed as one line; returns the exit status."""
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # a reader such as 'head' stopped reading: not an error of this command
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush of stdout must not fail again
+        return 128 + signal.SIGPIPE
     except UsageError as exc:
         print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
         return 2

@@ -77,8 +77,8 @@ def test_help_texts(tmp_path):
         assert cmd in top.stdout
     expected = {
         "explore": ["--port", "--address", "--allow-websocket-origin", "--warm", "--show", "127.0.0.1"],
-        "embed": ["FILE", "--method", "loeste", "--landmarks N|auto", "--heldout", "--seed", "-o OUT.csv",
-                  "item,label,x1..xd"],
+        "embed": ["FILE", "--method", "loeste", "--landmarks N|auto", "--heldout", "--seed", "-o OUT",
+                  "item,label,x1..xd", ".npz", "--force", "--skip-bad-rows"],
         "simulate": ["KIND", "swiss_roll", "-n N", "--temperature", "--budget", "_points.csv"],
         "info": ["FILE", "--layout"],
     }
@@ -277,7 +277,8 @@ def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
     (tmp_path / "bad.csv").write_text("head,winner,loser\n1,2,3\n4,5,x\n", encoding="utf-8")
     line = one_line_error(run("embed", "bad.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
     assert line.startswith("loe-viz embed: error: bad.csv: line 3: ") and "'x'" in line
-    assert line.endswith("pass --item-type str to read every id as a text label")  # advice in CLI terms
+    assert line.endswith("pass --item-type str to read every id as a text label; --skip-bad-rows drops the rows "
+                         "with problems")  # advice in CLI terms
     ok = run("info", "bad.csv", "--item-type", "str", cwd=tmp_path)
     assert ok.returncode == 0 and "items      6: text labels" in ok.stdout
     assert not list(tmp_path.glob("bad_*.csv"))  # nothing written
@@ -414,3 +415,127 @@ def test_samples_are_package_data_found_by_importlib_resources():
     assert all(any(fnmatch.fnmatch(n, p) for p in patterns) for n in SAMPLE_FILES)
     with pytest.raises(ValueError, match=r"^no bundled sample named 'x.csv'; the samples are: european_capitals.csv"):
         sample_path("x.csv")
+
+
+# ------------------------------------------------------------- what a researcher at a terminal meets
+def test_outputs_that_exist_are_replaced_only_with_force(simulated, tmp_path):
+    """simulate's default -o triplets.csv and embed's default FILE_METHOD.csv replaced a file of that name
+    without a word; the user's own triplets.csv was gone."""
+    d, _ = simulated
+    (tmp_path / "triplets.csv").write_text("mine\n")
+    line = one_line_error(run("simulate", "gaussian", "-n", 20, cwd=tmp_path), 2, "loe-viz simulate: error: ")
+    assert line == ("loe-viz simulate: error: -o triplets.csv exists; pass --force to replace it, or -o to name "
+                    "another file (see loe-viz simulate --help)")
+    (tmp_path / "new_points.csv").write_text("mine too\n")
+    line = one_line_error(run("simulate", "gaussian", "-n", 20, "-o", "new.csv", cwd=tmp_path), 2,
+                          "loe-viz simulate: error: ")
+    assert "the points file new_points.csv exists; pass --force" in line
+    assert (tmp_path / "triplets.csv").read_text() == "mine\n" and not (tmp_path / "new.csv").exists()
+    assert run("simulate", "gaussian", "-n", 20, "-o", "new.csv", "--force", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "new_points.csv").read_text().startswith("x1,x2\n")
+    (tmp_path / "t_ste.csv").write_text("mine\n")
+    line = one_line_error(run("embed", d / "t.csv", "--method", "ste", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert line.startswith("loe-viz embed: error: the output t_ste.csv exists; pass --force to replace it")
+    assert (tmp_path / "t_ste.csv").read_text() == "mine\n"
+    assert run("embed", d / "t.csv", "--method", "ste", "-f", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "t_ste.csv").read_text().startswith("item,label,x1,x2\n")
+    assert run("embed", d / "t.csv", "--method", "ste", "-o", os.devnull, cwd=tmp_path).returncode == 0  # a device
+
+
+def test_skip_bad_rows_reads_what_the_library_can_skip(tmp_path):
+    rows = [f"{i % 9},{(i + 1) % 9},{(i + 2) % 9}" for i in range(60)]
+    rows[3], rows[-1] = "3,4", "7,7,1"  # lines 5 and 62: a field missing, an item twice
+    (tmp_path / "m.csv").write_text("head,winner,loser\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    line = one_line_error(run("info", "m.csv", cwd=tmp_path), 1, "loe-viz info: error: ")
+    assert line == ("loe-viz info: error: m.csv: line 5: expected 3 fields (head, near, far), got 2; "
+                    "--skip-bad-rows drops the rows with problems")
+    proc = run("info", "m.csv", "--skip-bad-rows", cwd=tmp_path)
+    assert proc.returncode == 0 and "skipped    2 row(s)" in proc.stdout
+    assert "line 61: the row repeats an item" in proc.stdout
+    proc = run("embed", "m.csv", "--skip-bad-rows", "--method", "ste", "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "read 58 triplets over 9 items" in proc.stderr and "skipped 2 row(s) with problems" in proc.stderr
+
+
+@pytest.mark.parametrize("ext", [".tsv", ".npy", ".npz"])
+def test_embed_writes_the_format_its_output_name_says(ext, tmp_path):
+    """-o emb.npy wrote CSV text into a file named .npy, and .tsv was comma-separated."""
+    src = sample_path("european_capitals_crowd.csv")
+    proc = run("embed", src, "--method", "ste", "-o", f"emb{ext}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    path, Z = tmp_path / f"emb{ext}", None
+    if ext == ".tsv":
+        rows = [r.split("\t") for r in path.read_text(encoding="utf-8").splitlines()]
+        assert rows[0] == ["item", "label", "x1", "x2"] and rows[1][1] == "Amsterdam" and len(rows) == 45
+        Z = np.array([[float(v) for v in r[2:]] for r in rows[1:]])
+    elif ext == ".npy":
+        Z = np.load(path)
+        assert "wrote the 44 x 2 embedding to emb.npy" in proc.stderr + proc.stdout
+    else:
+        with np.load(path) as z:
+            Z, labels = z["embedding"], z["labels"]
+        assert labels.dtype.kind == "U" and labels[0] == "Amsterdam" and labels.size == 44
+    assert Z.shape == (44, 2) and np.isfinite(Z).all()
+
+
+def test_options_a_method_would_ignore_are_refused(simulated):
+    d, _ = simulated
+    line = one_line_error(run("embed", "t.csv", "--method", "ste", "--landmarks", 8, cwd=d), 2,
+                          "loe-viz embed: error: ")
+    assert line.startswith("loe-viz embed: error: --landmarks applies to --method loe and loeste; ste fits every "
+                           "triplet")
+    line = one_line_error(run("embed", "t.csv", "--max-seconds", 1, cwd=d), 2, "loe-viz embed: error: ")
+    assert line.startswith("loe-viz embed: error: --max-seconds applies to the iterative methods")
+    line = one_line_error(run("embed", "t.csv", "--bogus", cwd=d), 2, "loe-viz embed: error: ")
+    assert line == "loe-viz embed: error: unrecognized arguments: --bogus (see loe-viz embed --help)"
+
+
+def test_a_run_stopped_by_its_time_limit_says_so(simulated):
+    d, _ = simulated
+    proc = run("embed", "t.csv", "--method", "ste", "--max-seconds", 1e-9, "-o", "-", cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r", 1 iteration \(stopped by --max-seconds 1e-09\)\n", proc.stderr), proc.stderr
+
+
+def test_reader_setting_errors_are_usage_errors_in_option_terms(simulated):
+    d, _ = simulated
+    line = one_line_error(run("info", "t.csv", "--columns", "head,near", cwd=d), 2, "loe-viz info: error: ")
+    assert line == "loe-viz info: error: --columns has no farther (loser) column (see loe-viz info --help)"
+    line = one_line_error(run("info", "t.csv", "--encoding", "foo", cwd=d), 2, "loe-viz info: error: ")
+    assert line.startswith("loe-viz info: error: --encoding must name a text encoding, got 'foo'")
+    line = one_line_error(run("info", "t.csv", "--layout", "crowd", cwd=d), 1, "loe-viz info: error: ")
+    assert line == ("loe-viz info: error: t.csv: --layout crowd was asked for but the columns describe a list-order "
+                    "layout")
+    line = one_line_error(run("info", "t.csv", "--no-header", cwd=d), 1, "loe-viz info: error: ")
+    assert "line 1: --no-header, but this line ['head', 'winner', 'loser'] is text above a line of numbers" in line
+    assert "drop --no-header to read it as the header, or pass --item-type str if" in line
+
+
+def test_simulate_refuses_a_layout_its_format_cannot_hold_before_drawing(tmp_path):
+    line = one_line_error(run("simulate", "gaussian", "-n", 10**5, "--layout", "crowd", "-o", "c.npz",
+                              cwd=tmp_path), 2, "loe-viz simulate: error: ")
+    assert line.startswith("loe-viz simulate: error: --layout crowd cannot be stored in .npz; use a text format")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_reader_that_stops_reading_is_no_error(tmp_path):
+    """'loe-viz simulate ... | head -1' printed '[Errno 32] Broken pipe' and exited 1 after writing both files."""
+    proc = subprocess.run(f"{sys.executable} -m loe_viz.cli simulate gaussian -n 200 -o p.csv | head -c 1",
+                          shell=True, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600,
+                          executable="/bin/bash")
+    assert proc.stderr == "" and proc.stdout == "d"
+    assert (tmp_path / "p_points.csv").read_text().count("\n") == 201
+
+
+def test_warnings_name_items_by_the_files_labels(tmp_path):
+    proc = run("embed", sample_path("european_capitals_crowd.csv"), "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warned = [ln for ln in proc.stderr.splitlines() if "took part in no comparison" in ln]
+    assert warned and re.search(r"\(e\.g\. '[A-Z][a-z]+[^']*', '", warned[0]), warned
+
+
+def test_a_dimension_that_needs_more_landmarks_than_items_names_the_dimension(simulated):
+    d, _ = simulated
+    line = one_line_error(run("embed", "t.csv", "-d", 58, cwd=d), 1, "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: -d 58 needs at least d + 3 = 61 landmarks, but there are only 60 items; "
+                    "use -d 57 or less")
