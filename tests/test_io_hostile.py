@@ -506,3 +506,49 @@ def test_an_npz_holding_two_arrays_of_one_name_is_refused(tmp_path, names):
     with pytest.raises(ValueError, match=r"^.*twice\.npz: holds more than one array named 'triplets'; an \.npz "
                                          r"holds each array once$"):
         read_triplets(path)
+
+
+# ------------------------------------------------------------------ a server reads uploads with these
+@pytest.mark.parametrize("line, fields", [(b"," * 2_000_000, 2_000_001), (b"0\t" * 500_000, 500_001),
+                                          (b"x " * 300_000, 300_000)])
+def test_a_line_of_millions_of_fields_is_refused_before_it_is_split(line, fields):
+    """A 10 MB line of commas took 35 s to refuse (each field was matched against every column name), holding a
+    served explorer's event loop the whole time; refused now before any split, in a count of characters."""
+    raw = line + b"\n0,1,2\n1,2,0\n"  # the first line, which is sniffed (a later one is pandas' to read)
+    calls = []
+    import loe_viz.io.layouts as layouts
+
+    orig = layouts.name_role
+    layouts.name_role = lambda *a: calls.append(1) or orig(*a)
+    try:
+        with pytest.raises(ValueError, match=rf"^<buffer>: line 1: {fields:,} fields on one line; a triplet file "
+                                             r"has 3 or 4 columns \(at most 1,000 with the ones to ignore\): is this "
+                                             r"a triplet file\?$"):
+            read_triplets(io.BytesIO(raw))
+    finally:
+        layouts.name_role = orig
+    assert calls == []  # nothing was matched against the column names
+    wide = b"head,winner,loser" + b",x" * 900 + b"\n0,1,2" + b",1" * 900 + b"\n"  # 903 columns: read
+    assert read_triplets(io.BytesIO(wide)).triplets.tolist() == [[0, 1, 2]]
+    label = b"a,b," + b"w " * 2000 + b"\nb,a,c\n"  # a label of 2,000 words in a comma-separated file: read
+    assert read_triplets(io.BytesIO(label)).n_items == 4
+
+
+def test_an_archive_of_thousands_of_arrays_lists_a_few_names():
+    """The message listed all 5,000 names: 59,000 characters in the explorer's error box."""
+    buf = io.BytesIO()
+    np.savez(buf, *[np.zeros(1)] * 5000)
+    with pytest.raises(ValueError, match=r"^<buffer>: has the arrays \['arr_0', 'arr_1', 'arr_10', 'arr_100', "
+                                         r"'arr_1000', 'arr_1001', 'arr_1002', 'arr_1003', 'arr_1004', 'arr_1005'\] "
+                                         r"and 4,990 more; expected 'triplets', or 'X' and 'y' \(optionally "
+                                         r"'labels'\)$"):
+        read_triplets(io.BytesIO(buf.getvalue()))
+
+
+def test_a_npy_header_holding_code_is_named_without_a_memory_address():
+    header = b"{'descr': __import__('os').getpid(), 'fortran_order': False, 'shape': (1, 3), }"
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    raw = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(12)
+    with pytest.raises(ValueError, match=r"^<buffer>: the array is not a valid NumPy array \(its header is not a "
+                                         r"Python dict of plain values: it holds a Call expression\)$"):
+        read_triplets(io.BytesIO(raw))

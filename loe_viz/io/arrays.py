@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tokenize
 import zipfile
 import zlib
@@ -11,6 +12,7 @@ import numpy as np
 
 from .layouts import LIMIT, as_labels, bad_rows, err, finish_int, over_limit, swap_sides
 
+_LISTED = 10  # member names a message lists (an archive may hold thousands)
 _FLOOR = 1 << 24  # archive members below 16 MiB are never refused for their compression ratio
 # tokenize.TokenError: NumPy tokenizes the header dict, and an unbalanced bracket there is no SyntaxError;
 # zlib.error: a damaged deflate stream in an archive member (no BadZipFile: zipfile checks the CRC only at the end)
@@ -34,6 +36,8 @@ def read_array(fh, name, what, lim, end):
         shape, fortran, dtype = (fmt.read_array_header_1_0 if version[0] == 1 else fmt.read_array_header_2_0)(fh)
     except _BROKEN as exc:
         why = f"its header is not a Python dict: {exc.args[0]}" if isinstance(exc, tokenize.TokenError) else exc
+        if node := re.search(r"<ast\.(\w+) object at 0x[0-9a-fA-F]+>", str(exc)):  # literal_eval: no address
+            why = f"its header is not a Python dict of plain values: it holds a {node[1]} expression"
         raise err(name, f"{what} is not a valid NumPy array ({why})") from None
     if dtype.hasobject:
         raise err(name, f"{what} is an object array; it cannot be read without unpickling, which read_triplets "
@@ -121,7 +125,9 @@ def _npz(src, lim):
             raise err(name, f"holds more than one array named {twice[0]!r}; an .npz holds each array once")
         key = "triplets" if "triplets" in members else "X" if {"X", "y"} <= set(members) else None
         if key is None:
-            raise err(name, f"has the arrays {sorted(members)}; expected 'triplets', or 'X' and 'y' "
+            names = sorted(members)
+            more = f" and {len(names) - _LISTED:,} more" if len(names) > _LISTED else ""
+            raise err(name, f"has the arrays {names[:_LISTED]}{more}; expected 'triplets', or 'X' and 'y' "
                             "(optionally 'labels')")
         extra = sorted(set(members) - {key, "labels"} - ({"y"} if key == "X" else set()))
         X, y = load(key), load("y") if key == "X" else None

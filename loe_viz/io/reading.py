@@ -22,6 +22,7 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOU
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
 _SNIFF_MAX = 1 << 26  # at most this much is read to find the end of a long first line
+MAX_COLUMNS = 1000  # fields of one line (a crowd export's extra columns are ignored, but not thousands)
 _UNTERMINATED = ('an unterminated quote: a field opened with " on this line is never closed (it runs to the end of '
                  "the file)")
 _ONE_LINE = "quote each field on its line (an item label cannot contain a line break)"
@@ -202,6 +203,13 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         raise err(name, f"no data row in the first {_SAMPLE} bytes" if not eof else "the file is empty"
                   if not text.strip() else "the file holds no data rows (only blank or comment lines)")
     forced = opts["delimiter"] or {"csv": ",", "tsv": "\t"}.get(fmt)
+    for no, ln in data:  # before any split: a line of millions of fields took a minute to sniff
+        for d in (forced,) if forced else [d for d in (",", "\t", ";") if d in ln] or [" "]:
+            if ln.count(d) >= MAX_COLUMNS:  # exact unless quoted, or runs of whitespace
+                k = len(ln.split()) if d == " " else len(_split(ln, d)) if '"' in ln else ln.count(d) + 1
+                if k > MAX_COLUMNS:
+                    raise err(name, f"{k:,} fields on one line; a triplet file has 3 or 4 columns (at most "
+                                    f"{MAX_COLUMNS:,} with the ones to ignore): is this a triplet file?", no)
     spec.delimiter = delim = _sniff_delimiter([ln for _, ln in data], forced)
     rows = [[f.strip() for f in _split(ln, delim)] for _, ln in data]
     f0, first_no, hdr, columns, lay = rows[0], data[0][0], opts["header"], opts["columns"], opts["layout"]
