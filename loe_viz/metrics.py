@@ -123,7 +123,12 @@ def triplet_accuracy(Z, triplets) -> float:
     float in [0, 1]
     """
     Z = check_points(Z, "Z")
-    T, _ = check_triplets(triplets, n_items=Z.shape[0])
+    try:
+        T, _ = check_triplets(triplets, n_items=Z.shape[0])
+    except ValueError as exc:
+        if Z.shape[1] == 3 and np.ndim(triplets) == 2 and np.shape(triplets)[1] != 3:  # the two swapped?
+            raise ValueError(f"{exc} (triplet_accuracy takes the embedding first, then the triplets)") from None
+        raise
     return float(sampling.triplet_agreement(Z, T))
 
 

@@ -171,3 +171,13 @@ def test_sample_rows():
     np.testing.assert_array_equal(r, sample_rows(1000, 50, random_state=0))
     with pytest.raises(ValueError, match=r"^k must be >= 1, got 0$"):
         sample_rows(10, 0)
+
+
+def test_triplet_accuracy_with_its_arguments_swapped_says_their_order():
+    Z = np.random.default_rng(0).normal(size=(40, 2))
+    T = np.array([[0, 1, 2], [3, 4, 5]])
+    with pytest.raises(ValueError, match=r"^triplets must have shape \(m, 3\), got \(40, 2\) \(triplet_accuracy "
+                                         r"takes the embedding first, then the triplets\)$"):
+        triplet_accuracy(T, Z)
+    with pytest.raises(ValueError, match=r"^triplets must have shape \(m, 3\), got \(2, 2\)$"):  # no swap to suspect
+        triplet_accuracy(Z, T[:, :2])
