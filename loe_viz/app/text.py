@@ -12,7 +12,8 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["escape", "md"]
+__all__ = ["escape", "md", "plain", "isolate", "display_name", "md_name", "md_quoting", "REPLACEMENT",
+           "MAX_NAME_CHARS"]
 
 # Characters with a meaning in Markdown (besides "<", ">" and "&", which become
 # HTML entities); a backslash in front makes each one literal.
@@ -42,3 +43,74 @@ def md(s) -> str:
     '&lt;b&gt;x&lt;/b&gt; \\\\*y\\\\*'
     """
     return escape(_MD_SPECIAL.sub(r"\\\1", str(s)))
+
+
+# Characters that change how the text around them is laid out or read, rather than being shown:
+# C0 and C1 controls (line breaks, tabs, escape sequences), the line and paragraph separators, and
+# the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069), which reverse
+# the words after them (a file name "x\u202egnp.csv" shows as "xvsc.png").
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+#: What a control character of user text is shown as.
+REPLACEMENT = "\ufffd"
+#: Longest user-given name shown (a longer one keeps its start and its end).
+MAX_NAME_CHARS = 120
+
+
+def plain(s) -> str:
+    """``str(s)`` on one line, laid out as written: controls become U+FFFD, bidi overrides are removed.
+
+    For user text written into a file's comment line (a line break there would
+    start a row of the file) or shown in a sentence of the page (an override
+    character would reverse the rest of the sentence).
+
+    Examples
+    --------
+    >>> plain("data\\n=1+2.csv")
+    'data\\ufffd=1+2.csv'
+    >>> plain("x\\u202egnp.csv")
+    'xgnp.csv'
+    """
+    return _CONTROL.sub(REPLACEMENT, _BIDI.sub("", str(s)))
+
+
+def isolate(s) -> str:
+    """:func:`plain` text wrapped in a first-strong isolate (U+2068 ... U+2069).
+
+    Inside a sentence, a name in a right-to-left script stays one unit and does
+    not pull the neighbouring words or numbers into its direction.
+    """
+    return "\u2068" + plain(s) + "\u2069"
+
+
+def display_name(name, default: str = "") -> str:
+    """A user-given (file) name as given, made :func:`plain` and at most :data:`MAX_NAME_CHARS` long.
+
+    Nothing is cut at a ``/``: a name is shown as it was given, never as a path.
+
+    Examples
+    --------
+    >>> display_name("http://example.org/data.csv")
+    'http://example.org/data.csv'
+    """
+    s = plain(name if name is not None else "").strip()
+    if len(s) > MAX_NAME_CHARS:
+        s = s[:MAX_NAME_CHARS - 31] + "…" + s[-30:]
+    return s or default
+
+
+def md_name(s) -> str:
+    """A user-given name for a Markdown pane: :func:`md` of :func:`isolate`."""
+    return md(isolate(s))
+
+
+def md_quoting(text, *names) -> str:
+    """``text`` (a sentence that may quote user text) for a Markdown pane: :func:`plain`, with ``names`` isolated.
+
+    Each of ``names`` (a file name, say; at least 3 characters) found in the
+    sentence is wrapped as by :func:`isolate`, then everything is escaped by :func:`md`.
+    """
+    out = plain(text)
+    for name in {plain(n) for n in names if n and len(plain(n)) >= 3}:
+        out = out.replace(name, "\u2068" + name + "\u2069")
+    return md(out)
