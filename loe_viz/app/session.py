@@ -20,7 +20,7 @@ from typing import Callable
 
 from .jobs import direct_dispatch
 
-__all__ = ["session_dispatcher", "LoopDispatcher", "in_server_session", "connection_count", "release_links"]
+__all__ = ["session_dispatcher", "LoopDispatcher", "in_server_session", "connection_count", "release_links", "UNHELD"]
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +133,12 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
             if d2 is None:
                 return
             try:
-                with set_curdoc(d2), hold(d2):
-                    fn()
+                if getattr(fn, "unheld", False):  # see UNHELD
+                    with set_curdoc(d2):
+                        fn()
+                else:
+                    with set_curdoc(d2), hold(d2):
+                        fn()
             except Exception:  # never let a UI update kill the session
                 log.warning("UI update failed", exc_info=True)
             if loop is not None and not sweeping:
@@ -155,6 +159,12 @@ def session_dispatcher() -> Callable[[Callable[[], None]], None]:
             pass
     return run
 
+
+#: Attribute that, set True on a dispatched function, applies it without holding the document. An
+#: update holding new plot data, sent held (in one message) just after another visitor's page was
+#: built, lost its binary buffers on the way (Panel 1.9): the page never applied it and stayed at
+#: "Reading data.csv…". Sent unheld, each change goes through Bokeh's own send.
+UNHELD = "unheld"
 
 _SWEEP_SECONDS = 0.1  # between looks for a stranded patch while a document's writes are in flight
 _SWEEP_ROUNDS = 100  # at most 10 s of looking after one update

@@ -24,6 +24,7 @@ import csv
 import io
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -42,7 +43,8 @@ from .colors import position_colors
 from .._format import format_seconds
 from ..io import spreadsheet_safe
 from .jobs import Cancelled, JobRunner, RunsJobs
-from .uploads import ReadsUploads
+from .text import plain
+from .uploads import ReadsUploads, upload_name
 
 __all__ = [
     "SAMPLE_DIR",
@@ -393,15 +395,20 @@ def _detail(name, model, m_train) -> str:
     return f"{model.n_iter_} iterations, {model.stop_reason_}"
 
 
-def _read_triplet_upload(content, filename: str):
-    """The :class:`~loe_viz.io.TripletData` of an uploaded file's ``content`` (bytes or str)."""
+def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
+    """The :class:`~loe_viz.io.TripletData` of an uploaded file's ``content`` (bytes or str), and its summary.
+
+    Both can take seconds for a file near the upload limit (a million triplets):
+    the explorer calls this on a worker thread.
+    """
     from ..io import read_triplets
 
     if content is None or len(content) == 0:
         raise ValueError(f"{filename}: the file is empty")
     buf = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else bytes(content))
     buf.name = filename
-    return read_triplets(buf)
+    data = read_triplets(buf, errors="skip" if skip_bad_rows else "raise")
+    return data, summarize(data)
 
 
 # ====================================================================== state
@@ -434,10 +441,14 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         LOE's landmarks (the busiest heads); None: LOE's "auto" (see loe_landmark_plan).""")
     test_fraction = param.Number(default=0.2, bounds=(0.05, 0.5), doc="""
         Fraction of the triplets held out to measure accuracy.""")
-    seed = param.Integer(default=0, bounds=(0, None), doc="Seed of the split and the random starts.")
+    seed = param.Integer(default=0, bounds=(0, 2**32 - 1), doc="""
+        Seed of the split and the random starts (NumPy's legacy seeds stop at 2**32 - 1).""")
     max_seconds = param.Number(default=30.0, bounds=(1.0, 600.0), doc="""
         Time limit of each iterative method (stopped, its last iterate kept).""")
     shown = param.String(default="", doc="Method whose embedding is shown and downloaded.")
+    skip_bad_rows = param.Boolean(default=False, doc="""
+        Read an uploaded file without its rows with problems (the reader's errors="skip"), instead of
+        refusing it at the first one.""")
 
     # ---- data ----------------------------------------------------------------------
     data = param.Parameter(default=None, precedence=-1, doc="The loe_viz.io.TripletData read.")
@@ -459,6 +470,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     setting_error = param.String(default="", precedence=-1, doc="Why the last value typed into a box was refused.")
     message = param.String(default="", precedence=-1, doc="What the run is doing or did.")
     running = param.Boolean(default=False, precedence=-1)
+    reading = param.String(default="", precedence=-1, doc="Name of the upload being read ('' when none).")
     progress = param.Integer(default=0, bounds=(0, 100), precedence=-1)
 
     #: The run settings the page's boxes set (through :meth:`set_setting`), with the boxes' labels.
@@ -468,7 +480,20 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self._jobs = JobRunner("loe-viz-triplets")
+        # uploads are read on a thread of their own: a read never waits for a fit, nor cancels one
+        self._reads = JobRunner("loe-viz-upload", dispatch=self._dispatch_read)
+        self._read_seq = 0  # the upload whose result is still wanted
+        self.last_upload = ""  # its name (the page isolates it where a message quotes it)
         self._closed = False
+
+    def _dispatch_read(self, fn) -> None:
+        """The session's dispatcher (set on the fit runner by the view), the new data applied unheld.
+
+        (See :data:`loe_viz.app.session.UNHELD`: held, the update could lose its plot data on the way
+        to the page when another visitor's page was being built at that moment.)
+        """
+        fn.unheld = True
+        self._jobs.dispatch(fn)
 
     # ------------------------------------------------------------------ loading
     @staticmethod
@@ -485,6 +510,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             True when it was read; otherwise :attr:`error` says why and the
             previous data and results stay.
         """
+        self._forget_read()
         if name not in SAMPLES:
             self.error = f"Unknown sample {name!r}: choose one of {', '.join(SAMPLES)}"
             return False
@@ -512,7 +538,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         self._set_data(data, name, sample=name, truth=truth, **dim)
         return True
 
-    def load_upload(self, content, filename: str = "triplets.csv") -> bool:
+    def load_upload(self, content, filename: str = "triplets.csv", background: bool = False) -> bool:
         """Read an uploaded triplet file (any layout :func:`loe_viz.io.read_triplets` reads).
 
         Parameters
@@ -520,28 +546,71 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         content : bytes or str
             The file's content.
         filename : str
-            Its name (the extension picks NumPy files; messages quote it).
+            Its name as the browser gave it (the extension picks NumPy files; messages
+            quote it, control characters replaced: see :func:`loe_viz.app.uploads.upload_name`).
+        background : bool, default False
+            Read (and describe) the file on a worker thread: :attr:`reading` names it
+            meanwhile, and the data (or the error) arrive through :attr:`dispatch`.
+            A newer upload, a sample chosen meanwhile or :meth:`close` supersede it:
+            its result is then dropped.
 
         Returns
         -------
         bool
-            True when it was read; otherwise :attr:`error` is ``"Upload rejected: "``
-            followed by the reader's message (file, line and problem), and the
-            previous data and results stay.
+            True when it was read (with ``background``: when the read started);
+            otherwise :attr:`error` is ``"Upload rejected: "`` followed by the reader's
+            message (file, line and problem), and the previous data and results stay.
         """
-        filename = os.path.basename(str(filename or "")) or "triplets.csv"
-        data = self._read_upload(lambda: _read_triplet_upload(content, filename), filename)
-        if data is None:
+        if self._closed:
             return False
-        self._set_data(data, filename, sample="", truth=None)
+        name = upload_name(filename, "triplets.csv")
+        self._read_seq += 1
+        seq, skip = self._read_seq, bool(self.skip_bad_rows)
+        self.last_upload = name
+        if not background:
+            got, why = self._try_read(lambda: _read_triplet_upload(content, name, skip), name)
+            self.reading = ""
+            return self._take_read(seq, name, got, why)
+        self.param.update(reading=name, error="")
+        self._reads.submit(partial(self._read_job, content, name, seq, skip))
         return True
 
-    def _set_data(self, data, source: str, sample: str, truth, **settings) -> None:
+    def _read_job(self, content, name, seq, skip, token) -> None:
+        """On the reading thread: read and describe, then hand the outcome to the UI thread."""
+        if token.cancelled or seq != self._read_seq:
+            return
+        got, why = self._try_read(lambda: _read_triplet_upload(content, name, skip), name)
+        del content
+        if token.cancelled or seq != self._read_seq:
+            return  # superseded meanwhile: nobody waits for it
+        self._reads.publish(partial(self._take_read, seq, name, got, why))
+
+    def _take_read(self, seq, name, got, why) -> bool:
+        """Apply a read (on the UI thread) unless a newer upload, a sample or closing superseded it."""
+        if self._closed or seq != self._read_seq:
+            return False
+        self.reading = ""
+        if why:
+            self.error = why
+            return False
+        data, summary = got
+        self._set_data(data, name, sample="", truth=None, summary=summary)
+        return True
+
+    def _forget_read(self) -> None:
+        """Drop an upload still being read (its result will not be applied)."""
+        self._read_seq += 1
+        self._reads.cancel()
+        if self.reading:
+            self.reading = ""
+
+    def _set_data(self, data, source: str, sample: str, truth, summary=None, **settings) -> None:
         """New data: the old results no longer apply (a running fit is cancelled); ``settings`` go with it."""
         if self.running:
             self._jobs.cancel()
         self.param.update(**settings,
-            data=data, source=source, sample=sample, truth=truth, summary=summarize(data),
+            data=data, source=source, sample=sample, truth=truth,
+            summary=summarize(data) if summary is None else summary,
             results={}, run_info={}, shown="", error="", progress=0,
             message="" if not self.running else "Cancelling the run on the previous data…",
             data_version=self.data_version + 1, version=self.version + 1,
@@ -588,22 +657,34 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         self._jobs.submit(job, background=background)
         return True
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for an upload being read, then for a run; False on time-out."""
+        return self._reads.wait(timeout) and self._jobs.wait(timeout)
+
     def set_setting(self, name: str, value) -> bool:
         """Set one of :attr:`SETTINGS` from its box; a value out of range is refused with the range, and kept out.
 
         Returns whether the value was taken (``setting_error`` says why not).
         """
         p = self.param[name]
+        whole = isinstance(p, param.Integer)
+        if whole and isinstance(value, float) and value.is_integer():
+            value = int(value)  # a box sends 3.0, or 1e+23 for a long number typed
         try:
+            if whole and isinstance(value, float):
+                raise ValueError("not a whole number")
             setattr(self, name, value)
-        except ValueError:
+        except (ValueError, TypeError):
             lo, hi = p.bounds
-            rng = f"from {lo:g} to {hi:g}" if hi is not None else f"{lo:g} or more"
-            shown = lambda v: "auto" if v is None else f"{v:g}"  # noqa: E731
+            kind = "a whole number " if whole and isinstance(value, float) else ""
+            num = lambda v: f"{v:,}" if isinstance(v, int) and abs(v) >= 10**6 else f"{v:g}"  # noqa: E731
+            rng = f"from {num(lo)} to {num(hi)}" if hi is not None else f"{num(lo)} or more"
+            shown = lambda v: "auto" if v is None else num(v)  # noqa: E731
             got = ("the box was empty" if value is None else
                    f"got {value:g}" if isinstance(value, (int, float)) else f"got {value!r}")
-            self.setting_error = (f"{self.SETTINGS[name]} must be {rng}{' (empty: auto)' if p.allow_None else ''}; "
-                                  f"{got}. It stays {shown(getattr(self, name))}.")
+            self.setting_error = (f"{self.SETTINGS[name]} must be {kind}{rng}"
+                                  f"{' (empty: auto)' if p.allow_None else ''}; {got}. "
+                                  f"It stays {shown(getattr(self, name))}.")
             return False
         self.setting_error = ""
         return True
@@ -611,6 +692,8 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def close(self) -> None:
         """Cancel a running fit and drop the data and results (without touching the UI)."""
         self._closed = True
+        self._read_seq += 1
+        self._reads.close()
         self._jobs.close()
         # plain attribute updates: no watcher of the (closing) view is triggered
         with param.parameterized.discard_events(self):
@@ -716,6 +799,11 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             return []
         return [str(v) for v in np.asarray(self.data.labels).tolist()]
 
+    def display_labels(self) -> list[str]:
+        """:meth:`item_labels` as the page shows them: control and bidi-override characters replaced (see
+        :func:`loe_viz.app.text.plain`), so a label cannot break a plot's line or reverse a tooltip."""
+        return [plain(x) for x in self.item_labels()]
+
     def embedding_csv(self, method: str | None = None) -> str:
         """A method's embedding as CSV text: ``item,label,x1..xd``, one row per item.
 
@@ -729,7 +817,8 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         info = self.run_info
         buf = io.StringIO()
         Z = res.embedding
-        buf.write(f"# {res.label} embedding of {self.source} in d = {Z.shape[1]}: held-out accuracy "
+        # the source is a file name as uploaded: a line break in it would start a row of this file
+        buf.write(f"# {res.label} embedding of {plain(self.source)} in d = {Z.shape[1]}: held-out accuracy "
                   f"{res.test_accuracy:.4f} on {info.get('n_test', 0):,} triplets (test fraction "
                   f"{info.get('test_fraction', self.test_fraction):g}, seed {info.get('seed', self.seed)}), "
                   f"fitted on {info.get('n_train', 0):,}\n")
@@ -742,5 +831,6 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def csv_filename(self, method: str | None = None) -> str:
         """A file name for :meth:`embedding_csv`."""
         method = method or self.shown or self.best_method() or "embedding"
-        stem = os.path.splitext(self.source or "triplets")[0] or "triplets"
+        # an uploaded name as given may hold "/", ":" or characters a file name cannot
+        stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(self.source or "triplets")[0]).strip("._") or "triplets"
         return f"{stem}_{METHOD_LABELS.get(method, method).lower()}_embedding.csv"

@@ -265,3 +265,103 @@ def test_a_cancel_reaches_the_ordinal_polish_of_loe():
         LOE(n_components=2, n_landmarks=40, refine="ordinal", random_state=0).fit(T, n_items=n, progress=progress)
     assert stages[-1] == ("refine", 0, 1)  # stopped by a heartbeat inside the polish, not after it
     assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
+
+
+_PANE_JS = """e => [...(e.shadowRoot || e).children].filter(c => !['STYLE', 'LINK', 'SCRIPT'].includes(c.tagName))
+    .map(c => c.innerText || '').join(' ')"""
+
+
+def _pane_text(page, selector: str) -> str:
+    return page.locator(selector).first.evaluate(_PANE_JS)
+
+
+def _wait_pane(page, selector: str, text: str, timeout: float = 120) -> str:
+    assert _wait(lambda: text in _pane_text(page, selector), timeout), (_pane_text(page, selector), _pane_text(page, ".loe-tr-error"), _pane_text(page, ".loe-tr-reading"))
+    return _pane_text(page, selector)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_other_requests_are_served_while_an_upload_is_read(monkeypatch):
+    """An upload was read on the server's event loop: a 10 MB file stalled every page, static files too,
+    for as long as the read took (13 to 40 s). The read here lasts until another visitor's page and a
+    static file have been served, or gives up (then the test fails)."""
+    import urllib.request
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import loe_viz.app.triplets_state as ts
+
+    started, answered = threading.Event(), threading.Event()
+    saw_answer = []
+    real = ts._read_triplet_upload
+
+    def slow_read(content, name, *args):
+        started.set()
+        saw_answer.append(answered.wait(60))  # a read on the event loop waits here in vain
+        return real(content, name, *args)
+
+    monkeypatch.setattr(ts, "_read_triplet_upload", slow_read)
+    srv = InProcessServer(unused_ms=3000)
+    try:
+        with sync_api.sync_playwright() as p:
+            b = launch_chromium(p)
+            ctx = b.new_context()
+            page = ctx.new_page()
+            page.goto(srv.url, timeout=180_000)
+            page.get_by_text("Your triplets", exact=True).first.click()
+            _wait_pane(page, ".loe-tr-sentence", "Read 4,000 triplets")
+            page.locator(".loe-tr-upload input[type=file]").set_input_files(
+                {"name": "mine.csv", "mimeType": "text/csv", "buffer": b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n"})
+            assert started.wait(120), "the upload never reached the reader"
+            # while the read goes on: another visitor's page and a static file are served
+            with urllib.request.urlopen(srv.url, timeout=120) as r:
+                assert r.status == 200 and b"bokeh" in r.read()
+            with urllib.request.urlopen(f"http://127.0.0.1:{srv.port}/static/js/bokeh.min.js", timeout=120) as r:
+                assert r.status == 200
+            answered.set()
+            _wait_pane(page, ".loe-tr-sentence", "Read 5 triplets")
+            ctx.close()
+            b.close()
+        assert saw_answer == [True], "the read blocked the server: nothing else was answered meanwhile"
+    finally:
+        answered.set()
+        srv.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_the_page_shows_an_upload_is_being_read(monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import loe_viz.app.triplets_state as ts
+
+    started, release = threading.Event(), threading.Event()
+    real = ts._read_triplet_upload
+
+    def slow_read(content, name, *args):
+        started.set()
+        release.wait(120)
+        return real(content, name, *args)
+
+    monkeypatch.setattr(ts, "_read_triplet_upload", slow_read)
+    srv = InProcessServer(unused_ms=3000)
+    try:
+        with sync_api.sync_playwright() as p:
+            b = launch_chromium(p)
+            ctx = b.new_context(viewport={"width": 1280, "height": 800})
+            page = ctx.new_page()
+            page.goto(srv.url, timeout=180_000)
+            page.get_by_text("Your triplets", exact=True).first.click()
+            _wait_pane(page, ".loe-tr-sentence", "Read 4,000 triplets")
+            page.locator(".loe-tr-upload input[type=file]").set_input_files(
+                {"name": "mine.csv", "mimeType": "text/csv", "buffer": b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n"})
+            assert started.wait(120)
+            _wait_pane(page, ".loe-tr-reading", "Reading \u2068mine.csv\u2069…")
+            assert page.locator(".loe-tr-run button").first.is_disabled()
+            release.set()
+            _wait_pane(page, ".loe-tr-sentence", "Read 5 triplets")
+            assert not page.locator(".loe-tr-reading").first.is_visible()
+            ctx.close()
+            b.close()
+    finally:
+        release.set()
+        srv.stop()

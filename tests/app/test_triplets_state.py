@@ -100,7 +100,9 @@ def test_malformed_upload_gives_the_message_and_keeps_data_and_results():
     version, data_version = s.version, s.data_version
     bad = b"head,winner,loser\n0,1,2\n0,1\n"
     assert s.load_upload(bad, "bad.csv") is False
-    assert s.error == "Upload rejected: bad.csv: line 3: expected 3 fields (head, near, far), got 2"
+    # the reader's advice (errors='skip') in the page's terms: the checkbox that does it
+    assert s.error == ("Upload rejected: bad.csv: line 3: expected 3 fields (head, near, far), got 2; tick “Skip "
+                       "rows with problems” and upload it again to read it without them")
     assert s.data is data and s.summary is summary and s.results is results and s.run_info is info
     assert s.version == version and s.data_version == data_version and s.source == CAPITALS
     assert s.embedding_csv().count("\n") == 2 + 44
@@ -262,3 +264,185 @@ def test_loe_landmark_plan_is_the_library_rule():
     counts = np.random.default_rng(0).poisson(32, 150)
     assert counts.min() < 0.5 * counts.max() and loe_landmark_plan(counts, 150, 2) == (150, False, counts.sum())
     assert set(TRIPLET_METHODS) == {"LOE", "STE", "LOESTE", "TSTE", "SOE", "GNMDS", "CKL"}
+
+
+# ---------------------------------------------------------------- uploads read off the event loop
+_SMALL = b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n"
+
+
+class _Queue:
+    """A dispatcher that keeps the published functions until the test runs them (the UI thread's turn)."""
+
+    def __init__(self):
+        self.fns = []
+
+    def __call__(self, fn):
+        self.fns.append(fn)
+
+    def run(self):
+        fns, self.fns = self.fns, []
+        for fn in fns:
+            fn()
+
+
+def _blocking_reader(monkeypatch):
+    """Make the upload reader wait for ``release``; ``started`` is set when a read begins."""
+    import threading
+
+    import loe_viz.app.triplets_state as ts
+
+    started, release = threading.Event(), threading.Event()
+    real = ts._read_triplet_upload
+
+    def slow(content, name, skip=False):
+        started.set()
+        assert release.wait(60)
+        return real(content, name, skip)
+
+    monkeypatch.setattr(ts, "_read_triplet_upload", slow)
+    return started, release
+
+
+def test_a_background_upload_is_read_on_a_worker_thread_and_applied_through_dispatch(monkeypatch):
+    started, release = _blocking_reader(monkeypatch)
+    s = TripletsState()
+    q = _Queue()
+    s.dispatch = q
+    assert s.load_sample(CAPITALS)
+    try:
+        assert s.load_upload(_SMALL, "mine.csv", background=True)  # returns at once: the read waits
+        assert started.wait(60)
+        assert s.reading == "mine.csv" and s.source == CAPITALS  # busy, the old data still there
+        release.set()
+        assert s._reads.wait(60)
+        assert s.source == CAPITALS  # nothing touched from the worker thread
+        q.run()  # the UI thread's turn
+        assert s.reading == "" and s.source == "mine.csv" and s.summary["n_triplets"] == 5
+    finally:
+        release.set()
+        s.close()
+
+
+def test_a_newer_upload_a_sample_or_closing_supersedes_an_upload_being_read(monkeypatch):
+    started, release = _blocking_reader(monkeypatch)
+    s = TripletsState()
+    q = _Queue()
+    s.dispatch = q
+    try:
+        s.load_upload(_SMALL, "first.csv", background=True)
+        assert started.wait(60)
+        s.load_upload(_SMALL + b"1,0,3\n", "second.csv", background=True)
+        assert s.reading == "second.csv"
+        release.set()
+        assert s.wait(60)
+        q.run()
+        assert s.source == "second.csv" and s.summary["n_triplets"] == 6  # the first read's result was dropped
+        # a sample chosen while an upload is read wins
+        release.clear(); started.clear()
+        s.load_upload(_SMALL, "third.csv", background=True)
+        assert started.wait(60)
+        assert s.load_sample(CAPITALS) and s.reading == ""
+        release.set()
+        assert s.wait(60)
+        q.run()
+        assert s.source == CAPITALS
+        # a closed session takes nothing
+        release.clear(); started.clear()
+        s.load_upload(_SMALL, "fourth.csv", background=True)
+        assert started.wait(60)
+        s.close()
+        release.set()
+        assert s._reads.wait(60)
+        q.run()
+        assert s.data is None and s.source == CAPITALS
+    finally:
+        release.set()
+        s.close()
+
+
+def test_a_rejected_background_upload_sets_the_error_on_the_ui_thread():
+    s = TripletsState()
+    q = _Queue()
+    s.dispatch = q
+    assert s.load_sample(CAPITALS)
+    assert s.load_upload(b"0,1\n", "bad.csv", background=True)
+    assert s.wait(60) and s.error == ""
+    q.run()
+    assert s.error.startswith("Upload rejected: bad.csv: line 1:") and s.source == CAPITALS and s.reading == ""
+    s.close()
+
+
+def test_skip_bad_rows_reads_a_file_without_its_broken_rows():
+    s = TripletsState()
+    bad = b"0,1,2\n1,2,3\n2,3\n3,0,1\n0,2,3\n"
+    assert not s.load_upload(bad, "bad.csv")
+    assert "“Skip rows with problems”" in s.error and "errors=" not in s.error
+    s.skip_bad_rows = True
+    assert s.load_upload(bad, "bad.csv"), s.error
+    assert s.summary["n_triplets"] == 4 and s.summary["n_skipped"] == 1 and s.error == ""
+
+
+@pytest.mark.parametrize("message, shown", [
+    ("a.csv: is UTF-16 text; pass encoding='utf-16' or save it as UTF-8", "a.csv: is UTF-16 text; save it as UTF-8"),
+    ("a.csv: line 2: mixed types: head item '5' is a number, but the file's ids are text labels; pass "
+     "item_type='str' to read numbers as labels too",
+     "a.csv: line 2: mixed types: head item '5' is a number, but the file's ids are text labels"),
+    ("a.npy: the array needs 3,000 bytes, over the limit of 1,000 bytes (raise it with read_triplets(..., "
+     "limits={'array_bytes': ...}) or loe_viz.io.MAX_ARRAY_BYTES)",
+     "a.npy: the array needs 3,000 bytes, over the limit of 1,000 bytes"),
+    ("a.csv: line 1: 4 columns without a header: name them (head,left,right,winner for crowd answers, or "
+     "head,j,k,y) or pass layout=",
+     "a.csv: line 1: 4 columns without a header: name them (head,left,right,winner for crowd answers, or head,j,k,y)"),
+])
+def test_the_readers_advice_is_given_in_the_pages_terms(message, shown):
+    from loe_viz.app.uploads import in_app_terms
+    assert in_app_terms(message) == shown
+
+
+def test_real_rejections_carry_no_library_advice():
+    s = TripletsState()
+    for name, content in [("u16.csv", "0,1,2\n1,2,0\n".encode("utf-16")),
+                          ("mixed.csv", b"a,b,c\nb,c,a\n5,a,b\n"),
+                          ("bad.csv", b"0,1,2\n0,1\n")]:
+        assert not s.load_upload(content, name)
+        assert s.error.startswith(f"Upload rejected: {name}: ")
+        for advice in ("pass ", "encoding=", "item_type", "errors=", "limits=", "read_triplets", "MAX_"):
+            assert advice not in s.error, s.error
+
+
+# ---------------------------------------------------------------- names and labels from users
+def test_a_file_name_with_line_breaks_writes_no_row_into_the_csv():
+    s = TripletsState(methods=["STE"])
+    name = "data\n=1+2,=cmd|' -C calc'!A0\n.csv"
+    rows = "".join(f"{i % 7},{(i + 1) % 7},{(i + 3) % 7}\n" for i in range(60)).encode()
+    assert s.load_upload(rows, name), s.error
+    assert s.source == "data\ufffd=1+2,=cmd|' -C calc'!A0\ufffd.csv"
+    assert s.run()
+    text = s.embedding_csv()
+    lines = text.splitlines()
+    assert lines[0].startswith("# STE embedding of data\ufffd=1+2,=cmd|' -C calc'!A0\ufffd.csv in d = 2")
+    assert lines[1] == "item,label,x1,x2" and not any(l.startswith("=") for l in lines)
+    assert "/" not in s.csv_filename() and "\n" not in s.csv_filename()
+
+
+def test_a_name_is_kept_as_given_and_bidi_overrides_are_removed():
+    s = TripletsState()
+    assert s.load_upload(_SMALL, "http://example.org/data.csv"), s.error
+    assert s.source == "http://example.org/data.csv"  # not cut to "data.csv"
+    assert s.csv_filename("STE") == "http_example.org_data_ste_embedding.csv"
+    assert s.load_upload(_SMALL, "x\u202egnp.csv"), s.error
+    assert s.source == "xgnp.csv"
+    labels = "a\u202eb,c\u2066d,e\n" * 2 + "c\u2066d,e,a\u202eb\n"
+    assert s.load_upload(labels.encode(), "l.csv"), s.error
+    assert sorted(s.display_labels()) == ["ab", "cd", "e"]
+
+
+# ---------------------------------------------------------------- integer settings
+def test_a_number_too_long_for_an_integer_box_is_refused_with_a_message():
+    s = TripletsState()
+    assert not s.set_setting("seed", 1e23)
+    assert s.seed == 0 and s.setting_error == "Seed must be from 0 to 4,294,967,295; got 1e+23. It stays 0."
+    assert not s.set_setting("n_components", 2.5)
+    assert s.setting_error == "Dimension d must be a whole number from 1 to 10; got 2.5. It stays 2."
+    assert s.set_setting("n_components", 3.0) and s.n_components == 3 and s.setting_error == ""
+    assert not s.set_setting("n_landmarks", float("inf")) and s.n_landmarks is None

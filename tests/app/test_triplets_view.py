@@ -67,11 +67,15 @@ def test_view_runs_draws_and_downloads():
     pn.panel(view).get_root()
     # a bad upload shows the message (escaped for Markdown) and keeps the results
     drop_file(view.w_upload, "bad_file.csv", b"head,winner,loser\n0,1\n")
-    assert view.alert.visible and view.alert.object == _md(s.error)
-    assert s.error == "Upload rejected: bad_file.csv: line 2: expected 3 fields (head, near, far), got 2"
+    assert s.wait(60)
+    # the file name quoted in the message is isolated (U+2068 ... U+2069): its own text direction stays inside
+    assert view.alert.visible and view.alert.object == _md(s.error.replace("bad_file.csv", "\u2068bad_file.csv\u2069"))
+    assert s.error == ("Upload rejected: bad_file.csv: line 2: expected 3 fields (head, near, far), got 2; tick "
+                       "“Skip rows with problems” and upload it again to read it without them")
     assert "| LOE-STE |" in view.results_table.object and s.source == "european_capitals_crowd.csv"
     # a good upload clears the sample picker and the results
     drop_file(view.w_upload, "mine.csv", b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n")
+    assert s.wait(60)
     assert s.source == "mine.csv" and view.w_sample.value == "" and view.results_table.object == ""
     assert not view.alert.visible
 
@@ -83,24 +87,32 @@ def test_markdown_escape():
     assert "<img" not in html and "&lt;img" not in html.replace("&amp;lt;img", "")
 
 
-def test_a_setting_out_of_range_is_refused_next_to_its_box_and_the_box_shows_the_kept_value():
-    """The boxes were bounded: 100000 landmarks emptied the box silently, 3 sent 0 and a server error."""
+def test_a_setting_out_of_range_is_refused_next_to_its_box_and_typing_the_kept_value_clears_it():
+    """The boxes were bounded: 100000 landmarks emptied the box silently, 3 sent 0 and a server error.
+    A refused value then reset the box to the kept value, and typing that value back (nothing the page
+    sends: the box had not changed) left the refusal on the page for good."""
     view = TripletsView()
     s = view.state
     try:
         view.w_l.value = 100000
-        assert s.n_landmarks is None and view.w_l.value is None
+        assert s.n_landmarks is None and view.w_l.value == 100000  # beside the message saying what stays
         assert view.setting_alert.visible
         assert s.setting_error == "LOE landmarks must be from 4 to 500 (empty: auto); got 100000. It stays auto."
         assert view.setting_alert.object == _md(s.setting_error)
         view.w_l.value = 12
         assert s.n_landmarks == 12 and not view.setting_alert.visible
         view.w_d.value = 0
-        assert s.n_components == 2 and view.w_d.value == 2
+        assert s.n_components == 2
         assert s.setting_error == "Dimension d must be from 1 to 10; got 0. It stays 2."
+        view.w_d.value = 2  # the kept value typed back: taken, the message goes
+        assert s.n_components == 2 and s.setting_error == "" and not view.setting_alert.visible
+        view.w_test.value = 1e-300
+        assert s.test_fraction == 0.2
+        assert s.setting_error == "Held-out fraction must be from 0.05 to 0.5; got 1e-300. It stays 0.2."
+        view.w_test.value = 0.2
+        assert s.setting_error == "" and not view.setting_alert.visible
         view.w_test.value = 5.0
-        assert s.test_fraction == 0.2 and view.w_test.value == 0.2
-        assert s.setting_error.startswith("Held-out fraction must be from 0.05 to 0.5; got 5.")
+        assert s.test_fraction == 0.2 and s.setting_error.startswith("Held-out fraction must be from 0.05 to 0.5; got 5.")
         s.seed = 7  # the state's own changes reach the boxes
         assert view.w_seed.value == 7
         view.w_seed.value = 3  # a value taken clears the message
@@ -144,3 +156,23 @@ def test_picking_the_3d_sample_sets_the_dimension_box_to_3():
         assert view.w_d.value == 2 and "set to 2" in view.sentence.object
     finally:
         view.close()
+
+
+def test_a_number_too_long_for_an_integer_box_is_refused_in_the_page_not_in_the_server_log():
+    """The browser sends 99999999999999999999999 as the float 1e+23: IntInput refused it inside Panel (a
+    traceback in the server log, nothing on the page)."""
+    view = TripletsView()
+    s = view.state
+    try:
+        for box, name in ((view.w_seed, "seed"), (view.w_d, "n_components"), (view.w_l, "n_landmarks")):
+            before = getattr(s, name)
+            # as the page's message sets it: both values at once
+            box._process_events({"value": 1e23, "value_throttled": 1e23})
+            assert getattr(s, name) == before and view.setting_alert.visible
+            assert s.setting_error.startswith(f"{s.SETTINGS[name]} must be from ") and "got 1e+23" in s.setting_error
+        view.w_seed._process_events({"value": 2.5})
+        assert s.setting_error == "Seed must be a whole number from 0 to 4,294,967,295; got 2.5. It stays 0."
+        view.w_seed._process_events({"value": 4.0})
+        assert s.seed == 4 and s.setting_error == ""
+    finally:
+        s.close()

@@ -16,7 +16,8 @@ from .. import plots
 from ..colors import quantized
 from ..serving import take_upload, upload_box
 from ..session import session_dispatcher
-from ..text import md as _md
+from ..text import md as _md, md_name, md_quoting, plain
+from ..uploads import SKIP_BAD_ROWS, in_app_terms
 from ...loe import AUTO_MAX_LANDMARKS
 from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
 from .base import explanation, fmt, hvpane
@@ -46,6 +47,21 @@ coordinates to all triplets.
 
 _EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
 
+W = pn.widgets
+
+
+class _WholeNumberInput(W.IntInput):
+    """An :class:`~panel.widgets.IntInput` that takes whatever number the page sends.
+
+    A browser sends a whole number too long for it (99999999999999999999999) as the
+    float 1e+23, which IntInput's integer ``value`` refuses inside Panel: a traceback
+    in the server's log and nothing on the page. Here the number reaches the state,
+    which refuses it with a message (:meth:`TripletsState.set_setting`).
+    """
+
+    value = param.Number(default=0, allow_None=True, doc="The number in the box.")
+    value_throttled = param.Number(default=None, constant=True, doc="The number, on <enter> or leaving the box.")
+
 
 class TripletsView(Viewer):
     """Upload or pick triplets, see how they were read, embed them, compare the methods, download.
@@ -67,7 +83,6 @@ class TripletsView(Viewer):
         s.dispatch = dispatch or session_dispatcher()
         self._activated = False
         self._quiet = False  # set while the view itself changes a widget
-        W = pn.widgets
         # -- source -------------------------------------------------------------------------
         opts = {"— choose a sample —": ""}
         opts.update({spec.title: name for name, spec in SAMPLES.items() if TripletsState.sample_available(name)})
@@ -78,6 +93,13 @@ class TripletsView(Viewer):
         self.w_upload = upload_box("…or upload a triplet file", accept=".csv,.tsv,.txt,.npy,.npz", width=380,
                                    css_classes=["loe-tr-upload"])
         self.w_upload.param.watch(self._on_upload, "value")
+        # a file with a few broken rows is read without them (the summary counts them), instead of refused
+        self.w_skip = W.Checkbox(label=SKIP_BAD_ROWS, value=s.skip_bad_rows, css_classes=["loe-tr-skip"])
+        self.w_skip.link(s, value="skip_bad_rows", bidirectional=True)
+        # while an upload is read (on a worker thread: the server goes on answering everyone)
+        self.reading_spinner = pn.indicators.LoadingSpinner(value=True, size=22, visible=False, margin=(12, 4, 0, 10))
+        self.reading_note = pn.pane.Markdown("", visible=False, styles={"font-size": "1.05em"},
+                                             css_classes=["loe-tr-reading"])
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
                                    css_classes=["loe-tr-error"])
         # -- how it was read ------------------------------------------------------------------
@@ -122,7 +144,8 @@ class TripletsView(Viewer):
             pn.Card(explanation(_TEXT), title="What happens in “Your triplets”", collapsed=False,
                     sizing_mode="stretch_width", header_background="#eef3f8", margin=(5, 5, 10, 5)),
             pn.pane.Markdown("### 1. Triplets"),
-            plots.wrap(self.w_sample, self.w_upload),
+            plots.wrap(self.w_sample, pn.Column(self.w_upload, self.w_skip, margin=0),
+                       pn.Row(self.reading_spinner, self.reading_note, margin=0)),
             self.alert,
             pn.pane.Markdown("### 2. How they were read"),
             self.sentence,
@@ -142,7 +165,7 @@ class TripletsView(Viewer):
         )
         s.param.watch(self._on_data, ["data_version"])
         s.param.watch(self._on_error, ["error", "setting_error"])
-        s.param.watch(self._on_status, ["running", "progress", "message"])
+        s.param.watch(self._on_status, ["running", "progress", "message", "reading"])
         s.param.watch(self._on_results, ["version", "shown"])
         s.param.watch(self._on_coverage, ["n_components", "n_landmarks"])
         self._on_data()
@@ -181,31 +204,36 @@ class TripletsView(Viewer):
             return
         self._activated = True
         name, content = got
-        if self.state.load_upload(content, name or "triplets.csv"):
-            self._quiet = True
-            try:
-                self.w_sample.value = ""
-            finally:
-                self._quiet = False
+        # read on a worker thread: a large file takes seconds, and the server's event loop serves every page
+        self.state.load_upload(content, name or "triplets.csv", background=True)
 
     def _box(self, cls, name, **kw):
         """A box for a run setting, without bounds of its own: a value out of range reaches the state, which
-        refuses it with the range (a bounded box dropped it silently, or sent 0)."""
+        refuses it with the range (a bounded box dropped it silently, or sent 0).
+
+        A refused value stays in the box beside the message saying which value stays in use, so that typing
+        that value back is a change the page sends: every value typed reaches the state, and an accepted one
+        (the current one too) takes the message away. (A box reset to the kept value showed the value the
+        user would type back, and the page sends nothing for an unchanged box: the message stayed.)
+        """
         s = self.state
+        if cls is W.IntInput:
+            cls = _WholeNumberInput
         w = cls(label=s.SETTINGS[name], value=getattr(s, name), **kw)
 
         def to_state(event):
-            if event.new != getattr(s, name) and not s.set_setting(name, event.new):
-                w.value = getattr(s, name)  # the kept value, shown again
+            s.set_setting(name, event.new)
 
         w.param.watch(to_state, "value")
+        # the state's own changes (a sample's dimension) reach the box
         s.param.watch(lambda e: None if w.value == e.new else setattr(w, "value", e.new), name)
         return w
 
     def _on_error(self, *events):
-        """The state's two errors, each in its red box (hidden while empty)."""
-        for alert, e in ((self.alert, self.state.error), (self.setting_alert, self.state.setting_error)):
-            alert.object = _md(e)
+        """The state's two errors, each in its red box (hidden while empty); a quoted file name stays one unit."""
+        s = self.state
+        for alert, e in ((self.alert, s.error), (self.setting_alert, s.setting_error)):
+            alert.object = md_quoting(e, s.source, s.last_upload) if e else ""
             alert.visible = bool(e)
 
     def _on_status(self, *events):
@@ -213,12 +241,14 @@ class TripletsView(Viewer):
         self.progress.value = int(s.progress)
         self.progress.visible = bool(s.running)
         self.message.object = _md(s.message)
-        self.b_run.disabled = bool(s.running)
+        self.b_run.disabled = bool(s.running or s.reading)
+        self.reading_note.object = f"Reading {md_name(s.reading)}…" if s.reading else ""
+        self.reading_note.visible = self.reading_spinner.visible = bool(s.reading)
         self.b_cancel.disabled = not s.running
 
     def _on_data(self, *events):
         s = self.state
-        if s.sample and self.w_sample.value != s.sample:
+        if self.w_sample.value != s.sample and (not s.sample or s.sample in self.w_sample.options.values()):
             self._quiet = True
             try:
                 self.w_sample.value = s.sample
@@ -234,10 +264,11 @@ class TripletsView(Viewer):
             if desc and s.truth is not None:
                 desc += (f" Its true positions are {s.truth.shape[1]}-dimensional, so “Dimension d” was set to "
                          f"{s.truth.shape[1]} (you can change it under “3. Embed”).")
-            self.sentence.object = _md(sm["sentence"]) + (f"  \n*{_md(desc)}*" if desc else "")
+            self.sentence.object = md_quoting(sm["sentence"], s.source) + (f"  \n*{_md(desc)}*" if desc else "")
             self.summary_table.object = self._summary_markdown(sm)
             notes = list(sm["notes"])
-            self.notes.object = ("How the file was read: " + "; ".join(_md(n) for n in notes) + "."
+            self.notes.object = ("How the file was read: " + "; ".join(md_quoting(in_app_terms(n), s.source)
+                                                                       for n in notes) + "."
                                  if notes else "")
         self.heads_plot.object = self._heads_figure()
         self._on_coverage()
@@ -306,7 +337,7 @@ class TripletsView(Viewer):
     @staticmethod
     def _summary_markdown(sm) -> str:
         ph = sm["per_head"]
-        labels = {"text": "text labels (e.g. " + ", ".join(_md(x) for x in sm["label_examples"][:3]) + ")",
+        labels = {"text": "text labels (e.g. " + ", ".join(_md(plain(x)) for x in sm["label_examples"][:3]) + ")",
                   "ids": "integer ids (kept as labels)", "none": "none: items are 0..n-1"}[sm["labels"]]
         rows = [
             ("items", f"**{sm['n_items']:,}**"),
@@ -377,10 +408,10 @@ class TripletsView(Viewer):
                        f"{'—' if math.isnan(r.agreement_with_ste) else f'{r.agreement_with_ste:.3f}'} |")
                 if truth:
                     row += f" {fmt(r.procrustes)} |"
-                row += f" {fmt(r.seconds)}\u00a0s | {_md(r.detail)} |"
+                row += f" {fmt(r.seconds)}\u00a0s | {_md(plain(r.detail))} |"
             else:
                 row = f"| {r.label} | — | — | — |" + (" — |" if truth else "")
-                row += f" {fmt(r.seconds)}\u00a0s | ⚠ could not run: {_md(r.error)} |"
+                row += f" {fmt(r.seconds)}\u00a0s | ⚠ could not run: {_md(plain(r.error))} |"
             lines.append(row)
         if truth:
             lines.append("")
@@ -404,7 +435,7 @@ class TripletsView(Viewer):
                 title=_EMPTY_PLOT_TITLE, responsive=False, width=plots.SQUARE + 75, height=plots.SQUARE + 95))
         xy, hl = s.display_coordinates(method)
         n = xy.shape[0]
-        labels = s.item_labels()
+        labels = s.display_labels()
         counts = np.bincount(np.asarray(s.data.triplets)[:, 0], minlength=n)
         cidx, palette = quantized(hl)
         df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "label": labels, "item": np.arange(n),
