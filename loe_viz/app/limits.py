@@ -15,11 +15,14 @@ this module is imported): ``LOE_VIZ_MAX_N``, ``LOE_VIZ_MAX_D`` and
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
 
 from .._format import format_bytes, format_seconds
+
+log = logging.getLogger(__name__)
 
 __all__ = ["MAX_N", "MAX_D", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "RunEstimate",
            "estimate_run", "check_size", "check_run"]
@@ -82,13 +85,17 @@ class RunEstimate:
 
 
 def check_size(n: int, d: int) -> None:
-    """Refuse ``n`` or ``d`` above the explorer's hard bounds (``ValueError`` naming the bound)."""
+    """Refuse ``n`` or ``d`` above the explorer's hard bounds (``ValueError`` naming the bound).
+
+    The message is for the page's visitor: it names the largest value allowed, not the
+    server setting that raises it (that goes to the server's log).
+    """
     if n > MAX_N:
-        raise ValueError(f"n must be <= {MAX_N:,} in this explorer, got {n:,} "
-                         "(a server can raise the limit with LOE_VIZ_MAX_N)")
+        log.info("refused n = %d above LOE_VIZ_MAX_N = %d (the server's setting)", n, MAX_N)
+        raise ValueError(f"n must be <= {MAX_N:,} in this explorer, got {n:,}")
     if d > MAX_D:
-        raise ValueError(f"d must be <= {MAX_D} in this explorer, got {d} "
-                         "(a server can raise the limit with LOE_VIZ_MAX_D)")
+        log.info("refused d = %d above LOE_VIZ_MAX_D = %d (the server's setting)", d, MAX_D)
+        raise ValueError(f"d must be <= {MAX_D} in this explorer, got {d}")
 
 
 def estimate_run(n: int, D: int, d: int, n_landmarks: int, per_landmark: int, *,
@@ -125,13 +132,10 @@ def estimate_run(n: int, D: int, d: int, n_landmarks: int, per_landmark: int, *,
 
 
 def check_run(est: RunEstimate) -> None:
-    """Refuse a run whose estimated peak memory is above :data:`MAX_BYTES`."""
-    if est.n_comparisons >= 10**18:  # capped on its way here (a budget of 1e300): its size is no figure to show
-        raise ValueError(f"budget asks for more than 10^18 comparisons, far more memory than the "
-                         f"{format_bytes(MAX_BYTES)} this explorer allows per run: lower it")
-    if est.bytes > MAX_BYTES:
-        raise ValueError(
-            f"budget needs about {format_bytes(est.bytes)} of memory ({est.n_comparisons:,} comparisons), "
-            f"more than the {format_bytes(MAX_BYTES)} this explorer allows per run: lower it "
-            "(a server can raise the limit with LOE_VIZ_MAX_BYTES)"
-        )
+    """Refuse a run whose estimated peak memory is above :data:`MAX_BYTES`.
+
+    The caller says which budgets fit instead (:func:`loe_viz.app.pipeline.budget_message`):
+    this message is not shown.
+    """
+    if est.n_comparisons >= 10**18 or est.bytes > MAX_BYTES:
+        raise ValueError("the run needs more memory than this explorer allows per run")

@@ -695,3 +695,12 @@ def test_a_cancelled_first_run_does_not_speak_of_previous_results(monkeypatch):
     s.seed = 5
     assert s.status == "Cancelled: the results shown are those of the previous run."
     s.close()
+
+
+def test_size_limits_name_the_allowed_range_not_the_server_setting():
+    from loe_viz.app.limits import MAX_D, MAX_N, check_size
+
+    for n, d in ((MAX_N + 1, 2), (100, MAX_D + 1)):
+        with pytest.raises(ValueError) as err:
+            check_size(n, d)
+        assert "LOE_VIZ_" not in str(err.value) and "<=" in str(err.value)
