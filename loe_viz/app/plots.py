@@ -25,7 +25,7 @@ if hv.Store.current_backend != "bokeh":  # pragma: no cover - only if another ba
 __all__ = [
     "RASTER_ABOVE", "SEGMENTS_MAX", "FONTSCALE", "scatter", "landmark_marks", "identity_line",
     "heatmap", "convergence", "subsample", "linked_embedding", "wrap", "HALF_WIDTH",
-    "point_labels", "label_layout", "short_text", "fit_title",
+    "point_labels", "label_layout", "short_text", "fit_title", "index_ticks", "HEATMAP_WIDTH",
 ]
 
 #: Point plots with more points than this show a seeded subsample of this many points
@@ -578,12 +578,57 @@ def identity_line(lo: float, hi: float, label: str = "identity"):
                                                           line_width=2.5)
 
 
+#: Pixel size of axis tick labels at :data:`FONTSCALE` (measured in Chromium: 14.85 px).
+TICK_FONT_PX = 11 * FONTSCALE
+#: Heatmaps three to a row fit beside the sidebar at 1280 px (the Shifts step) at this width.
+HEATMAP_WIDTH = 275
+#: Pixels of a heatmap's width and height outside its frame: the y axis and the toolbar beside it; the
+#: title, the x axis and the colour bar below it (measured in Chromium).
+_HEATMAP_INSET = (90.0, 175.0)
+#: Pixels between two tick labels of a heatmap's axis (about a character), or between two lines.
+_TICK_GAP = (8.0, 6.0)
+#: Steps between labelled landmarks when not all of them have room: 1, 2, 5, 10, 20, 50, ...
+_NICE_STEPS = (1, 2, 5)
+
+
+def index_ticks(n: int, frame: float, vertical: bool = False) -> list[int]:
+    """Whole-number ticks of an axis of ``n`` cells (0 … n − 1) ``frame`` pixels long, every one
+    while their labels have room, else every 2nd, 5th, 10th, … (labels apart, never touching).
+    """
+    n = int(n)
+    if n <= 0:
+        return []
+    label = TICK_FONT_PX * 1.2 if vertical else text_width_px(str(n - 1), TICK_FONT_PX)
+    room = label + _TICK_GAP[1 if vertical else 0]
+    cell = max(float(frame), 1.0) / n
+    k = 0
+    step = 1
+    while step * cell < room and step < n:
+        k += 1
+        step = _NICE_STEPS[k % 3] * 10 ** (k // 3)
+    return list(range(0, n, step))
+
+
+def _few_colorbar_ticks(plot, element) -> None:
+    """Plot hook: about four ticks on a colour bar under a heatmap (at its width, eight ran together)."""
+    from bokeh.models import BasicTicker, ColorBar
+
+    fig = plot.handles.get("plot")
+    for cb in fig.select(type=ColorBar) if fig is not None else ():
+        if not isinstance(cb.ticker, BasicTicker):  # "auto": a ticker of its own
+            cb.ticker = BasicTicker()
+        cb.ticker.desired_num_ticks = 4
+
+
 def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = False,
-            clim: tuple | None = None, label: str = "value"):
+            clim: tuple | None = None, label: str = "value", width: int = HEATMAP_WIDTH, height: int | None = None):
     """A matrix as an image with row 0 at the top and hover showing (row, column, value).
 
     ``label`` names the values: the colour bar's title and the hover's (say what they are,
-    e.g. "score", "distance": a bar titled "value" told nothing).
+    e.g. "score", "distance": a bar titled "value" told nothing).  The frame is square unless
+    ``height`` is given, with the colour bar under it (beside it, the bar left the matrix a strip
+    80 px wide at three heatmaps to a row).  The axes label whole rows and columns, every one
+    while their labels have room, else every 2nd, 5th, 10th, … (:func:`index_ticks`).
     """
     M = np.asarray(M, dtype=np.float64)
     r, c = M.shape
@@ -598,9 +643,15 @@ def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = Fals
                 clim = (-m, m)
             else:
                 clim = (float(finite.min()), float(finite.max()))
+    frame_w = width - _HEATMAP_INSET[0]
+    if height is None:  # a square frame
+        height = int(frame_w + _HEATMAP_INSET[1])
+    frame_h = height - _HEATMAP_INSET[1]
     return hm.opts(**base_opts(title=title, cmap=cmap, colorbar=True, clim=clim, invert_yaxis=True,
+                               colorbar_position="bottom", hooks=[_few_colorbar_ticks],
+                               xticks=index_ticks(c, frame_w), yticks=index_ticks(r, frame_h, vertical=True),
                                tools=["hover", "save"], xlabel="column (landmark)", ylabel="row (landmark)",
-                               responsive=False, width=275, height=260))
+                               responsive=False, width=width, height=height))
 
 
 def integer_x_ticks(plot, element) -> None:

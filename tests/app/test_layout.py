@@ -53,6 +53,33 @@ _FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: []};
   walk(document); return out; }"""
 
 
+# Tick labels of every drawn axis (colour bars' included), from bokeh's own views: the plot's title, the
+# axis's dimension, the labels, and the least room in px between two neighbouring labels' boxes.
+_TICK_GAPS_JS = """() => { const out = [];
+  for (const v of Bokeh.index.all_views()) {
+    if (!v.model || !String(v.model.type).endsWith('Axis') || !v.model.visible || !v.is_renderable) continue;
+    let pv = v.parent;
+    while (pv && !(pv.frame && pv.model && 'title' in pv.model)) pv = pv.parent;
+    if (!pv) continue;
+    const dim = v.dimension, tc = v.tick_coords, ticks = tc.major[dim];
+    if (ticks.length < 2) continue;
+    const pos = v.scoords(tc.major)[dim];
+    const labels = v.compute_labels(ticks);
+    labels.visuals = v.visuals.major_label_text.values();
+    labels.base_font_size = pv.base_font_size;
+    const size = labels.items.map(b => b.size()), ext = s => dim === 0 ? s.width : s.height;
+    const order = pos.map((_, i) => i).sort((a, b) => pos[a] - pos[b]);
+    let gap = Infinity;
+    for (let k = 1; k < order.length; k++) {
+      const a = order[k - 1], b = order[k];
+      gap = Math.min(gap, pos[b] - pos[a] - (ext(size[a]) + ext(size[b])) / 2);
+    }
+    out.push({title: pv.model.title ? pv.model.title.text : '', dim, gap: Math.round(gap * 10) / 10,
+              labels: labels.items.map(b => b.text)});
+  }
+  return out; }"""
+
+
 def _assert_fits(p: Page, where: str) -> None:
     scroll, width, clipped = p.page.evaluate(_CLIPPED_JS)
     assert scroll <= width and not clipped, f"{where}: page {scroll} px for a {width} px window; clipped: {clipped}"
@@ -216,6 +243,31 @@ def test_the_step_ends_with_next_and_previous_that_open_the_next_step_at_its_top
         assert p.page.evaluate("() => document.getElementById('main').scrollTop") == 0
         p.page.locator(".loe-prev-bottom button").first.click()
         p.wait_text(".loe-step", r"Step 3 of 7: Ranking")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
+@pytest.mark.parametrize("step", ["Shifts", "EDM"])
+def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots, step):
+    # at l = 12 the heatmaps' "0 2 4 6 8 10" had 0.8 px between "8" and "10" (an 80 px wide frame)
+    p = Page(browser, server.url + f"?n_landmarks=12&step={step}", width=1280, height=800)
+    try:
+        p.wait_text(".loe-status", r"l = 12,", timeout=120)
+        summary = "Offset rule" if step == "Shifts" else "Relative error of the landmark distances"
+        p.wait_any_text(summary, timeout=60)
+        time.sleep(1.5)  # bokeh lays the plots out after they arrive
+        axes = p.page.evaluate(_TICK_GAPS_JS)
+        maps = [a for a in axes if a["title"].startswith(("W", "true D", "E (projected)"))]
+        assert len(maps) >= (8 if step == "Shifts" else 6), axes  # x, y and colour bar of each heatmap
+        close = [a for a in axes if a["gap"] < 8]
+        assert not close, close  # every axis of the step, the heatmaps' and the others'
+        if step == "EDM":  # two to a row: every landmark has its label
+            assert ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"] in [a["labels"] for a in maps]
+        _assert_fits(p, step)
+        p.page.get_by_text(re.compile(summary)).first.evaluate("e => e.scrollIntoView()")  # the heatmaps below it
+        time.sleep(0.5)
+        p.shot(shots / f"heatmaps_l12_{step}.png")
         assert not p.errors, p.errors
     finally:
         p.close()

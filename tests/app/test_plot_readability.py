@@ -267,6 +267,30 @@ def test_shift_bar_labels_thin_out_instead_of_running_together():
             assert list(ticks) == [0, 1, 2, 3, 4]
 
 
+def test_heatmap_labels_thin_out_instead_of_running_together():
+    # l = 12 on the Shifts step: "0 2 4 6 8 10" in a frame 80 px wide, "8" and "10" touching
+    for width in (plots.HEATMAP_WIDTH, plots.HALF_WIDTH):
+        for l in (5, 12, 30, 50, 200):
+            fig = _figure(plots.heatmap(np.arange(l * l, dtype=float).reshape(l, l), "W", width=width))
+            frame_w, frame_h = fig.width - plots._HEATMAP_INSET[0], fig.height - plots._HEATMAP_INSET[1]
+            assert frame_w >= 0.6 * width and abs(frame_w - frame_h) < 1  # a square frame, the bar below it
+            assert [cb.location for cb in fig.select(type=ColorBar)] and fig.below[-1].__class__ is ColorBar
+            xs, ys = fig.xaxis[0].ticker.ticks, fig.yaxis[0].ticker.ticks
+            assert xs[0] == ys[0] == 0 and all(float(t).is_integer() for t in [*xs, *ys])
+            step_x = xs[1] - xs[0] if len(xs) > 1 else l
+            step_y = ys[1] - ys[0] if len(ys) > 1 else l
+            assert step_x in (1, 2, 5, 10, 20, 50, 100) and step_y in (1, 2, 5, 10, 20, 50, 100), (xs, ys)
+            # two labels' centres are a label and a gap apart: never touching
+            label = plots.text_width_px(str(xs[-1]), plots.TICK_FONT_PX)
+            assert step_x * frame_w / l >= label + 8, (width, l, xs)
+            assert step_y * frame_h / l >= plots.TICK_FONT_PX + 4, (width, l, ys)
+            if l == 5:
+                assert list(xs) == list(ys) == [0, 1, 2, 3, 4]
+    # every landmark labelled at l = 12 where two heatmaps share a row (the EDM step)
+    fig = _figure(plots.heatmap(np.ones((12, 12)), "E", width=plots.HALF_WIDTH))
+    assert list(fig.xaxis[0].ticker.ticks) == list(range(12))
+
+
 # --- 7. stopping rules said where their figures are --------------------------------------------
 
 def test_ranking_states_its_relative_stopping_rule(explorer):
