@@ -9,7 +9,8 @@ stops the loop, and pandas reads and words the file.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..kernels._jit import njit
 
 _BLOCK = 1 << 20  # bytes read at a time (small: each block is copied once, to join it to the last one's tail)
 

@@ -15,7 +15,7 @@ lives in the Python driver :func:`loe_viz.ranking.rank_column`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .fastexp import expneg32, sigmoid
 from .prefetch import WRITE_AHEAD, prefetch_write

@@ -12,8 +12,10 @@ Loops that call it vectorise only when compiled with ``error_model="numpy"``
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+
+from ._jit import njit
 
 
 def _bitcast(int_type, float_type, name):

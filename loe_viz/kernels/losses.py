@@ -50,7 +50,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ._jit import njit
 
 __all__ = [
     "KIND_STE",

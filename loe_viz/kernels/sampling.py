@@ -8,7 +8,7 @@ the same comparisons on any thread, process or machine.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .fastexp import sigmoid as _sigmoid
 from .prefetch import WRITE_AHEAD, prefetch_write

@@ -8,7 +8,7 @@ per running task is ever held in memory.
 
 from __future__ import annotations
 
-from numba import njit
+from ._jit import njit
 
 
 @njit(nogil=True, cache=True)

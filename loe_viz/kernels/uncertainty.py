@@ -7,7 +7,7 @@ the propagation to embedding coordinates lives in :mod:`loe_viz.uncertainty`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
