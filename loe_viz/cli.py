@@ -296,6 +296,21 @@ def _printable(text) -> str:
     return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
+def _notes(notes, skipped: bool = True) -> list[str]:
+    """The reader's notes on how it read a file, in this command's terms; ``skipped=False`` leaves out the count of
+    skipped rows (said already). Answers read as 0/1 indices say how to read them the other way round."""
+    from .io.layouts import ANSWER_NOTE
+
+    out = []
+    for note in notes:
+        if not skipped and note.startswith("skipped "):
+            continue
+        if note == ANSWER_NOTE["index"]:  # a 0/1 'response' may as well mean "the left item is the closer"
+            note += "; if 1 means the left item, pass --columns naming them head, near, far, response"
+        out.append(_printable(_in_option_terms(note)))
+    return out
+
+
 def _seconds(s: float) -> str:
     return f"{s:.2f} s" if s < 60 else f"{s / 60:.1f} min"
 
@@ -357,8 +372,8 @@ def cmd_info(args) -> int:
         _say(f"unused     {s['unused_items']:,} item(s) appear in no triplet")
     if s["n_skipped"]:
         _say(f"skipped    {s['n_skipped']:,} row(s)")
-    for note in s["notes"]:
-        _say(f"note       {_printable(note)}")
+    for note in _notes(s["notes"]):
+        _say(f"note       {note}")
     _say(_printable(s["sentence"]))
     return 0
 
@@ -392,6 +407,8 @@ def cmd_embed(args) -> int:
     skipped = f", skipped {data.n_skipped:,} row(s) with problems ('{PROG} info' names them)" * bool(data.n_skipped)
     _say(f"read {m:,} triplet{'s' * (m != 1)} over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
          f"in {_seconds(t_read)}{skipped}", err=err)
+    for note in _notes(data.notes, skipped=False):  # how the file was read: the answers' encoding, the columns
+        _say(f"note: {note}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
     if d >= n:
