@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "crowd CSV/TSV, list-boolean, list-count, .npy/.npz), hold out a random share of "
                        "the triplets, fit the method on the rest, print the held-out accuracy (the share "
                        "of held-out triplets the embedding satisfies) and the time, and write the "
-                       "embedding as CSV: item,label,x1..xd.")
+                       "embedding: item,label,x1..xd as CSV, or in the format -o's extension names.")
     p.add_argument("file", metavar="FILE", help="the triplet file")
     p.add_argument("--method", choices=list(METHOD_CLASSES), default="loe", help="embedding method (default loe)")
     p.add_argument("-d", "--dimensions", type=_positive_int, default=2, metavar="D",
@@ -291,6 +291,21 @@ def _check_output(out: str, option: str = "-o", source: str | None = None, force
         raise DataError(f"cannot write {out}: permission denied")
 
 
+#: Output extensions embed and simulate write: CSV (also .txt, or no extension), TSV (also .tab), NumPy.
+OUTPUT_EXTENSIONS = (".csv", ".txt", ".tsv", ".tab", ".npy", ".npz")
+
+
+def _check_extension(out: str) -> None:
+    """Refuse an output name whose extension names a format this command does not write (``-o emb.json`` was
+    CSV text under that name); a device or pipe is written in place, whatever its name."""
+    from .io.writing import written_in_place
+
+    ext = os.path.splitext(out)[1].lower()
+    if out != "-" and ext and ext not in OUTPUT_EXTENSIONS and not written_in_place(out):
+        raise UsageError(f"-o {out}: the extension {ext} names no format this command writes; use .csv, .tsv, "
+                         ".npy or .npz (or no extension, for CSV)")
+
+
 def _printable(text) -> str:
     """A file's text for the terminal: control characters (escape sequences) shown as '?'."""
     return "".join(c if c.isprintable() else "?" for c in str(text))
@@ -398,6 +413,7 @@ def cmd_embed(args) -> int:
     if args.method == "loe" and args.max_seconds is not None:
         raise UsageError("--max-seconds applies to the iterative methods (ste, tste, soe, gnmds, ckl, loeste); loe "
                          "is not iterative")
+    _check_extension(out)
     _check_output(out, "-o" if args.output else "the output", args.file if os.path.isfile(args.file) else None,
                   args.force)
     t0 = time.perf_counter()
@@ -539,6 +555,7 @@ def cmd_simulate(args) -> int:
     if written_in_place(out) or os.path.isdir(out):
         raise UsageError(f"-o {out} is not a regular file, and simulate writes the points beside the triplets "
                          "(OUT's stem + _points.csv); name a file")
+    _check_extension(out)
     ext = os.path.splitext(out)[1].lower()
     if (ext == ".npz" and args.layout == "crowd") or (ext == ".npy" and args.layout != "list-order"):
         raise UsageError(f"--layout {args.layout} cannot be stored in {ext}; use "

@@ -567,3 +567,19 @@ def test_embed_says_how_it_read_the_file(tmp_path):
     (tmp_path / "h.csv").write_text("head,winner,loser\nwinner,head,loser\nloser,head,winner\n", encoding="utf-8")
     proc = run("info", "h.csv", cwd=tmp_path)
     assert proc.returncode == 0 and "pass --header if it names the columns" in proc.stdout, proc.stdout
+
+
+def test_an_output_extension_that_names_no_format_is_refused_before_reading(tmp_path):
+    """-o map.json (or .parquet, .xlsx) wrote CSV text under that name, and simulate did the same with its triplets."""
+    for args in [("embed", "x.csv", "-o", "map.json"), ("embed", "x.csv", "--method", "ste", "-o", "emb.parquet"),
+                 ("simulate", "gaussian", "-n", 20, "-o", "t.xlsx")]:
+        ext = os.path.splitext(args[-1])[1]
+        line = one_line_error(run(*args, cwd=tmp_path), 2, f"loe-viz {args[0]}: error: ")
+        assert line.startswith(f"loe-viz {args[0]}: error: -o {args[-1]}: the extension {ext} names no format this "
+                               "command writes; use .csv, .tsv, .npy or .npz (or no extension, for CSV)"), line
+    assert os.listdir(tmp_path) == []  # refused before x.csv was looked for, nothing written
+    src = sample_path("european_capitals_crowd.csv")
+    for name in ("emb.txt", "emb"):  # CSV by another name, as before
+        proc = run("embed", src, "--method", "ste", "-o", name, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / name).read_text(encoding="utf-8").startswith("item,label,x1,x2\n0,Amsterdam,")
