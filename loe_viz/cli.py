@@ -257,6 +257,9 @@ def _read(args):
     from .io import read_triplets
 
     path = args.file
+    if path == "-" and not os.path.exists(path):
+        raise UsageError("FILE - (standard input) cannot be read: the reader goes back to the start of a file after "
+                         "sniffing it; save the triplets to a file and name it")
     if os.path.isdir(path):
         raise DataError(f"{path} is a directory, not a triplet file")
     header = "auto" if args.header is None else args.header

@@ -583,3 +583,16 @@ def test_an_output_extension_that_names_no_format_is_refused_before_reading(tmp_
         proc = run("embed", src, "--method", "ste", "-o", name, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert (tmp_path / name).read_text(encoding="utf-8").startswith("item,label,x1,x2\n0,Amsterdam,")
+
+
+def test_standard_input_and_pipes_are_refused_in_one_line(tmp_path):
+    """FILE - read as a file named '-' ('No such file or directory'); /dev/stdin fed by a pipe ended in
+    '[Errno 29] Illegal seek'."""
+    line = one_line_error(run("embed", "-", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: FILE - (standard input) cannot be read: the reader goes back to the start "
+                    "of a file after sniffing it; save the triplets to a file and name it (see loe-viz embed --help)")
+    proc = subprocess.run([sys.executable, "-m", "loe_viz.cli", "info", "/dev/stdin"], cwd=tmp_path, env=ENV,
+                          input="head,winner,loser\n0,1,2\n1,2,0\n", capture_output=True, text=True, timeout=600)
+    line = one_line_error(proc, 1, "loe-viz info: error: ")
+    assert line.startswith("loe-viz info: error: /dev/stdin: is a pipe or terminal, not a file"), line
+    assert os.listdir(tmp_path) == []

@@ -552,3 +552,34 @@ def test_a_npy_header_holding_code_is_named_without_a_memory_address():
     with pytest.raises(ValueError, match=r"^<buffer>: the array is not a valid NumPy array \(its header is not a "
                                          r"Python dict of plain values: it holds a Call expression\)$"):
         read_triplets(io.BytesIO(raw))
+
+
+def test_a_pipe_is_refused_by_name_without_waiting_for_a_writer(tmp_path):
+    """/dev/stdin fed by a pipe (or a shell's <(zcat ...)) failed with 'OSError: [Errno 29] Illegal seek', no file
+    named; a named pipe without a writer made the reader wait for ever in open()."""
+    expected = ("is a pipe or terminal, not a file: the reader goes back to its start after sniffing it; save the "
+                "triplets to a file and read that")
+    fifo, outcome = tmp_path / "answers.csv", []
+    os.mkfifo(fifo)
+
+    def read():
+        try:
+            read_triplets(fifo)
+        except ValueError as exc:
+            outcome.append(str(exc))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(30)
+    if reader.is_alive():  # unblock the open() it waits in
+        with open(fifo, "wb"):
+            pass
+    assert outcome == [f"{fifo}: {expected}"]
+    r, w = os.pipe()
+    try:
+        os.write(w, b"head,winner,loser\n0,1,2\n1,2,0\n")
+        os.close(w)
+        with pytest.raises(ValueError, match=re.escape(f"/dev/fd/{r}: {expected}")):
+            read_triplets(f"/dev/fd/{r}")
+    finally:
+        os.close(r)

@@ -10,6 +10,7 @@ import itertools
 import math
 import os
 import re
+import stat
 import warnings
 
 import numpy as np
@@ -36,7 +37,17 @@ class _Source:
         self.owned, self.user, self.user_pos = False, None, None
         if isinstance(obj, (str, os.PathLike)):
             self.name = os.fsdecode(os.fspath(obj))
+            pipe = err(self.name, "is a pipe or terminal, not a file: the reader goes back to its start after "
+                                  "sniffing it; save the triplets to a file and read that")
+            try:
+                if stat.S_ISFIFO(os.stat(self.name).st_mode):  # /dev/stdin, <(zcat ...), a named pipe: open would
+                    raise pipe                                  # wait for a writer
+            except OSError:
+                pass  # open says why
             self.stream, self.owned = open(self.name, "rb"), True  # OSError propagates
+            if not self.stream.seekable():  # a terminal
+                self.stream.close()
+                raise pipe
         elif hasattr(obj, "read"):
             self.name = obj.name if isinstance(getattr(obj, "name", None), str) else "<buffer>"
             seekable = getattr(obj, "seekable", lambda: False)()
