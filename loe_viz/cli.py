@@ -1,4 +1,5 @@
-"""The ``loe-viz`` command: serve the explorer, embed a triplet file, simulate triplets, describe a file.
+"""The ``loe-viz`` command: serve the explorer, embed a triplet file, simulate triplets, describe a file, copy a
+bundled sample.
 
 ::
 
@@ -7,6 +8,7 @@
                        [--heldout 0.2] [--seed S] [-o OUT] [--force] [reading options]
     loe-viz simulate KIND -n N [-d 2] [--temperature T] [--budget c] [-o triplets.csv] [--force]
     loe-viz info FILE [reading options: --layout --item-type --header --columns --encoding --skip-bad-rows --limit]
+    loe-viz samples [NAME [-o OUT] [--force]]
 
 ``loe-viz SUBCOMMAND --help`` describes each. A usage error prints one line on
 standard error and exits with status 2; a file or setting that cannot be used
@@ -136,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .points import POINT_KINDS
 
     parser = _Parser(prog=PROG, description="Landmark Ordinal Embedding: serve the explorer, embed a "
-                     "triplet file, simulate triplets, describe a file.",
+                     "triplet file, simulate triplets, describe a file, copy a bundled sample.",
                      epilog=f"'{PROG} COMMAND --help' describes each command.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -221,6 +223,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="the triplet file")
     _add_reader_options(p)
     p.set_defaults(func=cmd_info, subparser=p)
+
+    # ---------------------------------------------------------------- samples
+    p = sub.add_parser("samples", help="list the bundled sample files, or copy one here",
+                       description="Without NAME, list the sample files that come with loe_viz (triplet "
+                       "files and the ground truth they were drawn from). With NAME, copy that file to "
+                       "the current directory (or to OUT), to read, embed or edit.")
+    p.add_argument("name", metavar="NAME", nargs="?", help="the sample to copy (see the list)")
+    p.add_argument("-o", "--output", metavar="OUT", help="where to copy it (default: NAME, in the current directory)")
+    p.add_argument("-f", "--force", action="store_true", help="replace OUT if it exists")
+    p.set_defaults(func=cmd_samples, subparser=p)
     return parser
 
 
@@ -366,6 +378,37 @@ def _landmarks_used(model):
 
 
 # ==================================================================== commands
+def cmd_samples(args) -> int:
+    """``loe-viz samples [NAME]``."""
+    import shutil
+
+    from .data import SAMPLE_DESCRIPTIONS, SAMPLE_FILES, sample_dir, sample_path
+    from .io.writing import write_file, written_in_place
+
+    if args.name is None:
+        if args.output is not None:
+            raise UsageError("-o names the copy of a sample; name the sample too (loe-viz samples NAME -o OUT)")
+        width = max(map(len, SAMPLE_FILES))
+        _say(f"bundled samples (in {sample_dir()}):")
+        for name in SAMPLE_FILES:
+            _say(f"  {name:<{width}}  {SAMPLE_DESCRIPTIONS[name]}")
+        _say(f"'{PROG} samples NAME' copies one to the current directory; -o names the copy")
+        return 0
+    if args.name not in SAMPLE_FILES:
+        raise UsageError(f"no bundled sample named {_printable(args.name)!r}; the samples are: {', '.join(SAMPLE_FILES)}")
+    out = args.output if args.output is not None else args.name
+    if out == "-":
+        raise UsageError("-o - (standard output) is not a file to copy a sample to; name a file")
+    src = sample_path(args.name)
+    if os.path.splitext(out)[1].lower() not in ("", src.suffix) and not written_in_place(out):
+        raise UsageError(f"-o {out}: a copy of {args.name} keeps its format; name it with {src.suffix}")
+    _check_output(out, "-o" if args.output else "the copy", str(src), args.force)
+    with _writing(out), open(src, "rb") as fh:
+        write_file(out, lambda dst: shutil.copyfileobj(fh, dst))
+    _say(f"copied {args.name} to {out}")
+    return 0
+
+
 def cmd_info(args) -> int:
     """``loe-viz info FILE``."""
     from .describe import summarize
@@ -709,7 +752,7 @@ def main(argv=None) -> int:
     if unknown:  # named by the sub-command they were given to, whose --help lists its options
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
-        print(f"{PROG}: error: name a command: explore, embed, simulate or info (see {PROG} --help)",
+        print(f"{PROG}: error: name a command: explore, embed, simulate, info or samples (see {PROG} --help)",
               file=sys.stderr)
         return 2
     prog = f"{PROG} {args.command}"

@@ -73,7 +73,7 @@ def simulated(tmp_path_factory):
 def test_help_texts(tmp_path):
     top = run("--help", cwd=tmp_path)
     assert top.returncode == 0 and top.stderr == ""
-    for cmd in ("explore", "embed", "simulate", "info"):
+    for cmd in ("explore", "embed", "simulate", "info", "samples"):
         assert cmd in top.stdout
     expected = {
         "explore": ["--port", "--address", "--allow-websocket-origin", "--warm", "--show", "127.0.0.1"],
@@ -81,6 +81,7 @@ def test_help_texts(tmp_path):
                   "item,label,x1..xd", ".npz", "--force", "--skip-bad-rows"],
         "simulate": ["KIND", "swiss_roll", "-n N", "--temperature", "--budget", "_points.csv"],
         "info": ["FILE", "--layout"],
+        "samples": ["NAME", "-o OUT", "--force", "current directory"],
     }
     for cmd, words in expected.items():
         proc = run(cmd, "--help", cwd=tmp_path)
@@ -596,3 +597,38 @@ def test_standard_input_and_pipes_are_refused_in_one_line(tmp_path):
     line = one_line_error(proc, 1, "loe-viz info: error: ")
     assert line.startswith("loe-viz info: error: /dev/stdin: is a pipe or terminal, not a file"), line
     assert os.listdir(tmp_path) == []
+
+
+def test_samples_lists_and_copies_the_bundled_files(tmp_path):
+    """The docs' session copied the capitals crowd file 'here' with no command for it: from a terminal the bundled
+    files were out of reach (only Python's loe_viz.data.sample_path found them)."""
+    proc = run("samples", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"bundled samples (in {sample_dir()}):"
+    assert [ln.split()[0] for ln in lines[1:-1]] == list(SAMPLE_FILES)
+    assert "4,000 crowd answers on the capitals" in proc.stdout
+    assert lines[-1] == "'loe-viz samples NAME' copies one to the current directory; -o names the copy"
+    assert os.listdir(tmp_path) == []
+    proc = run("samples", "european_capitals_crowd.csv", "-o", "capitals_crowd.csv", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "copied european_capitals_crowd.csv to capitals_crowd.csv\n"
+    assert (tmp_path / "capitals_crowd.csv").read_bytes() == sample_path("european_capitals_crowd.csv").read_bytes()
+    assert run("samples", "gaussian_3d_triplets.npz", cwd=tmp_path).returncode == 0  # default: its own name, here
+    assert read_triplets(tmp_path / "gaussian_3d_triplets.npz").n_triplets == 6000
+    assert sorted(os.listdir(tmp_path)) == ["capitals_crowd.csv", "gaussian_3d_triplets.npz"]
+    for args, code, message in [
+        (("european_capitals_crowd.csv", "-o", "capitals_crowd.csv"), 2,
+         "-o capitals_crowd.csv exists; pass --force to replace it"),
+        (("gaussian_3d_triplets.npz",), 2, "the copy gaussian_3d_triplets.npz exists; pass --force"),
+        (("capitals.csv",), 2, "no bundled sample named 'capitals.csv'; the samples are: european_capitals.csv, "),
+        (("gaussian_3d_triplets.npz", "-o", "t.csv"), 2,
+         "-o t.csv: a copy of gaussian_3d_triplets.npz keeps its format; name it with .npz"),
+        (("-o", "x.csv"), 2, "-o names the copy of a sample; name the sample too"),
+        (("gaussian_2d_points.csv", "-o", "no/x.csv"), 1, "cannot write no/x.csv: the folder no does not exist"),
+    ]:
+        line = one_line_error(run("samples", *args, cwd=tmp_path), code, "loe-viz samples: error: ")
+        assert line.startswith(f"loe-viz samples: error: {message}"), line
+    assert sorted(os.listdir(tmp_path)) == ["capitals_crowd.csv", "gaussian_3d_triplets.npz"]
+    (tmp_path / "capitals_crowd.csv").write_text("mine\n")
+    assert run("samples", "european_capitals_crowd.csv", "-o", "capitals_crowd.csv", "-f", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "capitals_crowd.csv").read_bytes() == sample_path("european_capitals_crowd.csv").read_bytes()
