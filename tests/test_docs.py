@@ -1,9 +1,11 @@
-"""The examples people copy run as written: docstring examples and the README's Python blocks."""
+"""The examples people copy run as written: docstring examples, the README's Python blocks and the command-line
+session of docs/cli.md."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import os
 import pkgutil
 import re
 import warnings
@@ -48,3 +50,66 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
             exec(compile(code, f"README.md python block {i + 1}", "exec"), namespace)
     assert namespace["Z"].shape == (namespace["data"].n_items, 2)
     assert namespace["ste"].embedding_.shape == (namespace["n"], 2)
+
+
+def _console_session(path: Path):
+    """The ``$ command`` lines of a Markdown file's console blocks, each with the lines it printed and the exit
+    status the session shows after it (``[exit status N]``, else 0)."""
+    steps = []
+    for block in re.findall(r"```console\n(.*?)```", path.read_text(encoding="utf-8"), re.S):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                steps.append([line[2:], [], 0])
+            elif m := re.fullmatch(r"\[exit status (\d+)\]", line):
+                steps[-1][2] = int(m[1])
+            else:
+                steps[-1][1].append(line)
+    return steps
+
+
+def _shape(line: str) -> str:
+    """A printed line without what changes from run to run or machine to machine: times, measured figures and
+    coordinates (decimal numbers), and the folder the samples are installed in."""
+    return re.sub(r"-?\d+\.\d+(e[+-]?\d+)?", "#", line)
+
+
+@pytest.mark.slow
+def test_cli_session_runs_as_written(tmp_path):
+    """docs/cli.md's session, command by command, from an empty directory: every command works as shown, prints
+    the lines shown (up to times and decimals) and exits with the status shown. It copied a sample 'here' with no
+    command for it."""
+    import subprocess
+    import sys
+
+    bin_dir, work = tmp_path / "bin", tmp_path / "session"
+    bin_dir.mkdir(), work.mkdir()
+    (bin_dir / "loe-viz").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m loe_viz "$@"\n')
+    (bin_dir / "loe-viz").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "80",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    steps = _console_session(ROOT / "docs" / "cli.md")
+    assert len(steps) >= 12
+    for command, shown, status in steps:
+        if command.startswith("loe-viz explore"):
+            continue  # a server: tests/test_cli.py serves the page
+        if (m := re.fullmatch(r"cat (\S+)", command)) and not (work / m[1]).exists():
+            (work / m[1]).write_text("\n".join(shown) + "\n", encoding="utf-8")  # the file the session shows
+        proc = subprocess.run(command, shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=900)
+        printed = (proc.stdout + proc.stderr).splitlines()
+        assert proc.returncode == status, (command, proc.stdout, proc.stderr)
+        assert [_shape(x) for x in printed] == [_shape(x) for x in shown], command
+
+
+def test_readme_command_lines_are_valid_loe_viz_commands():
+    """The README's loe-viz lines name sub-commands and options that exist (their files are the reader's own)."""
+    import shlex
+
+    from loe_viz.cli import build_parser
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", text, re.S)
+             for ln in block.splitlines() if ln.startswith("loe-viz ")]
+    assert len(lines) >= 5 and any(ln.startswith("loe-viz samples") for ln in lines)
+    for line in lines:
+        args, unknown = build_parser().parse_known_args(shlex.split(line)[1:])
+        assert args.command and not unknown, line
