@@ -282,6 +282,8 @@ def _read(args):
     except ValueError as exc:  # the reader's message, with its advice in this command's terms
         msg = _in_option_terms(str(exc))
         if not str(exc).startswith(f"{path}:"):  # not the file's problem: an option's (--columns head,near)
+            if args.columns is not None:  # the library's None is an empty entry here, its tuple the text given
+                msg = re.sub(r" or None; got \(.*\)$", f" or empty (a column to ignore); got {args.columns!r}", msg)
             raise UsageError(msg) from None
         raise DataError(msg) from None
 

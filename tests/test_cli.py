@@ -510,6 +510,10 @@ def test_reader_setting_errors_are_usage_errors_in_option_terms(simulated):
     line = one_line_error(run("info", "t.csv", "--no-header", cwd=d), 1, "loe-viz info: error: ")
     assert "line 1: --no-header, but this line ['head', 'winner', 'loser'] is text above a line of numbers" in line
     assert "drop --no-header to read it as the header, or pass --item-type str if" in line
+    # an unknown role: the library's "or None; got ('head', 'nearr', None)" in the terms of the text given
+    line = one_line_error(run("info", "t.csv", "--columns", "head,nearr,,far", cwd=d), 2, "loe-viz info: error: ")
+    assert line == ("loe-viz info: error: --columns entries must be one of head, near, far, left, right, answer, "
+                    "response or empty (a column to ignore); got 'head,nearr,,far' (see loe-viz info --help)")
 
 
 def test_simulate_refuses_a_layout_its_format_cannot_hold_before_drawing(tmp_path):
