@@ -109,7 +109,7 @@ def _limit(text: str):
     if key.strip() not in _LIMITS or value is None:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY one of {', '.join(_LIMITS)} and VALUE a "
                                          f"number > 0 (e.g. array_bytes=4e9), got {text!r}")
-    return key.strip(), value
+    return key.strip(), int(value) if value.is_integer() else value  # 4e9 bytes: 4,000,000,000, not 4e9 or ...0.0
 
 
 def _add_reader_options(p) -> None:

@@ -272,6 +272,8 @@ def test_readers_advice_names_this_commands_options(tmp_path):
             assert run("info", name, *fixed, cwd=tmp_path).returncode == 0
     line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1e10", cwd=tmp_path), 1, "loe-viz info: ")
     assert line.endswith("its header declares shape (100000000, 3), 2,400,000,000 bytes, but only 100 follow)")
+    line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1e9", cwd=tmp_path), 1, "loe-viz info: ")
+    assert "above the limit of 1,000,000,000 (raise it" in line, line  # the bound as given, not 1,000,000,000.0
 
 
 def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
