@@ -26,7 +26,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import md
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES, KeysStayInBoxes
+from .views.base import TWO_LINES, KeysStayInBoxes, readable
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView
 from .._blas import pin_blas_single_thread
@@ -89,8 +89,6 @@ def _remove_doc_callback(ref_doc, cb) -> None:
 BASE_FONT_PX = 15
 #: Styles that set it for everything inside a component (the variable is inherited into shadow roots).
 BASE_FONT = {"--bokeh-font-size": f"{BASE_FONT_PX}px"}
-#: Buttons and boxes have sizes of their own (12.8 and 13.3 px): they take the explorer's too.
-_WIDGET_FONT = ".bk-btn, .bk-input, select, input { font-size: var(--font-size); }"
 
 #: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).
 NOTEBOOK_MIN_WIDTH = 1210
@@ -353,8 +351,7 @@ class Explorer(Viewer):
             "The settings in this sidebar belong to the walk-through; “Your triplets” has its own, "
             "beside its results.", visible=False, styles={"color": "#555"})
         self.sidebar.insert(0, self._mode_note)
-        for w in [*self.sidebar.select(pn.widgets.Widget), *self.modes.select(pn.widgets.Widget)]:
-            w.stylesheets = [*w.stylesheets, _WIDGET_FONT]
+        readable(self.sidebar, self.modes)  # the steps' own widgets are made readable as they are shown
 
     def __panel__(self):
         # The notebook layout. Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a

@@ -38,19 +38,32 @@ STEP_CONTENT = ("Ground truth", "✓ true", "Newton step", "Offset rule", "Dykst
 STEPS = ("Configure", "Sample", "Ranking", "Shifts", "EDM", "Embedding", "Compare")
 
 
-# Font sizes in px of visible text: explanation paragraphs, widget labels, tabs, buttons.
-_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: []};
+# Font sizes in px of visible text: explanation paragraphs, widget labels, tabs, buttons, the text in boxes
+# and lists (number and text boxes, selects), and the chosen items of a multiple choice.
+_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [], chosen: []};
+  const BOX = ['INPUT', 'SELECT', 'TEXTAREA'], NOT_TEXT = ['checkbox', 'radio', 'file', 'range', 'hidden'];
   const walk = root => { for (const el of root.querySelectorAll('*')) {
     if (el.shadowRoot) walk(el.shadowRoot);
     const r = el.getBoundingClientRect();
-    if (!(r.width > 0 && r.height > 0) || !(el.textContent || '').trim()) continue;
+    const text = BOX.includes(el.tagName) ? (el.value || el.placeholder || '') : (el.textContent || '');
+    if (!(r.width > 0 && r.height > 0) || !text.trim()) continue;
     const fs = parseFloat(getComputedStyle(el).fontSize);
     if (el.tagName === 'P') out.p.push(fs);
     else if (el.tagName === 'LABEL') out.label.push(fs);
     else if (el.classList.contains('bk-tab')) out.tab.push(fs);
     else if (el.classList.contains('bk-btn')) out.btn.push(fs);
+    else if (BOX.includes(el.tagName) && !NOT_TEXT.includes(el.type)) out.box.push(fs);
+    else if (el.classList.contains('choices__item') && el.closest('.choices__list--multiple')) out.chosen.push(fs);
   } };
   walk(document); return out; }"""
+
+
+def _assert_readable(p: Page, where: str) -> dict:
+    """Paragraphs at 15 px or more; labels, tabs, buttons, boxes and chosen items at 14 px or more."""
+    fonts = p.page.evaluate(_FONTS_JS)
+    small = {k: sorted({f for f in v if f < (15 if k == "p" else 14)}) for k, v in fonts.items()}
+    assert not any(small.values()), f"{where}: text below the rule: {small}"
+    return fonts
 
 
 # Tick labels of every drawn axis (colour bars' included), from bokeh's own views: the plot's title, the
@@ -114,16 +127,20 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
             time.sleep(1.0)  # bokeh lays the plots out after they arrive
             _assert_fits(p, name)
             p.shot(shots / f"layout_1280_{name}.png")
-            if name == "Configure":  # read from the back of a hall: 12 to 12.6 px before
-                fonts = p.page.evaluate(_FONTS_JS)
-                assert min(fonts["p"]) >= 15 and min(fonts["label"]) >= 14 and min(fonts["tab"]) >= 14, fonts
-                assert min(fonts["btn"]) >= 14, fonts
+            # read from the back of a hall: Configure's text at 12 to 12.6 px before, the widgets each step
+            # shows itself at 12.8 px (buttons) and 13.3 px (boxes, Ranking's and Compare's)
+            fonts = _assert_readable(p, name)
+            if name == "Configure":
+                assert fonts["p"] and fonts["label"] and fonts["tab"] and fonts["btn"] and fonts["box"], fonts
+            elif name in ("Ranking", "Compare"):
+                assert fonts["box"] and (name == "Ranking" or fonts["chosen"]), fonts
         p.page.locator(".bk-tab", has_text="Your triplets").first.click()
         p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
         p.page.locator(".loe-tr-run button").click()
         p.wait_text(".loe-tr-message", r"Done in", timeout=180)
         time.sleep(1.0)
         _assert_fits(p, "Your triplets")
+        assert _assert_readable(p, "Your triplets")["chosen"]  # its methods, chosen at 12 px before
         p.shot(shots / "layout_1280_your_triplets.png")
         remote = [u for u in requests if not _local(u)]
         assert not remote, f"requests to other hosts: {remote[:5]}"
@@ -271,3 +288,29 @@ def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots,
         assert not p.errors, p.errors
     finally:
         p.close()
+
+
+def test_a_lesson_and_its_sweep_are_readable(server, browser, shots):
+    # a lesson's buttons and its sweep's boxes are made when the lesson opens: 12.8 and 13.3 px before
+    for key in ("offset", "budget"):
+        p = Page(browser, server.url + f"?lesson={key}", width=1280, height=800, wait_status=False)
+        try:
+            p.wait_text(".loe-lesson-title", r"\w", timeout=120)
+            if key == "budget":
+                p.page.locator(".loe-sweep-run").first.wait_for(timeout=60_000)
+            else:
+                p.page.locator(".loe-lesson-open").first.wait_for(timeout=60_000)
+            time.sleep(1.5)
+            fonts = _assert_readable(p, key)
+            assert fonts["btn"] and (key == "offset" or fonts["box"]), fonts
+            _assert_fits(p, key)
+            p.page.locator(".loe-lesson-title").first.evaluate("e => e.scrollIntoView()")
+            time.sleep(0.5)
+            p.shot(shots / f"lesson_{key}.png")
+            if key == "budget":  # the sweep runs in the background: no need to finish it
+                cancel = p.page.locator(".loe-sweep-cancel button").first
+                if cancel.is_enabled():
+                    cancel.click()
+            assert not p.errors, p.errors
+        finally:
+            p.close()

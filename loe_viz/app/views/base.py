@@ -15,7 +15,27 @@ from ..state import ExplorerState
 from ..text import md
 
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
-           "use_local_katex_fonts"]
+           "use_local_katex_fonts", "readable", "WIDGET_FONT"]
+
+#: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
+#: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).
+WIDGET_FONT = (".bk-btn, .bk-input, select, input, .choices__input, .choices__list--multiple .choices__item, "
+               ".choices__list--dropdown .choices__item, .choices__list[aria-expanded] .choices__item "
+               "{ font-size: var(--font-size); }")
+
+
+def readable(*objs) -> None:
+    """Give every widget in ``objs`` (layouts and views searched) the explorer's font size, once.
+
+    For widgets shown after the page was built (a step's controls, a lesson's buttons): the
+    explorer's own pass over its layout at start-up never saw them.
+    """
+    for obj in objs:
+        if isinstance(obj, Viewer):
+            obj = obj.__panel__()
+        for w in obj.select(pn.widgets.Widget) if hasattr(obj, "select") else ():
+            if WIDGET_FONT not in w.stylesheets:
+                w.stylesheets = [*w.stylesheets, WIDGET_FONT]
 
 
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
@@ -208,6 +228,7 @@ class StepView(Viewer):
             objs = [pn.pane.Alert(f"This step could not be drawn: {type(exc).__name__}: {md(exc)}",
                                   alert_type="danger")]
         new = list(self.controls()) + list(objs)
+        readable(*new)
         old = self._body.objects
         # the same long-lived panes (whose data were patched): reassigning them would make
         # Panel rebuild the layout and re-run every link of the document (seconds at n = 2000)

@@ -11,6 +11,7 @@ from panel.viewable import Viewer
 from ..lessons import LESSONS, Lesson, lesson, lesson_config
 from ..state import ExplorerState
 from ..sweep import SweepState
+from .base import readable
 from .sweep import SweepView
 
 __all__ = ["LessonsView"]
@@ -152,4 +153,5 @@ class LessonsView(Viewer):
                                sizing_mode="stretch_width"))
         objs.append(pn.pane.Alert(f"**Question for the class.** {x.question}", alert_type="info",
                                   sizing_mode="stretch_width", css_classes=["loe-lesson-question"]))
+        readable(*objs)
         return objs
