@@ -66,6 +66,29 @@ def _assert_readable(p: Page, where: str) -> dict:
     return fonts
 
 
+# Visible selects whose options do not all fit their box (the text runs under the arrow and is cut there),
+# with each such option's width and the room, measured at the select's own font.
+_CUT_SELECTS_JS = """() => { const out = [], ctx = document.createElement('canvas').getContext('2d');
+  const walk = root => { for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) walk(el.shadowRoot);
+    if (el.tagName !== 'SELECT' || el.multiple) continue;
+    const r = el.getBoundingClientRect();
+    if (!(r.width > 0 && r.height > 0)) continue;
+    const st = getComputedStyle(el);
+    ctx.font = `${st.fontStyle} ${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+    const room = el.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+    for (const o of el.options) {
+      const w = ctx.measureText(o.text).width;
+      if (w > room) out.push(`${o.text}: ${Math.round(w)} px in ${Math.round(room)} px`);
+    } } };
+  walk(document); return out; }"""
+
+
+def _assert_selects_fit(p: Page, where: str) -> None:
+    cut = p.page.evaluate(_CUT_SELECTS_JS)
+    assert not cut, f"{where}: options cut off: {cut}"
+
+
 # Tick labels of every drawn axis (colour bars' included), from bokeh's own views: the plot's title, the
 # axis's dimension, the labels, and the least room in px between two neighbouring labels' boxes.
 _TICK_GAPS_JS = """() => { const out = [];
@@ -130,6 +153,7 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
             # read from the back of a hall: Configure's text at 12 to 12.6 px before, the widgets each step
             # shows itself at 12.8 px (buttons) and 13.3 px (boxes, Ranking's and Compare's)
             fonts = _assert_readable(p, name)
+            _assert_selects_fit(p, name)  # the sidebar's offset rule among them (cut after "(paper")
             if name == "Configure":
                 assert fonts["p"] and fonts["label"] and fonts["tab"] and fonts["btn"] and fonts["box"], fonts
             elif name in ("Ranking", "Compare"):
@@ -141,6 +165,7 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
         time.sleep(1.0)
         _assert_fits(p, "Your triplets")
         assert _assert_readable(p, "Your triplets")["chosen"]  # its methods, chosen at 12 px before
+        _assert_selects_fit(p, "Your triplets")  # the capitals' title was cut after "answ"
         p.shot(shots / "layout_1280_your_triplets.png")
         remote = [u for u in requests if not _local(u)]
         assert not remote, f"requests to other hosts: {remote[:5]}"
@@ -290,8 +315,9 @@ def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots,
         p.close()
 
 
-def test_a_lesson_and_its_sweep_are_readable(server, browser, shots):
-    # a lesson's buttons and its sweep's boxes are made when the lesson opens: 12.8 and 13.3 px before
+def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser, shots):
+    # a lesson's buttons and its sweep's boxes are made when the lesson opens: 12.8 and 13.3 px before,
+    # and the sweep's "budget c (c·n·ln n comparisons)" ran under its box's arrow
     for key in ("offset", "budget"):
         p = Page(browser, server.url + f"?lesson={key}", width=1280, height=800, wait_status=False)
         try:
@@ -303,6 +329,7 @@ def test_a_lesson_and_its_sweep_are_readable(server, browser, shots):
             time.sleep(1.5)
             fonts = _assert_readable(p, key)
             assert fonts["btn"] and (key == "offset" or fonts["box"]), fonts
+            _assert_selects_fit(p, key)
             _assert_fits(p, key)
             p.page.locator(".loe-lesson-title").first.evaluate("e => e.scrollIntoView()")
             time.sleep(0.5)

@@ -82,7 +82,9 @@ class SweepView(Viewer):
         super().__init__(**params)
         sw = self.sweep
         W = pn.widgets
-        self._variable = W.Select(label="Vary", options={v: k for k, v in SWEEP_VARIABLES.items()},
+        # the variable's name without the axis label's explanation ("budget c (c·n·ln n comparisons)"
+        # ran under the box's arrow): the lesson's text and the plots' axes say it
+        self._variable = W.Select(label="Vary", options={v.split(" (")[0]: k for k, v in SWEEP_VARIABLES.items()},
                                   value=sw.variable, width=250)
         self._values = W.TextInput(label="Values (comma-separated)", value=self._values_text(), width=280,
                                    css_classes=["loe-sweep-values"])

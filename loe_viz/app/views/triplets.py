@@ -86,7 +86,9 @@ class TripletsView(Viewer):
         # -- source -------------------------------------------------------------------------
         opts = {"— choose a sample —": ""}
         opts.update({spec.title: name for name, spec in SAMPLES.items() if TripletsState.sample_available(name)})
-        self.w_sample = W.Select(label="Bundled sample", options=opts, value="", width=420,
+        # as wide as its longest title at 15 px (at 420 px the capitals' was cut after "answ"); the upload
+        # box beside it goes under it where the row has no room
+        self.w_sample = W.Select(label="Bundled sample", options=opts, value="", width=570,
                                  css_classes=["loe-tr-sample"])
         self.w_sample.param.watch(self._on_sample, "value")
         # refuses a file over the size limit in the browser, before sending it
