@@ -72,6 +72,7 @@ assert all((SAMPLE_DIR / s).is_file() for s in SAMPLES), SAMPLE_DIR
 print(f"loe_viz {loe_viz.__version__} from {where.parent}; samples in {SAMPLE_DIR}")
 EOF
 "$BIN/loe-viz" --version
+test "$("$BIN/python" -m loe_viz --version)" = "$("$BIN/loe-viz" --version)"  # python -m loe_viz: the same command
 
 # LOE throughout: a fresh install compiles the numba kernels on first use (about half a minute
 # per method on a quiet machine), so one method keeps the smoke test short.
@@ -91,6 +92,37 @@ SAMPLE="$("$BIN/python" -c 'from loe_viz.data import sample_path; print(sample_p
 "$BIN/loe-viz" embed "$SAMPLE" --method loe --landmarks 10 -o sample_loe.csv | tee sample.log
 grep -q "held-out accuracy 0\.[789]" sample.log
 test "$(wc -l < sample_loe.csv)" -eq 201
+
+step "an existing output is never replaced without --force"
+cp sim_loe.csv before.csv
+set +e
+"$BIN/loe-viz" embed sim.csv --method loe --landmarks 10 -o sim_loe.csv 2> exists.err
+status=$?
+set -e
+cat exists.err
+test "$status" -eq 2 && cmp -s sim_loe.csv before.csv && grep -q "exists; pass --force" exists.err
+
+step "loe-viz samples: the bundled files from a terminal, and a baseline on one"
+"$BIN/loe-viz" samples | tee samples.log
+grep -q "^  european_capitals_crowd.csv " samples.log
+"$BIN/loe-viz" samples european_capitals_crowd.csv -o capitals_crowd.csv
+"$BIN/loe-viz" embed capitals_crowd.csv --method ste -o capitals_map.tsv | tee capitals.log
+grep -q "held-out accuracy 0\.9" capitals.log
+test "$(sed -n 2p capitals_map.tsv | cut -f2)" = "Amsterdam"
+
+step "the README's Python blocks, in order, on the installed package"
+"$BIN/python" - "$SRC/README.md" <<'EOF'
+import re, sys, warnings
+import loe_viz
+blocks = re.findall(r"```python\n(.*?)```", open(sys.argv[1], encoding="utf-8").read(), re.S)
+assert len(blocks) >= 3, len(blocks)
+namespace = {}
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", loe_viz.LOEWarning)
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"README.md python block {i + 1}", "exec"), namespace)
+print(f"{len(blocks)} blocks ran; the capitals file read from {namespace['data'].source}")
+EOF
 
 step "a malformed file: one line, exit status 1"
 printf 'head,winner,loser\n1,2,3\n4,5,x\n' > bad.csv
