@@ -638,3 +638,33 @@ def test_samples_lists_and_copies_the_bundled_files(tmp_path):
     (tmp_path / "capitals_crowd.csv").write_text("mine\n")
     assert run("samples", "european_capitals_crowd.csv", "-o", "capitals_crowd.csv", "-f", cwd=tmp_path).returncode == 0
     assert (tmp_path / "capitals_crowd.csv").read_bytes() == sample_path("european_capitals_crowd.csv").read_bytes()
+
+
+def test_ctrl_c_mid_fit_stops_with_one_line_and_no_output(tmp_path):
+    """Ctrl-C (SIGINT) while the method fits: exit status 130, 'interrupted' on one line, no traceback, no output
+    file and no temporary file; an existing file of the output's name (with --force) is left as it was."""
+    child = ("import sys, time, loe_viz\n"
+             "def fit(self, *a, **k):\n"
+             "    time.sleep(120)\n"
+             "loe_viz.STE.fit = fit\n"
+             "from loe_viz.cli import main\n"
+             "sys.exit(main(sys.argv[1:]))\n")
+    src = sample_path("european_capitals_crowd.csv")
+    for existing in (False, True):
+        if existing:
+            (tmp_path / "map.csv").write_text("mine\n")
+        args = ["embed", str(src), "--method", "ste", "-o", "map.csv"] + ["--force"] * existing
+        proc = subprocess.Popen([sys.executable, "-c", child, *args], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().startswith("read 4,000 triplets")
+            assert proc.stdout.readline() == "note: answers name the chosen item by its label\n"
+            assert proc.stdout.readline().startswith("fitting STE")
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 130
+        finally:
+            proc.kill()
+        assert proc.stderr.read() == "loe-viz embed: interrupted\n"
+        assert os.listdir(tmp_path) == (["map.csv"] if existing else [])
+    assert (tmp_path / "map.csv").read_text() == "mine\n"
