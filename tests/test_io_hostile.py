@@ -583,3 +583,12 @@ def test_a_pipe_is_refused_by_name_without_waiting_for_a_writer(tmp_path):
             read_triplets(f"/dev/fd/{r}")
     finally:
         os.close(r)
+
+
+def test_an_array_id_beyond_int32_is_named_with_the_bound(tmp_path):
+    """The message read 'holds an index that is too large for an index (below 2147483646)'."""
+    np.save(tmp_path / "t.npy", np.array([[0, 1, 2], [0, 1, 2**40]], dtype=np.int64))
+    with pytest.raises(ValueError) as info:
+        read_triplets(tmp_path / "t.npy")
+    assert str(info.value) == (f"{tmp_path / 't.npy'}: the array row 1 (counting from 0) holds an index that is too "
+                               "large for the reader (ids below 2**31 - 2 = 2,147,483,646): [0, 1, 1099511627776]")

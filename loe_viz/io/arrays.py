@@ -165,7 +165,7 @@ def read(src, opts, lim, fmt):
         notes += ["the file's labels were replaced by labels="] if lab is not None else []
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
-    bound = f"an index (below {LIMIT})" if n is None else f"n_items={n}" if lab is None else f"the {n} labels"
+    bound = f"the reader (ids below 2**31 - 2 = {LIMIT:,})" if n is None else f"n_items={n}" if lab is None else f"the {n} labels"
     tri = _table(name, arr, what, n or LIMIT, bound)
     if y is not None:
         swap_sides(tri[:, 1], tri[:, 2], y != 1)
