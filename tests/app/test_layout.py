@@ -89,6 +89,30 @@ def _assert_selects_fit(p: Page, where: str) -> None:
     assert not cut, f"{where}: options cut off: {cut}"
 
 
+# Legends drawn past their plot's edges (cut off there), and legends in a row whose items are less than
+# 12 px apart (a label running into the next item's line), from bokeh's own views.
+_BAD_LEGENDS_JS = """() => { const out = [];
+  for (const v of Bokeh.index.all_views()) {
+    if (!v.model || v.model.type !== 'Legend' || !v.model.visible || !v.model.items.length) continue;
+    let pv = v.parent;
+    while (pv && !(pv.frame && pv.model && 'title' in pv.model)) pv = pv.parent;
+    if (!pv) continue;
+    const m = v.model.margin, b = v.bbox, W = pv.bbox.width, H = pv.bbox.height;
+    const title = pv.model.title ? pv.model.title.text : '';
+    if (b.x0 + m < -1 || b.y0 + m < -1 || b.x1 - m > W + 1 || b.y1 - m > H + 1)
+      out.push(`${title}: legend ${Math.round(b.x0 + m)}..${Math.round(b.x1 - m)} x ${Math.round(b.y0 + m)}..`
+               + `${Math.round(b.y1 - m)} in a plot ${Math.round(W)} x ${Math.round(H)}`);
+    if (v.model.orientation === 'horizontal' && v.model.items.length > 1 && v.model.spacing < 12)
+      out.push(`${title}: legend items ${v.model.spacing} px apart`);
+  }
+  return out; }"""
+
+
+def _assert_legends_fit(p: Page, where: str) -> None:
+    bad = p.page.evaluate(_BAD_LEGENDS_JS)
+    assert not bad, f"{where}: {bad}"
+
+
 # Tick labels of every drawn axis (colour bars' included), from bokeh's own views: the plot's title, the
 # axis's dimension, the labels, and the least room in px between two neighbouring labels' boxes.
 _TICK_GAPS_JS = """() => { const out = [];
@@ -154,6 +178,9 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
             # shows itself at 12.8 px (buttons) and 13.3 px (boxes, Ranking's and Compare's)
             fonts = _assert_readable(p, name)
             _assert_selects_fit(p, name)  # the sidebar's offset rule among them (cut after "(paper")
+            # Shifts' bars and EDM's pairs had their legend cut at the right edge, every legend below a plot
+            # its items 3 px apart ("Dykstra- - stopping tolerance")
+            _assert_legends_fit(p, name)
             if name == "Configure":
                 assert fonts["p"] and fonts["label"] and fonts["tab"] and fonts["btn"] and fonts["box"], fonts
             elif name in ("Ranking", "Compare"):

@@ -291,6 +291,24 @@ def test_heatmap_labels_thin_out_instead_of_running_together():
     assert list(fig.xaxis[0].ticker.ticks) == list(range(12))
 
 
+def test_legends_below_their_plots_keep_their_items_apart_and_wrap_onto_two_rows(explorer):
+    # bokeh's 3 px ran a label into the next item's line ("Dykstra- - stopping tolerance"), and the bars'
+    # three items in one row ran past the plot's right edge, where they were cut off
+    legends = {}
+    for step in ("Sample", "Shifts", "EDM"):
+        for f in _step_models(explorer, step):
+            if type(f).__name__ == "figure" and f.title is not None:
+                legends.update({f.title.text: (f, lg) for lg in f.legend if lg.orientation == "horizontal"})
+    assert {"The examples on the ground truth", "Shifts per landmark", "Landmark pairs: estimate vs truth",
+            "Dykstra convergence (log scale)"} <= set(legends), sorted(legends)
+    for title, (fig, legend) in legends.items():
+        assert legend.spacing >= 12, title
+    # two to a row where one row would not fit the plot's width (the bars' and the EDM pairs' three)
+    rows = {t: lg.ncols for t, (f, lg) in legends.items()}
+    assert rows["Shifts per landmark"] == rows["Landmark pairs: estimate vs truth"] == 2, rows
+    assert rows["Dykstra convergence (log scale)"] == "auto", rows
+
+
 # --- 7. stopping rules said where their figures are --------------------------------------------
 
 def test_ranking_states_its_relative_stopping_rule(explorer):

@@ -110,7 +110,8 @@ either a count per landmark or the paper's total
         # the legend below the picture, not over its points; the plot grows by the legend's
         # height so that the frame stays square (distances undistorted)
         picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks, text=False)
-                   * labels).opts(legend_position="bottom", height=plots.SQUARE + 95 + plots.LEGEND_BELOW)
+                   * labels).opts(legend_position="bottom", height=plots.SQUARE + 95 + plots.LEGEND_BELOW,
+                                  hooks=[plots.legend_items_apart])
         return [
             pn.Row(pn.pane.Markdown("### Some of the answers", margin=(0, 10)), self._draw),
             words, counts,
