@@ -189,6 +189,22 @@ def test_dykstra_plot_fonts_match_the_other_plots(explorer):
     assert fonts(rk[0]) == fonts(dyk)
 
 
+def test_the_triplets_per_head_plot_has_the_fonts_of_the_others(explorer):
+    # "Your triplets" drew it at a font scale of its own: ticks at 12.1 px, below the 14 px of the rule
+    from loe_viz.app.views.triplets import TripletsView
+
+    view = TripletsView(dispatch=lambda fn: fn())
+    view.w_sample.value = "european_capitals_crowd.csv"
+    heads = _figure(view._heads_figure())
+    assert heads.title.text.startswith("Triplets per head")
+    rk = [m for m in _step_models(explorer, "Ranking") if type(m).__name__ == "figure" and m.title is not None
+          and (m.title.text or "").startswith("Solver convergence")]
+    for axis, other in ((heads.xaxis[0], rk[0].xaxis[0]), (heads.yaxis[0], rk[0].yaxis[0])):
+        assert axis.major_label_text_font_size == other.major_label_text_font_size
+        assert axis.axis_label_text_font_size == other.axis_label_text_font_size
+    assert heads.title.text_font_size == rk[0].title.text_font_size
+
+
 # --- 5. long titles are shortened in the middle, as plain text -------------------------------
 
 def test_short_text_keeps_both_ends():
