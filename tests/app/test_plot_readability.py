@@ -150,6 +150,31 @@ def test_left_aligned_labels_past_the_right_edge_are_turned():
     assert _column(r, r.glyph.text_align) == ["left", "right", "left"]
 
 
+def test_your_triplets_names_are_placed_beside_their_points_at_the_hall_size():
+    # the capitals' names were all above right of their points at 13.3 px: 28 of 44 ran into another one
+    import warnings
+
+    from loe_viz.app.views.triplets import TripletsView
+
+    view = TripletsView(dispatch=lambda fn: fn())
+    view.w_sample.value = "european_capitals_crowd.csv"
+    s = view.state
+    s.methods = ["STE"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert s.run()
+    fig = _figure(view._embedding_figure("STE"))
+    texts = [r for r in _texts(fig.renderers) if (r.glyph.text_color or "") != "white"]
+    (names,) = texts
+    assert float(str(getattr(names.glyph.text_font_size, "value", names.glyph.text_font_size)).rstrip("pt")) * 4 / 3 >= 14
+    assert names.glyph.padding >= plots.LABEL_GAP
+    aligns, bases = _column(names, names.glyph.text_align), _column(names, names.glyph.text_baseline)
+    assert len(set(zip(aligns, bases))) > 1, "every name in the same corner of its point"
+    assert "Reykjavík" in list(names.data_source.data["label"])
+    # the names' room: a larger frame than the walk-through's squares
+    assert fig.width >= plots.SQUARE + 75 + 60
+
+
 # --- 2. iteration axes have whole-number ticks -----------------------------------------------
 
 def test_convergence_iterations_have_integer_ticks():
