@@ -113,6 +113,23 @@ def _assert_legends_fit(p: Page, where: str) -> None:
     assert not bad, f"{where}: {bad}"
 
 
+# Code spans (a function's name, a file's extension) whose colour has less than 4.5:1 contrast with their
+# background (white where it is transparent), with the ratio.
+_FAINT_CODE_JS = """() => { const out = [];
+  const lum = c => { const v = (c.match(/[0-9.]+/g) || []).slice(0, 3).map(Number).map(x => x / 255)
+      .map(x => x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  const walk = root => { for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) walk(el.shadowRoot);
+    if (el.tagName !== 'CODE' || !(el.getBoundingClientRect().width > 0)) continue;
+    const st = getComputedStyle(el), bg = st.backgroundColor;
+    const back = /rgba\\(.*, 0\\)$/.test(bg) || bg === 'transparent' ? 1 : lum(bg);
+    const fore = lum(st.color), ratio = (Math.max(back, fore) + 0.05) / (Math.min(back, fore) + 0.05);
+    if (ratio < 4.5) out.push(`${el.textContent}: ${ratio.toFixed(1)}:1 (${st.color} on ${bg})`);
+  } };
+  walk(document); return out; }"""
+
+
 # Tick labels of every drawn axis (colour bars' included), from bokeh's own views: the plot's title, the
 # axis's dimension, the labels, and the least room in px between two neighbouring labels' boxes.
 _TICK_GAPS_JS = """() => { const out = [];
@@ -193,6 +210,8 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
         _assert_fits(p, "Your triplets")
         assert _assert_readable(p, "Your triplets")["chosen"]  # its methods, chosen at 12 px before
         _assert_selects_fit(p, "Your triplets")  # the capitals' title was cut after "answ"
+        faint = p.page.evaluate(_FAINT_CODE_JS)  # "loe_viz.io.read_triplets" light blue on white before
+        assert not faint, faint
         p.shot(shots / "layout_1280_your_triplets.png")
         remote = [u for u in requests if not _local(u)]
         assert not remote, f"requests to other hosts: {remote[:5]}"
