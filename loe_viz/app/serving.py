@@ -38,6 +38,9 @@ MAX_UPLOAD_TEXT = f"{MAX_UPLOAD_BYTES // 1_000_000}MB"
 #: Size of one websocket message of an upload.
 UPLOAD_CHUNK_BYTES = 1_000_000
 
+#: What the upload boxes send the page as their ``previews``: a name of no FilePond preview plugin.
+NO_PREVIEW = "none"
+
 _patched = False
 
 
@@ -165,7 +168,8 @@ def _bounded_dropper():
 
     The browser never sends such a file (FilePond refuses it first); this bounds what
     any other websocket client can make the server buffer: one file at a time (a new
-    file's first chunk drops any unfinished one), at most the limit.
+    file's first chunk drops any unfinished one), at most the limit. It asks the page
+    for no preview of the file (see :data:`NO_PREVIEW`).
     """
     global _dropper_class
     if _dropper_class is not None:
@@ -178,6 +182,16 @@ def _bounded_dropper():
             super().__init__(**params)
             self._received = 0
             self._refused: str | None = None
+
+        def _process_param_change(self, params):
+            props = super()._process_param_change(params)
+            if "previews" in props and not props["previews"]:
+                # an empty list is the model's Python default, so it is never sent, and the page then uses
+                # its own default: FilePond's image and pdf previews. The pdf one (1.0.2, bundled with Panel
+                # 1.9) threw "Cannot read properties of null (reading 'file')" in the page each time a box
+                # that had taken a file was drawn again. A list naming no preview turns both off.
+                props["previews"] = [NO_PREVIEW]
+            return props
 
         def _process_event(self, event):
             if event.event_name != "upload_event":

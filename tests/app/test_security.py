@@ -103,6 +103,29 @@ def test_triplets_upload_name_and_cells_are_shown_as_text(server, browser):
         ctx.close()
 
 
+def test_an_upload_box_drawn_again_after_an_upload_throws_nothing_in_the_page(server, browser):
+    """FilePond's pdf preview (registered by the page although the boxes ask for no preview) threw
+    "Cannot read properties of null (reading 'file')" when a box that had taken a file was drawn again."""
+    ctx, page = _open(browser, server.url)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.get_by_text("Your triplets", exact=True).first.click()
+        box = page.locator(".loe-tr-upload input[type=file]")
+        box.first.wait_for(state="attached", timeout=60_000)
+        box.set_input_files({"name": "mine.csv", "mimeType": "text/csv",
+                             "buffer": b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n"})
+        _wait_text(page, "Read 4 triplets")
+        page.get_by_text("Walk-through", exact=True).first.click()
+        time.sleep(1.0)
+        page.get_by_text("Your triplets", exact=True).first.click()  # the box is drawn again
+        time.sleep(2.0)
+        assert errors == []
+        assert page.evaluate("typeof FilePond === 'undefined' || FilePond.getOptions().allowPdfPreview") is not True
+    finally:
+        ctx.close()
+
+
 _STATUS_JS = """e => [...e.shadowRoot.children].filter(c => !['STYLE', 'LINK', 'SCRIPT'].includes(c.tagName))
     .map(c => c.innerText || '').join(' ')"""
 

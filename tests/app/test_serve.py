@@ -84,6 +84,27 @@ def test_upload_box_takes_a_file_and_bounds_what_it_buffers():
     assert [s for s in seen if s][-1] == ("small.csv", "0,1\n")
 
 
+def test_upload_box_asks_the_page_for_no_preview_plugin():
+    """``previews=[]`` was never sent (it is the model's Python default): the page fell back to FilePond's image
+    and pdf previews, and the pdf plugin (1.0.2, bundled with Panel) threw "Cannot read properties of null
+    (reading 'file')" in the page whenever a box that had taken a file was drawn again."""
+    import panel as pn
+    from bokeh.core.serialization import Serializer
+    from bokeh.document import Document
+
+    from loe_viz.app.serving import upload_box
+
+    pn.extension("filedropper")
+    box = upload_box("Upload", accept=".csv")
+    doc = Document()
+    model = box.get_root(doc)
+    doc.add_root(model)
+    sent = Serializer().encode(model)["attributes"]
+    assert "previews" in sent, "the page would use its own default: image and pdf previews"
+    assert not {"image", "pdf"} & set(sent["previews"]), sent["previews"]
+    assert box.previews == []  # the widget's own value is unchanged
+
+
 def test_upload_box_outside_a_server_without_the_extension_is_a_file_input(monkeypatch):
     import panel as pn
     from panel.config import panel_extension
