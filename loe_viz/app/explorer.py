@@ -23,7 +23,7 @@ from panel.viewable import Viewer
 from .serving import serve_stylesheets_locally, take_upload, upload_box
 from .link import DeferredLink
 from .session import connection_count, in_server_session, release_links, session_dispatcher
-from .text import md
+from .text import md, md_name
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.base import TWO_LINES, KeysStayInBoxes, readable
@@ -143,7 +143,7 @@ class Explorer(Viewer):
         self._build_controls()
         self._build_main()
         s.param.watch(self._on_results, ["version"])
-        s.param.watch(self._on_status, ["busy", "error", "notice", "status", "metrics"])
+        s.param.watch(self._on_status, ["busy", "error", "notice", "status", "metrics", "reading"])
         s.param.watch(self._on_step, ["step"])
         s.param.watch(self._on_config_shown, ["d", "n_landmarks"])
         self._busy_shown = False  # the page shows the run in progress (see BUSY_DELAY)
@@ -221,10 +221,13 @@ class Explorer(Viewer):
                                    sizing_mode="stretch_width", css_classes=["loe-upload"])
         self.w_upload.param.watch(self._on_upload, ["value", "filename"] if "filename" in self.w_upload.param
                                   else ["value"])
-        self.b_run = W.Button(label="Run", color="primary",
+        # while a points upload is read (on a worker thread: the server goes on answering everyone)
+        self.reading_spinner = pn.indicators.LoadingSpinner(value=True, size=22, visible=False, margin=(8, 4, 0, 10))
+        self.reading_note = pn.pane.Markdown("", visible=False, css_classes=["loe-reading"])
+        self.b_run = W.Button(label="Run", color="primary", css_classes=["loe-run"],
                               description="Run the pipeline now, even when the estimate is large")
         self.b_run.on_click(lambda e: self.state.run(force=True))
-        self.b_run_all = W.Button(label="Run all", color="success",
+        self.b_run_all = W.Button(label="Run all", color="success", css_classes=["loe-run-all"],
                                   description="Run every stage, draw every step and open the embedding")
         self.b_run_all.on_click(lambda e: self.run_all())
         self.b_cancel = W.Button(label="Cancel", color="danger", variant="outline", disabled=True,
@@ -257,7 +260,7 @@ class Explorer(Viewer):
         self.sidebar = pn.Column(
             pn.Row(self.b_run, self.b_run_all, self.b_cancel, self.spinner),
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
-            self.w_upload,
+            self.w_upload, pn.Row(self.reading_spinner, self.reading_note, margin=0),
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit_caption, self.w_unit, self.w_budget,
             pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel, self.w_offset,
             pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
@@ -393,7 +396,10 @@ class Explorer(Viewer):
         self.state.run(force=True)
 
     def cancel(self) -> None:
-        """Cancel every run of this page: the walk-through's, Compare's, "Your triplets"' and a lesson's sweep."""
+        """Cancel every run of this page: the walk-through's, Compare's, "Your triplets"' and a lesson's sweep;
+        drop the uploads being read."""
+        for part in (self.state, self._triplets.state):
+            part._forget_read()
         self.state.cancel()
         self._compare.cancel()
         self._triplets.state.cancel()
@@ -456,7 +462,7 @@ class Explorer(Viewer):
         if self._closed or connection_count(doc) != 0:
             return
         if (self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy
-                or self._lessons.sweep.running):
+                or self._lessons.sweep.running or self.state.reading or self._triplets.state.reading):
             log.info("LOE explorer page closed during a run: cancelling it")
             self.cancel()
 
@@ -516,7 +522,8 @@ class Explorer(Viewer):
         got = take_upload(self.w_upload)
         if got is not None:
             name, content = got
-            self.state.load_file(content, name or "upload.csv")
+            # read on a worker thread: a large file takes seconds, and the server's event loop serves every page
+            self.state.load_file(content, name or "upload.csv", background=True)
 
     # ------------------------------------------------------------------ lessons
     def open_lesson(self, key: str) -> None:
@@ -634,6 +641,10 @@ class Explorer(Viewer):
         busy = bool(s.busy) and self._busy_shown
         self.spinner.value = busy
         self.b_cancel.disabled = not busy
+        # a run now would use the data the upload being read is about to replace
+        self.b_run.disabled = self.b_run_all.disabled = bool(s.reading)
+        self.reading_note.object = f"Reading {md_name(s.reading)}…" if s.reading else ""
+        self.reading_note.visible = self.reading_spinner.visible = bool(s.reading)
         self.alert.object = md(s.error)
         self.alert.visible = bool(s.error)
         self.notice.object = md(s.notice)

@@ -154,6 +154,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
     status = param.String(default="", precedence=-1, doc="What happened last, in words.")
     busy = param.Boolean(default=False, precedence=-1, doc="A run is in progress.")
     uploaded_name = param.String(default="", precedence=-1, doc="Name of the uploaded file.")
+    reading = param.String(default="", precedence=-1, doc="Name of the points upload being read ('' when none).")
 
     def __init__(self, background: bool = False, auto_update: bool = True, n_jobs: int = 1, **params):
         #: Threads of each LOE fit (the landmark rankings run in parallel; numba releases the GIL).
@@ -167,6 +168,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._link_said = ""  # the last such message shown (a later one is added to it while it is on screen)
         self._upload_note = ""  # an upload larger than the explorer takes, said with its first result
         self._closed = False
+        self._init_reads()
         super().__init__(**params)
         self.param.watch(self._on_config, list(CONFIG_PARAMS))
         if self.auto_update:
@@ -220,10 +222,10 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             self.status = "Cancelling…"
 
     def wait(self, timeout: float | None = 60.0) -> bool:
-        """Wait for background runs to finish (immediately True when synchronous)."""
-        return self._jobs.wait(timeout)
+        """Wait for an upload being read, then for background runs (immediately True when synchronous)."""
+        return self._reads.wait(timeout) and self._jobs.wait(timeout)
 
-    def load_file(self, content, filename: str = "points.csv") -> bool:
+    def load_file(self, content, filename: str = "points.csv", background: bool = False) -> bool:
         """Use an uploaded point table as the ground truth.
 
         Parameters
@@ -232,16 +234,23 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             The file's content (CSV/TSV with numeric columns, optional header; or ``.npy``).
         filename : str
             Name shown in messages.
+        background : bool, default False
+            Read the file on a worker thread (see :class:`~loe_viz.app.uploads.ReadsUploads`):
+            :attr:`reading` names it meanwhile, and the points (or the error) arrive through
+            :attr:`dispatch`. A newer upload, another ground truth chosen meanwhile or
+            :meth:`close` supersede it: its result is then dropped.
 
         Returns
         -------
         bool
-            True when the file was accepted; otherwise :attr:`error` says why and the
-            previous results stay.
+            True when the file was accepted (with ``background``: when the read started);
+            otherwise :attr:`error` says why and the previous results stay.
         """
-        X = self._read_upload(lambda: read_points_upload(content, filename), filename)
-        if X is None:
-            return False
+        return self._start_read(partial(read_points_upload, content, filename), filename,
+                                partial(self._take_points, filename), background)
+
+    def _take_points(self, filename: str, X) -> bool:
+        """Points just read become the ground truth (on the UI thread), and a run starts."""
         self._uploaded = X
         self._upload_token += 1
         self.uploaded_name = filename
@@ -314,6 +323,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
     def close(self) -> None:
         """Stop background work and drop the results (frees the session's memory)."""
         self._closed = True
+        self._close_reads()
         self._jobs.close()
         self._cache.clear()
         self._uploaded = None
@@ -324,6 +334,8 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
 
     # ------------------------------------------------------------------ internals
     def _on_config(self, *events) -> None:
+        if self.reading and any(e.name == "kind" for e in events):
+            self._forget_read()  # another ground truth chosen while a file is read: it wins
         if self.auto_update:
             self.run()
 

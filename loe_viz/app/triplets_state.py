@@ -480,20 +480,9 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self._jobs = JobRunner("loe-viz-triplets")
-        # uploads are read on a thread of their own: a read never waits for a fit, nor cancels one
-        self._reads = JobRunner("loe-viz-upload", dispatch=self._dispatch_read)
-        self._read_seq = 0  # the upload whose result is still wanted
-        self.last_upload = ""  # its name (the page isolates it where a message quotes it)
+        self.last_upload = ""  # the name of the last upload (the page isolates it where a message quotes it)
         self._closed = False
-
-    def _dispatch_read(self, fn) -> None:
-        """The session's dispatcher (set on the fit runner by the view), the new data applied unheld.
-
-        (See :data:`loe_viz.app.session.UNHELD`: held, the update could lose its plot data on the way
-        to the page when another visitor's page was being built at that moment.)
-        """
-        fn.unheld = True
-        self._jobs.dispatch(fn)
+        self._init_reads()
 
     # ------------------------------------------------------------------ loading
     @staticmethod
@@ -564,45 +553,16 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         if self._closed:
             return False
         name = upload_name(filename, "triplets.csv")
-        self._read_seq += 1
-        seq, skip = self._read_seq, bool(self.skip_bad_rows)
+        skip = bool(self.skip_bad_rows)
         self.last_upload = name
-        if not background:
-            got, why = self._try_read(lambda: _read_triplet_upload(content, name, skip), name)
-            self.reading = ""
-            return self._take_read(seq, name, got, why)
-        self.param.update(reading=name, error="")
-        self._reads.submit(partial(self._read_job, content, name, seq, skip))
-        return True
+        return self._start_read(partial(_read_triplet_upload, content, name, skip), name,
+                                partial(self._take_triplets, name), background)
 
-    def _read_job(self, content, name, seq, skip, token) -> None:
-        """On the reading thread: read and describe, then hand the outcome to the UI thread."""
-        if token.cancelled or seq != self._read_seq:
-            return
-        got, why = self._try_read(lambda: _read_triplet_upload(content, name, skip), name)
-        del content
-        if token.cancelled or seq != self._read_seq:
-            return  # superseded meanwhile: nobody waits for it
-        self._reads.publish(partial(self._take_read, seq, name, got, why))
-
-    def _take_read(self, seq, name, got, why) -> bool:
-        """Apply a read (on the UI thread) unless a newer upload, a sample or closing superseded it."""
-        if self._closed or seq != self._read_seq:
-            return False
-        self.reading = ""
-        if why:
-            self.error = why
-            return False
+    def _take_triplets(self, name, got) -> bool:
+        """The data of an upload just read (on the UI thread)."""
         data, summary = got
         self._set_data(data, name, sample="", truth=None, summary=summary)
         return True
-
-    def _forget_read(self) -> None:
-        """Drop an upload still being read (its result will not be applied)."""
-        self._read_seq += 1
-        self._reads.cancel()
-        if self.reading:
-            self.reading = ""
 
     def _set_data(self, data, source: str, sample: str, truth, summary=None, **settings) -> None:
         """New data: the old results no longer apply (a running fit is cancelled); ``settings`` go with it."""
@@ -692,8 +652,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def close(self) -> None:
         """Cancel a running fit and drop the data and results (without touching the UI)."""
         self._closed = True
-        self._read_seq += 1
-        self._reads.close()
+        self._close_reads()
         self._jobs.close()
         # plain attribute updates: no watcher of the (closing) view is triggered
         with param.parameterized.discard_events(self):

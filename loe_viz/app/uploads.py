@@ -1,5 +1,12 @@
 """Reading an uploaded file in an app state: a refusal becomes the state's error, never an exception.
 
+:class:`ReadsUploads` reads a file at once, or on a thread of its own
+(``loe-viz-upload``) so that a large file does not hold the server's event
+loop, which serves every visitor: the state names the file in ``reading``
+meanwhile, and a newer upload, another choice of data or a closed page
+supersede the read (its result is dropped). Both upload boxes of the
+explorer (the walk-through's points, "Your triplets") read this way.
+
 The readers' messages are written for the library's users ("pass
 encoding='utf-16'", "raise it with read_triplets(..., limits=...)"): a visitor of
 the page can follow none of that, so :func:`in_app_terms` turns the advice into
@@ -9,8 +16,10 @@ the page's own controls, or drops it where the page offers nothing.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Callable
 
+from .jobs import JobRunner
 from .text import display_name
 
 __all__ = ["ReadsUploads", "SKIP_BAD_ROWS", "in_app_terms", "rejection", "upload_name"]
@@ -58,9 +67,32 @@ def rejection(exc: BaseException, filename: str) -> str:
 
 
 class ReadsUploads:
-    """For states with an ``error`` parameter that read uploaded files."""
+    """For states with ``error`` and ``reading`` parameters that read uploaded files.
+
+    A state calls :meth:`_init_reads` in its ``__init__`` (after it set ``_closed``), reads a
+    file with :meth:`_start_read`, drops a read in progress with :meth:`_forget_read` when other
+    data are chosen, and calls :meth:`_close_reads` when it closes. Results go to the UI
+    through the state's ``dispatch`` (see :class:`~loe_viz.app.jobs.RunsJobs`).
+    """
 
     error: str
+    reading: str
+    _closed: bool
+    dispatch: Callable[[Callable[[], None]], None]
+
+    def _init_reads(self) -> None:
+        # uploads are read on a thread of their own: a read never waits for a run, nor cancels one
+        self._reads = JobRunner("loe-viz-upload", dispatch=self._dispatch_read)
+        self._read_seq = 0  # the read whose result is still wanted
+
+    def _dispatch_read(self, fn) -> None:
+        """The state's dispatcher, the new data applied unheld.
+
+        (See :data:`loe_viz.app.session.UNHELD`: held, the update could lose its plot data on the way
+        to the page when another visitor's page was being built at that moment.)
+        """
+        fn.unheld = True
+        self.dispatch(fn)
 
     @staticmethod
     def _try_read(read: Callable[[], Any], filename: str) -> tuple[Any, str]:
@@ -75,9 +107,68 @@ class ReadsUploads:
         except Exception as exc:  # never raise out of the state
             return None, rejection(exc, filename)
 
-    def _read_upload(self, read: Callable[[], Any], filename: str) -> Any:
-        """``read()``, or None with :attr:`error` saying why the upload was rejected."""
-        value, why = self._try_read(read, filename)
+    def _start_read(self, read: Callable[[], Any], name: str, take: Callable[[Any], bool],
+                    background: bool = False) -> bool:
+        """Read an upload with ``read()``, then hand what it returned to ``take`` (on the UI thread).
+
+        Parameters
+        ----------
+        read : callable
+            Reads and checks the file (any thread; it touches no state), raising for a file it refuses.
+        name : str
+            The file's name as shown (see :func:`upload_name`).
+        take : callable
+            ``take(value)`` applies the data to the state; returns whether they were taken.
+        background : bool, default False
+            Read on the ``loe-viz-upload`` thread: :attr:`reading` names the file meanwhile, and the
+            data (or the error) arrive through ``dispatch``, unless a newer read, :meth:`_forget_read`
+            or closing superseded it.
+
+        Returns
+        -------
+        bool
+            What ``take`` returned (with ``background``: True when the read started); False with
+            :attr:`error` set when the file was rejected. The state's data stay until ``take``.
+        """
+        if self._closed:
+            return False
+        self._read_seq += 1
+        seq = self._read_seq
+        if not background:
+            got, why = self._try_read(read, name)
+            return self._take_read(seq, take, got, why)
+        self.param.update(reading=name, error="")
+        self._reads.submit(partial(self._read_job, read, name, take, seq))
+        return True
+
+    def _read_job(self, read, name, take, seq, token) -> None:
+        """On the reading thread: read, then hand the outcome to the UI thread."""
+        if token.cancelled or seq != self._read_seq:
+            return
+        got, why = self._try_read(read, name)
+        if token.cancelled or seq != self._read_seq:
+            return  # superseded meanwhile: nobody waits for it
+        self._reads.publish(partial(self._take_read, seq, take, got, why))
+
+    def _take_read(self, seq, take, got, why) -> bool:
+        """Apply a read (on the UI thread) unless a newer one, other data or closing superseded it."""
+        if self._closed or seq != self._read_seq:
+            return False
+        if self.reading:
+            self.reading = ""
         if why:
             self.error = why
-        return value
+            return False
+        return take(got)
+
+    def _forget_read(self) -> None:
+        """Drop an upload still being read (its result will not be applied)."""
+        self._read_seq += 1
+        self._reads.cancel()
+        if self.reading:
+            self.reading = ""
+
+    def _close_reads(self) -> None:
+        """Drop a read in progress and publish nothing more (the page is closing)."""
+        self._read_seq += 1
+        self._reads.close()

@@ -330,6 +330,55 @@ def test_other_requests_are_served_while_an_upload_is_read(monkeypatch):
 
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_a_points_upload_is_read_while_other_requests_are_served_and_the_page_says_so(monkeypatch):
+    """The walk-through's points upload was parsed on the server's event loop: every visitor's page
+    waited for it. The read here lasts until another visitor's page has been served, or gives up."""
+    import urllib.request
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    import loe_viz.app.state as state_module
+
+    started, answered = threading.Event(), threading.Event()
+    saw_answer = []
+    real = state_module.read_points_upload
+
+    def slow_read(content, name):
+        started.set()
+        saw_answer.append(answered.wait(60))  # a read on the event loop waits here in vain
+        return real(content, name)
+
+    monkeypatch.setattr(state_module, "read_points_upload", slow_read)
+    srv = InProcessServer(unused_ms=3000)
+    rows = "".join(f"{i % 7},{(i * i) % 11}\n" for i in range(60))
+    try:
+        with sync_api.sync_playwright() as p:
+            b = launch_chromium(p)
+            ctx = b.new_context(viewport={"width": 1280, "height": 800})
+            page = ctx.new_page()
+            page.goto(f"{srv.url}?n=200", timeout=180_000)
+            page.locator(".loe-status").get_by_text("Procrustes error").wait_for(timeout=180_000)
+            page.locator(".loe-upload input[type=file]").set_input_files(
+                {"name": "mine.csv", "mimeType": "text/csv", "buffer": f"x,y\n{rows}".encode()})
+            assert started.wait(120), "the upload never reached the reader"
+            with urllib.request.urlopen(srv.url, timeout=120) as r:  # another visitor, meanwhile
+                assert r.status == 200 and b"bokeh" in r.read()
+            _wait_pane(page, ".loe-reading", "Reading \u2068mine.csv\u2069…")
+            assert page.locator(".loe-run button").first.is_disabled()
+            assert page.locator(".loe-run-all button").first.is_disabled()
+            answered.set()
+            page.locator(".loe-status").get_by_text("n = 60,").wait_for(timeout=120_000)
+            assert not page.locator(".loe-reading").first.is_visible()
+            assert not page.locator(".loe-run button").first.is_disabled()
+            ctx.close()
+            b.close()
+        assert saw_answer == [True], "the read blocked the server: nothing else was answered meanwhile"
+    finally:
+        answered.set()
+        srv.stop()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
 def test_the_page_shows_an_upload_is_being_read(monkeypatch):
     sync_api = pytest.importorskip("playwright.sync_api")
     import loe_viz.app.triplets_state as ts

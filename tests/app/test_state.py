@@ -234,6 +234,115 @@ def test_an_upload_over_the_explorers_limit_uses_a_subsample_and_says_so(monkeyp
     s.close()
 
 
+_POINTS = ("x,y\n" + "".join(f"{i % 7},{(i * i) % 11}\n" for i in range(60))).encode()
+
+
+class _Queue:
+    """A dispatcher that keeps the published functions until the test runs them (the UI thread's turn)."""
+
+    def __init__(self):
+        self.fns = []
+
+    def __call__(self, fn):
+        self.fns.append(fn)
+
+    def run(self):
+        while self.fns:  # what a function publishes (the run a new upload starts) runs too
+            fns, self.fns = self.fns, []
+            for fn in fns:
+                fn()
+
+
+def _blocking_points_reader(monkeypatch):
+    """Make the points reader wait for ``release``; ``started`` is set when a read begins (on which thread)."""
+    import loe_viz.app.state as state_module
+
+    started, release = threading.Event(), threading.Event()
+    threads = []
+    real = state_module.read_points_upload
+
+    def slow(content, name):
+        threads.append(threading.current_thread().name)
+        started.set()
+        assert release.wait(60)
+        return real(content, name)
+
+    monkeypatch.setattr(state_module, "read_points_upload", slow)
+    return started, release, threads
+
+
+def test_a_background_points_upload_is_read_on_a_worker_thread_and_applied_through_dispatch(monkeypatch):
+    """The walk-through's points upload was parsed on the server's event loop, stalling every visitor."""
+    started, release, threads = _blocking_points_reader(monkeypatch)
+    s = ExplorerState(**SMALL)
+    q = _Queue()
+    s.dispatch = q
+    try:
+        assert s.load_file(_POINTS, "mine.csv", background=True)  # returns at once: the read waits
+        assert started.wait(60) and threads == ["loe-viz-upload"]
+        assert s.reading == "mine.csv" and s.kind == "gaussian" and s.n == 200  # the old results still there
+        release.set()
+        assert s.wait(60)
+        assert s.kind == "gaussian" and s.uploaded_name == ""  # nothing touched from the worker thread
+        q.run()  # the UI thread's turn: the upload is taken and its run applied
+        assert s.reading == "" and s.kind == "uploaded" and s.n == 60 and s.error == ""
+        assert s.config_used["uploaded_name"] == "mine.csv" and s.points.shape == (60, 2)
+    finally:
+        release.set()
+        s.close()
+
+
+def test_a_newer_points_upload_another_ground_truth_or_closing_supersedes_a_read(monkeypatch):
+    started, release, _ = _blocking_points_reader(monkeypatch)
+    s = ExplorerState(**SMALL)
+    q = _Queue()
+    s.dispatch = q
+    try:
+        s.load_file(_POINTS, "first.csv", background=True)
+        assert started.wait(60)
+        s.load_file(_POINTS + b"3,5\n", "second.csv", background=True)
+        assert s.reading == "second.csv"
+        release.set()
+        assert s.wait(60)
+        q.run()
+        assert s.uploaded_name == "second.csv" and s.n == 61  # the first read's result was dropped
+        # another ground truth chosen while a file is read wins
+        release.clear(); started.clear()
+        s.load_file(_POINTS, "third.csv", background=True)
+        assert started.wait(60)
+        s.kind = "gaussian"
+        assert s.reading == ""
+        release.set()
+        assert s.wait(60)
+        q.run()
+        assert s.kind == "gaussian" and s.uploaded_name == "second.csv"
+        # a closed session takes nothing
+        release.clear(); started.clear()
+        s.load_file(_POINTS, "fourth.csv", background=True)
+        assert started.wait(60)
+        s.close()
+        release.set()
+        assert s.wait(60)
+        q.run()
+        assert s.uploaded_name == "second.csv" and s._uploaded is None
+    finally:
+        release.set()
+        s.close()
+
+
+def test_a_rejected_background_points_upload_sets_the_error_on_the_ui_thread():
+    s = ExplorerState(**SMALL)
+    q = _Queue()
+    s.dispatch = q
+    before = (s.version, s.kind, s.n)
+    assert s.load_file(b"x,y\n1,2\n", "bad.csv", background=True)
+    assert s.wait(60) and s.error == ""
+    q.run()
+    assert s.error == "Upload rejected: bad.csv must have at least 3 points, got 1" and s.reading == ""
+    assert (s.version, s.kind, s.n) == before
+    s.close()
+
+
 def test_upload_good_table_then_d_too_large():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(60, 3))
