@@ -55,8 +55,11 @@ landmarks, fits whose few landmarks fall close together (Procrustes error above 
 far outside the linear regime and cover much less (0.5-0.8); the others stay in band.
 
 Cost: ``O(n l d^2)`` for the item terms, ``O(n d^4)`` for the block term (a
-fixed quadratic form per item) and ``2 l (l - 1)`` runs of the ``O(l^3)``
-block steps for the derivatives.
+fixed quadratic form per item) and, for the derivatives, ``2 l (l - 1)`` runs of
+the ``O(l^3)`` block steps up to 23 landmarks; from 24 on, ``2 BLOCK_PROBES``
+runs, the block term then estimated from derivatives along random sign
+combinations of the entries (item covariances within a few per cent of the
+per-entry ones: ``tests/test_uncertainty.py``).
 """
 
 from __future__ import annotations
@@ -65,13 +68,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._blas import blas_single_thread
 from .edm import project_edm
 from .shifts import estimate_shifts
 
 __all__ = [
     "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes",
-    "coverage",
+    "coverage", "BLOCK_PROBES",
 ]
+
+#: Derivatives the block term is estimated from once the landmark block has more than twice
+#: as many off-diagonal entries (from l = 24 landmarks on). Each costs two runs of the block
+#: steps (O(l^3)); every entry on its own took 2 l (l - 1) runs: 6 s at l = 44 and about
+#: 25 minutes at l = 200 (the bundled crowd sample with its default landmarks).
+BLOCK_PROBES = 256
 
 
 @dataclass(frozen=True)
@@ -225,6 +235,7 @@ def item_covariance(
     gauge: bool = True,
     block: bool = True,
     rel_step: float = 1e-4,
+    block_probes: int = BLOCK_PROBES,
 ) -> np.ndarray:
     """Mean squared error matrix of every item's embedded position (see the module notes).
 
@@ -256,12 +267,21 @@ def item_covariance(
     rel_step : float, default 1e-4
         Central-difference step for the block derivatives, relative to the
         largest block entry.
+    block_probes : int, default :data:`BLOCK_PROBES`
+        With at most twice as many off-diagonal block entries, the derivative
+        along each entry is taken (exact to first order). With more, the block
+        term ``sum_k var_k g_k g_k^T`` is estimated from this many derivatives
+        along random sign combinations ``sum_k z_k sqrt(var_k) e_k`` (an
+        unbiased estimate with a fixed seed, so the result is reproducible):
+        the cost no longer grows with ``l^2`` derivatives of ``O(l^3)`` steps.
 
     Returns
     -------
     ndarray (n, d, d)
         Symmetric positive semidefinite matrices in the coordinates of ``embedding``.
     """
+    if isinstance(block_probes, bool) or not isinstance(block_probes, (int, np.integer)) or block_probes < 1:
+        raise ValueError(f"block_probes must be a positive whole number, got {block_probes!r}")
     W = np.asarray(W, dtype=np.float64)
     Y = np.asarray(embedding, dtype=np.float64)
     n, d = Y.shape
@@ -284,48 +304,62 @@ def item_covariance(
         field[is_lm] = 0.0
 
     if block:
-        # Block term: derivative of (G, landmark coordinates) with respect to each block entry.
+        # Block term: derivatives of (G, landmark coordinates) along directions in the block entries.
         F = np.asarray(D_landmarks, dtype=np.float64)
         alpha = (F - base.mu[None, :]).mean(axis=1)
         phi = np.column_stack([np.ones(n), alpha, Y])  # (n, d + 2)
         step = rel_step * max(float(np.abs(W).max()), 1e-12)
-        idx = [(r, c) for c in range(l) for r in range(l) if r != c]
-        G = np.empty((len(idx), d, d + 2))
-        dlm = np.empty((len(idx), l, d))
-        wvar = np.empty(len(idx))
-        wbias = np.zeros(len(idx))
-        for k, (r, c) in enumerate(idx):
-            out = []
-            for sign in (1.0, -1.0):
-                Wp = W.copy()
-                Wp[r, c] += sign * step
-                out.append(block_solution(Wp, d, offset, reference=base))
-            hi, lo = out
-            dL = (hi.L - lo.L) / (2 * step)
-            dshift = ((hi.s - hi.mu) - (lo.s - lo.mu)) / (2 * step)
-            G[k, :, 0] = -0.5 * L @ dshift
-            G[k, :, 1] = -0.5 * dL.sum(axis=1)
-            G[k, :, 2:] = dL @ base.landmark_coords
-            dlm[k] = (hi.landmark_coords - lo.landmark_coords) / (2 * step)
-            wvar[k] = var[landmarks[r], c]
-            if bias is not None:
-                wbias[k] = bias[landmarks[r], c]
+        rows, cols = np.nonzero(~np.eye(l, dtype=bool))  # the off-diagonal entries, row-major
+        wvar = var[landmarks[rows], cols]
+        wbias = np.zeros(rows.size) if bias is None else bias[landmarks[rows], cols]
+
+        def along(direction):
+            """Central-difference derivative of (G, landmark coordinates) along ``direction`` (per entry)."""
+            D = np.zeros((l, l))
+            D[rows, cols] = direction
+            scale = float(np.abs(D).max())
+            if scale == 0.0:
+                return np.zeros((d, d + 2)), np.zeros((l, d))
+            hi, lo = (block_solution(W + sign * (step / scale) * D, d, offset, reference=base)
+                      for sign in (1.0, -1.0))
+            h = 2 * step / scale
+            dL = (hi.L - lo.L) / h
+            dshift = ((hi.s - hi.mu) - (lo.s - lo.mu)) / h
+            Gk = np.empty((d, d + 2))
+            Gk[:, 0] = -0.5 * L @ dshift
+            Gk[:, 1] = -0.5 * dL.sum(axis=1)
+            Gk[:, 2:] = dL @ base.landmark_coords
+            return Gk, (hi.landmark_coords - lo.landmark_coords) / h
+
+        if rows.size <= 2 * block_probes:  # every entry on its own: exact to first order
+            directions = np.eye(rows.size)
+            weight = wvar
+        else:  # sum_k wvar_k g_k g_k^T estimated from random sign combinations of the entries
+            directions = np.random.default_rng(0).choice((-1.0, 1.0), size=(block_probes, rows.size)) * np.sqrt(wvar)
+            weight = np.full(block_probes, 1.0 / block_probes)
+        # l x l eigen-decompositions, a few per run: waking a second BLAS thread for each cost
+        # 5x the time on a busy 2-core machine (59 s against 11 s at l = 200)
+        with blas_single_thread():
+            out = [along(direction) for direction in directions]
+            Gb, dlmb = along(wbias)  # the bias, linear in the entries' biases: one direction
+        G, dlm = np.array([g for g, _ in out]), np.array([m for _, m in out])
         # the bias the block passes on to every item (before the gauge, removed below with the rest)
-        block_field = np.einsum("k,kij,nj->ni", wbias, G, phi)
-        block_field[is_lm] = np.einsum("k,kli->li", wbias, dlm)
+        block_field = phi @ Gb.T
+        block_field[is_lm] = dlmb
         field += block_field
         if gauge:
             T = _gauge_projector(phi[fit_rows], d)
-            Gv = G.reshape(len(idx), -1) @ T.T
+            k = len(G)
+            Gv = G.reshape(k, -1) @ T.T
             # what the same alignment does to the landmarks: remove the fitted similarity
-            sim = (G.reshape(len(idx), -1) - Gv).reshape(len(idx), d, d + 2)
+            sim = (G.reshape(k, -1) - Gv).reshape(k, d, d + 2)
             dlm = dlm - np.einsum("kij,lj->kli", sim, phi[landmarks])
-            G = Gv.reshape(len(idx), d, d + 2)
-        Gv = G.reshape(len(idx), -1)
-        S = (Gv * wvar[:, None]).T @ Gv  # (d(d+2))^2: covariance of vec(G)
+            G = Gv.reshape(k, d, d + 2)
+        Gv = G.reshape(len(G), -1)
+        S = (Gv * weight[:, None]).T @ Gv  # (d(d+2))^2: covariance of vec(G)
         S4 = S.reshape(d, d + 2, d, d + 2)
         cov_block = np.einsum("nj,ijkl,nl->nik", phi, S4, phi, optimize=True)
-        cov_block[is_lm] = np.einsum("k,kli,klj->lij", wvar, dlm, dlm)
+        cov_block[is_lm] = np.einsum("k,kli,klj->lij", weight, dlm, dlm)
         cov += cov_block
     if bias is not None:
         if gauge:

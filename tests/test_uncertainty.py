@@ -236,3 +236,41 @@ def test_explorer_ellipse_plot_and_summary():
                         max_items=50)
     paths = plot.get(0)
     assert len(paths.data) >= 50  # the subset plus the landmarks
+
+
+def test_many_landmarks_estimate_the_block_term_from_a_bounded_number_of_derivatives(monkeypatch):
+    """Each block entry took its own derivative: 2 l (l - 1) block solutions, 25 minutes at l = 200.
+
+    Past 2 * block_probes entries the block term comes from ``block_probes`` random sign
+    combinations of the entries: a bounded number of block solutions, and (the estimate is
+    unbiased, its relative error about sqrt(2 / probes) per variance) item covariances close
+    to the per-entry ones.
+    """
+    import loe_viz.uncertainty as unc
+
+    X = make_points("gaussian", 120, random_state=5)
+    oracle = TripletOracle(X, temperature=1.0, random_state=6)
+    model = LOE(n_components=2, n_landmarks=16, random_state=7).fit_oracle(oracle, total_budget(120, 50))
+    st = model.stages_
+    args = (st.W, st.D_landmarks, st.landmarks, st.lmds.embedding, st.uncertainty.score_variance, model.offset)
+    kw = dict(biases=st.uncertainty.score_bias)
+    exact = item_covariance(*args, **kw)  # 240 entries <= 2 * 256: one derivative each
+    calls = []
+    solve = unc.block_solution
+    monkeypatch.setattr(unc, "block_solution", lambda *a, **k: calls.append(1) or solve(*a, **k))
+    probed = item_covariance(*args, **kw, block_probes=64)  # 240 entries > 128: 64 probes
+    assert len(calls) == 1 + 2 * 64 + 2  # the base, two per probe, two for the bias
+    again = item_covariance(*args, **kw, block_probes=64)
+    assert np.array_equal(probed, again)  # a fixed seed: the same covariances every time
+    ratio = np.trace(probed, axis1=1, axis2=2) / np.trace(exact, axis1=1, axis2=2)
+    assert 0.97 <= np.median(ratio) <= 1.03 and 0.7 <= ratio.min() and ratio.max() <= 1.3, ratio
+    assert coverage(X, st.lmds.embedding, probed) == pytest.approx(coverage(X, st.lmds.embedding, exact), abs=0.03)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "many"])
+def test_block_probes_must_be_a_positive_whole_number(bad):
+    X, model = _fit(200, 50, 1)
+    st = model.stages_
+    with pytest.raises(ValueError, match=rf"^block_probes must be a positive whole number, got {bad!r}$"):
+        item_covariance(st.W, st.D_landmarks, st.landmarks, st.lmds.embedding, st.uncertainty.score_variance,
+                        block_probes=bad)
