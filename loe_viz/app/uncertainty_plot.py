@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from ..loe import LOEWarning
+from ..uncertainty import CALIBRATED_COMPARISONS
 
 __all__ = ["aligned_covariances", "ellipse_outlines", "ellipse_plot", "ellipse_summary", "uncertainty_panes"]
 
@@ -126,9 +131,11 @@ def uncertainty_panes(model, X, mean, basis, *, seed: int = 0, level: float = 0.
 
     import panel as pn
 
-    cov = getattr(model, "uncertainty_", None)
+    unc = getattr(getattr(model, "stages_", None), "uncertainty", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LOEWarning)  # the page says it below
+        cov = getattr(model, "uncertainty_", None)
     if cov is None:
-        unc = getattr(getattr(model, "stages_", None), "uncertainty", None)
         reason = getattr(unc, "reason", None) or "this fit has no per-item uncertainty"
         return [pn.pane.Alert(f"No ellipses: {html.escape(reason)}.", alert_type="info")]
     Z = model.embedding_
@@ -138,6 +145,10 @@ def uncertainty_panes(model, X, mean, basis, *, seed: int = 0, level: float = 0.
         "they pin down its score in each landmark's ranking, carried through the shifts and the landmark "
         f"triangulation, then moved by the same Procrustes map as the points. Here **{100 * summ['coverage']:.1f} %** of the true positions lie inside "
         f"their ellipse (nominal {round(100 * level)} %); median ellipse size {summ['median_size']:.3g} "
-        "(it shrinks like 1/√c with the budget).", styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
+        "(it shrinks like 1/√c with the budget)." + (
+            f" **Too few comparisons for calibrated ellipses:** each ranking holds {unc.comparisons_per_item:.3g} "
+            f"comparisons per item; below {CALIBRATED_COMPARISONS:g} the variances of a few barely compared items "
+            "dominate, and the share inside says little." if unc is not None and not unc.calibrated else ""),
+        styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
     plot = ellipse_plot(X, Z, cov, mean, basis, landmarks=getattr(model, "landmarks_", ()), level=level, seed=seed)
     return [note, pn.pane.HoloViews(plot, margin=(5, 10), name="embedding_ellipses")]
