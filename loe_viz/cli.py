@@ -184,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
                    ".npy (the n x d array) or .npz (arrays 'embedding' and 'labels'); default: FILE's name with "
                    "_METHOD.csv, in the current directory; '-': CSV on standard output")
     p.add_argument("-f", "--force", action="store_true", help="replace the output file if it exists")
+    p.add_argument("--uncertainty", action="store_true",
+                   help="with --method loe: also write every item's d x d covariance (LOE.uncertainty_, from the "
+                   "rankings' Fisher information): columns cov_x1_x1, cov_x1_x2, ... in CSV/TSV, the array "
+                   "'uncertainty' in .npz")
     _add_reader_options(p)
     p.add_argument("--max-seconds", type=_positive_float, default=None, metavar="S",
                    help="stop an iterative method (all but loe) after S seconds and keep its last iterate")
@@ -462,6 +466,11 @@ def cmd_embed(args) -> int:
         raise UsageError("--max-seconds applies to the iterative methods (ste, tste, soe, gnmds, ckl, loeste); loe "
                          "is not iterative")
     _check_extension(out)
+    if args.uncertainty and args.method != "loe":
+        raise UsageError(f"--uncertainty applies to --method loe; {args.method} gives no per-item uncertainty")
+    if args.uncertainty and os.path.splitext(out)[1].lower() == ".npy":
+        raise UsageError(f"--uncertainty needs an output that holds more than one array: {out} is .npy; "
+                         "use .csv, .tsv or .npz")
     _check_output(out, "-o" if args.output else "the output", args.file if os.path.isfile(args.file) else None,
                   args.force)
     t0 = time.perf_counter()
@@ -516,7 +525,8 @@ def cmd_embed(args) -> int:
     else:
         _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
              err=err)
-    what = _write_embedding(out, Z, data.labels)
+    cov = _uncertainty(model, Z, data.labels, err) if args.uncertainty else None
+    what = _write_embedding(out, Z, data.labels, cov)
     if out != "-":
         _say(f"wrote {what} to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
     return 0
@@ -535,8 +545,35 @@ def _by_label(message: str, labels) -> str:
                   message)
 
 
-def _write_embedding(out: str, Z, labels) -> str:
-    """Write the embedding as OUT's extension says; returns what was written, in words."""
+def _uncertainty(model, Z, labels, err: bool):
+    """LOE's per-item covariances (NaN where it has none, with a warning saying why), and a line about them."""
+    import numpy as np
+    from scipy.stats import chi2
+
+    n, d = Z.shape
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cov = model.uncertainty_
+    for w in caught:  # too few comparisons per item for calibrated regions
+        print(f"{PROG}: warning: {_printable(str(w.message).replace('uncertainty_ rests', 'the uncertainty rests'))}",
+              file=sys.stderr, flush=True)
+    if cov is None:
+        reason = model.stages_.uncertainty.reason
+        print(f"{PROG}: warning: no uncertainty for this fit: {reason}; its columns are left empty (nan)",
+              file=sys.stderr, flush=True)
+        return np.full((n, d, d), np.nan)
+    half = np.sqrt(chi2.ppf(0.9, d) * np.linalg.eigvalsh(cov)[:, -1].clip(min=0.0))  # largest half-axis
+    worst = int(np.argmax(half))
+    name = labels[worst] if labels.dtype.kind == "i" else repr(str(labels[worst]))
+    span = float(np.sqrt(((Z - Z.mean(axis=0)) ** 2).sum(axis=1).mean()))
+    _say(f"uncertainty: the 90 % regions' longest half-axis is {np.median(half):.3g} for the median item, "
+         f"{half[worst]:.3g} at most ({_printable(name)}); the items lie {span:.3g} from their centre (rms)",
+         err=err)
+    return np.asarray(cov, dtype=np.float64)
+
+
+def _write_embedding(out: str, Z, labels, cov=None) -> str:
+    """Write the embedding (and ``cov``, per-item covariances) as OUT's extension says; returns what, in words."""
     import numpy as np
 
     from .io import spreadsheet_safe  # a label such as '=1+1' must not become a spreadsheet formula
@@ -547,17 +584,25 @@ def _write_embedding(out: str, Z, labels) -> str:
     if ext in (".npy", ".npz"):
         stored = labels if labels.dtype.kind == "i" else labels.astype(str)  # never a pickled object array
         with _writing(out):
+            arrays = {"embedding": Z, "labels": stored} if cov is None else {
+                "embedding": Z, "labels": stored, "uncertainty": cov}
             write_file(out, (lambda fh: np.save(fh, Z, allow_pickle=False)) if ext == ".npy" else (
-                lambda fh: np.savez(fh, embedding=Z, labels=stored)))
-        return f"the {n:,} x {d} embedding" + (" and its labels (arrays 'embedding', 'labels')" * (ext == ".npz"))
+                lambda fh: np.savez(fh, **arrays)))
+        if ext == ".npy":
+            return f"the {n:,} x {d} embedding"
+        return f"the {n:,} x {d} embedding and its labels{' and covariances' * (cov is not None)} (arrays " + \
+            ", ".join(f"'{a}'" for a in arrays) + ")"
+    upper = np.triu_indices(d)
     header = ["item", "label", *(f"x{k + 1}" for k in range(d))]
+    header += [f"cov_x{a + 1}_x{b + 1}" for a, b in zip(*upper)] if cov is not None else []
+    extra = cov[:, upper[0], upper[1]].tolist() if cov is not None else [[]] * n
     labels = [spreadsheet_safe(v) for v in labels.tolist()]
 
     def rows(fh):
         w = csv.writer(fh, delimiter="\t" if ext in (".tsv", ".tab") else ",", lineterminator="\n")
         w.writerow(header)
-        for i, (lab, z) in enumerate(zip(labels, Z.tolist())):
-            w.writerow([i, lab, *(repr(float(v)) for v in z)])
+        for i, (lab, z, c) in enumerate(zip(labels, Z.tolist(), extra)):
+            w.writerow([i, lab, *(repr(float(v)) for v in z), *(repr(float(v)) for v in c)])
 
     if out == "-":
         rows(sys.stdout)
@@ -565,7 +610,8 @@ def _write_embedding(out: str, Z, labels) -> str:
     else:
         with _writing(out):
             write_file(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
-    return f"{n:,} rows (item,label,{','.join(f'x{k + 1}' for k in range(min(d, 3)))}{',...' if d > 3 else ''})"
+    cols = f"{','.join(f'x{k + 1}' for k in range(min(d, 3)))}{',...' if d > 3 else ''}"
+    return f"{n:,} rows (item,label,{cols}{',cov_x1_x1,...' if cov is not None else ''})"
 
 
 @contextlib.contextmanager

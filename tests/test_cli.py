@@ -668,3 +668,57 @@ def test_ctrl_c_mid_fit_stops_with_one_line_and_no_output(tmp_path):
         assert proc.stderr.read() == "loe-viz embed: interrupted\n"
         assert os.listdir(tmp_path) == (["map.csv"] if existing else [])
     assert (tmp_path / "map.csv").read_text() == "mine\n"
+
+
+def test_embed_writes_loes_per_item_uncertainty(simulated, tmp_path):
+    """The per-item covariances were library-only: a researcher with a terminal could not read them."""
+    import warnings
+
+    from loe_viz import LOE
+    from loe_viz.evaluation import train_test_split_triplets
+
+    d, _ = simulated
+    proc = run("embed", "l.csv", "--uncertainty", "-o", tmp_path / "u.csv", cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^uncertainty: the 90 % regions' longest half-axis is [0-9.e+-]+ for the median item, "
+                     r"[0-9.e+-]+ at most \(\d+\); the items lie [0-9.e+-]+ from their centre \(rms\)$",
+                     proc.stdout, re.M), proc.stdout
+    with open(tmp_path / "u.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["item", "label", "x1", "x2", "cov_x1_x1", "cov_x1_x2", "cov_x2_x2"]
+    values = np.array([[float(v) for v in r[2:]] for r in rows[1:]])
+    # the same fit in this process: the command's split and seed
+    data = read_triplets(d / "l.csv")
+    train, _ = train_test_split_triplets(data.triplets, test_size=0.2, random_state=0)
+    model = LOE(n_components=2, n_landmarks="auto", random_state=0).fit(train, n_items=data.n_items)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        C = model.uncertainty_
+    np.testing.assert_array_equal(values[:, :2], model.embedding_)
+    np.testing.assert_array_equal(values[:, 2:], C[:, [0, 0, 1], [0, 1, 1]])
+    assert np.all(values[:, 2] > 0) and np.all(values[:, 4] > 0)
+
+    proc = run("embed", "l.csv", "--uncertainty", "-o", tmp_path / "u.npz", cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    assert "(arrays 'embedding', 'labels', 'uncertainty')" in proc.stdout
+    with np.load(tmp_path / "u.npz") as z:
+        np.testing.assert_array_equal(z["uncertainty"], C)
+
+
+def test_uncertainty_is_refused_where_it_cannot_be_given_or_written(simulated):
+    d, _ = simulated
+    line = one_line_error(run("embed", "l.csv", "--uncertainty", "--method", "ste", cwd=d), 2, "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: --uncertainty applies to --method loe; ste gives no per-item uncertainty "
+                    "(see loe-viz embed --help)")
+    line = one_line_error(run("embed", "l.csv", "--uncertainty", "-o", "x.npy", cwd=d), 2, "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: --uncertainty needs an output that holds more than one array: x.npy is "
+                    ".npy; use .csv, .tsv or .npz (see loe-viz embed --help)")
+    assert not (d / "x.npy").exists()
+
+
+def test_uncertainty_on_too_few_comparisons_per_item_is_said_to_be_uncalibrated(tmp_path):
+    proc = run("embed", sample_path("european_capitals_crowd.csv"), "--uncertainty", "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^loe-viz: warning: the uncertainty rests on 1\.\d+ comparisons per item and landmark; below 10 "
+                     r"its 90 % regions are not calibrated", proc.stderr, re.M), proc.stderr
+    assert proc.stdout.splitlines()[0] == "item,label,x1,x2,cov_x1_x1,cov_x1_x2,cov_x2_x2"
