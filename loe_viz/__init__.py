@@ -2,18 +2,13 @@
 
 The library (``import loe_viz``) needs only numpy, scipy and numba; the
 interactive explorer lives in :mod:`loe_viz.app` and is imported on demand.
-The baselines, triplet I/O and evaluation helpers are imported on first use
-(they pull in ``scipy.optimize`` and more numba kernels), which keeps
-``import loe_viz`` quick for the explorer's server.
+Every name below is imported on first use (numba alone takes a fifth of a
+second, the baselines pull in ``scipy.optimize``), which keeps ``import
+loe_viz`` and the ``loe-viz`` command's start quick: ``loe-viz --help`` and a
+Ctrl-C just after starting it need none of them.
 """
 
 from importlib import import_module as _import_module
-
-from .lmds import DimensionError
-from .loe import LOE, LOEStages, LOEWarning
-from .metrics import align, procrustes_error, triplet_accuracy, triplet_error
-from .oracle import TripletOracle, total_budget
-from .points import POINT_KINDS, load_points, make_points
 
 
 def _installed_version() -> str:
@@ -29,6 +24,10 @@ __version__ = _installed_version()
 
 # name -> submodule, resolved on first attribute access (PEP 562)
 _LAZY = {
+    "LOE": "loe", "LOEStages": "loe", "LOEWarning": "loe", "DimensionError": "lmds",
+    "TripletOracle": "oracle", "total_budget": "oracle",
+    "POINT_KINDS": "points", "load_points": "points", "make_points": "points",
+    "align": "metrics", "procrustes_error": "metrics", "triplet_accuracy": "metrics", "triplet_error": "metrics",
     "STE": "baselines", "TSTE": "baselines", "SOE": "baselines", "GNMDS": "baselines", "CKL": "baselines",
     "FitHistory": "baselines",
     "LOESTE": "loeste",
@@ -40,11 +39,7 @@ _LAZY = {
     "estimate_resources": "resources",
 }
 
-__all__ = [
-    "LOE", "LOEStages", "LOEWarning", "DimensionError", "TripletOracle", "total_budget", "make_points",
-    "load_points", "POINT_KINDS", "procrustes_error", "triplet_error", "triplet_accuracy", "align",
-    *_LAZY,
-]
+__all__ = [*_LAZY]
 
 
 def __getattr__(name):

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Set as AbstractSet
 import numpy as np
 
 from ._threads import kind, side_by_side
-from .kernels.triplets import scan
 
 __all__ = [
     "check_points",
@@ -175,6 +174,7 @@ def check_float(
 
 def _scan(arr, threads):
     """:func:`loe_viz.kernels.triplets.scan` of ``arr``, as two halves side by side when it pays."""
+    from .kernels.triplets import scan  # numba: imported by the first check, not by every import of this module
     if threads < 2 or arr.shape[0] < PARALLEL_SCAN_MIN:
         return tuple(int(v) for v in scan(arr))
     half = arr.shape[0] // 2

@@ -795,8 +795,12 @@ def _terminated(signum, frame):
 
 def main(argv=None) -> int:
     """Run ``loe-viz``; returns the exit status (2: usage error, 1: unusable data)."""
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
+    try:
+        parser = build_parser()
+        args, unknown = parser.parse_known_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting: one line, as during a run
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     if unknown:  # named by the sub-command they were given to, whose --help lists its options
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:

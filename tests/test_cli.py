@@ -722,3 +722,21 @@ def test_uncertainty_on_too_few_comparisons_per_item_is_said_to_be_uncalibrated(
     assert re.search(r"^loe-viz: warning: the uncertainty rests on 1\.\d+ comparisons per item and landmark; below 10 "
                      r"its 90 % regions are not calibrated", proc.stderr, re.M), proc.stderr
     assert proc.stdout.splitlines()[0] == "item,label,x1,x2,cov_x1_x1,cov_x1_x2,cov_x2_x2"
+
+
+def test_starting_needs_no_numba_and_ctrl_c_while_starting_is_one_line(tmp_path):
+    """'import loe_viz' imported numba and the estimators (0.4 s): '--help' took 0.5 s, and a Ctrl-C in that time
+    printed a traceback from inside an import."""
+    code = ("import sys, loe_viz.cli as c\n"
+            "try:\n    c.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print([m for m in ('numba', 'scipy', 'loe_viz.loe', 'loe_viz.kernels') if m in sys.modules])\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"
+    code = ("import sys, loe_viz.cli as c\n"
+            "def interrupted(*a, **k):\n    raise KeyboardInterrupt\n"
+            "c.build_parser = interrupted\nsys.exit(c.main(['embed', 'x.csv']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert (proc.returncode, proc.stderr) == (130, "loe-viz: interrupted\n")
