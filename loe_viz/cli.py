@@ -96,6 +96,19 @@ def _landmarks(text: str):
 _positive_float = _checked(float, "a number > 0", lambda v: 0.0 < v < float("inf"), "a finite number > 0")
 
 
+def _dimensions(text: str):
+    if text == "auto":
+        return "auto"
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
+
+
+#: ``-d auto`` tries these dimensions (those the items and landmarks allow).
+AUTO_DIMENSIONS = (1, 2, 3, 4, 5)
+
+
 _LIMITS = ("array_bytes", "compression_ratio", "label_bytes")
 
 
@@ -170,8 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "embedding: item,label,x1..xd as CSV, or in the format -o's extension names.")
     p.add_argument("file", metavar="FILE", help="the triplet file")
     p.add_argument("--method", choices=list(METHOD_CLASSES), default="loe", help="embedding method (default loe)")
-    p.add_argument("-d", "--dimensions", type=_positive_int, default=2, metavar="D",
-                   help="embedding dimension (default 2)")
+    p.add_argument("-d", "--dimensions", type=_dimensions, default=2, metavar="D|auto",
+                   help="embedding dimension (default 2); auto: the smallest of 1 to 5 whose error on triplets "
+                   "held out of the training share (3-fold cross-validation) is within one standard error of "
+                   "the best")
     p.add_argument("--landmarks", type=_landmarks, default="auto", metavar="N|auto",
                    help="landmarks of loe and loeste (default auto: LOE's choice, or LOE-STE's start "
                    "from up to 4 x (d + 3) busy heads); LOE uses the triplets its landmarks head")
@@ -455,10 +470,13 @@ def cmd_embed(args) -> int:
     if args.output is not None and os.path.abspath(args.output) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
         args.output = "-"
     err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
-    d, out = int(args.dimensions), args.output
+    d, out = args.dimensions, args.output
     if out is None:
         out = f"{os.path.splitext(os.path.basename(args.file))[0] or 'triplets'}_{args.method}.csv"
-    if args.method in ("loe", "loeste") and args.landmarks != "auto" and args.landmarks < d + 3:
+    if args.method in ("loe", "loeste") and args.landmarks != "auto" and args.landmarks < (
+            AUTO_DIMENSIONS[0] if d == "auto" else d) + 3:
+        if d == "auto":
+            raise UsageError(f"--landmarks {args.landmarks} is too few for any -d: LOE needs at least d + 3 = 4")
         raise UsageError(f"--landmarks {args.landmarks} is too few for -d {d}: LOE needs at least d + 3 = {d + 3}")
     if args.method not in ("loe", "loeste") and args.landmarks != "auto":
         raise UsageError(f"--landmarks applies to --method loe and loeste; {args.method} fits every triplet")
@@ -484,7 +502,7 @@ def cmd_embed(args) -> int:
         _say(f"note: {note}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
-    if d >= n:
+    if d != "auto" and d >= n:
         raise DataError(f"-d {d} needs more than {d} items; {args.file} has {n}")
     if args.heldout > 0:
         train, test = train_test_split_triplets(data.triplets, test_size=args.heldout, random_state=args.seed)
@@ -492,6 +510,8 @@ def cmd_embed(args) -> int:
         train, test = np.asarray(data.triplets), None
     label = METHOD_LABELS[args.method]
     show = sys.stderr.isatty() if args.progress is None else args.progress
+    if d == "auto":
+        d = _choose_dimension(args, train, n, label, err)
     model = _estimator(args.method, d, args.landmarks, args.seed, args.max_seconds)
     split = f"{len(train):,} training, {len(test):,} held out" if test is not None else f"all {m:,}"
     _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...", err=err)
@@ -530,6 +550,32 @@ def cmd_embed(args) -> int:
     if out != "-":
         _say(f"wrote {what} to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
     return 0
+
+
+def _choose_dimension(args, train, n: int, label: str, err: bool) -> int:
+    """``-d auto``: cross-validate the method on the training triplets over the dimensions it can fit."""
+    from .evaluation import select_dimension
+
+    cap = args.landmarks - 3 if args.method in ("loe", "loeste") and args.landmarks != "auto" else n - 1
+    dims = [k for k in AUTO_DIMENSIONS if k <= cap]
+    if not dims:
+        raise DataError(f"-d auto needs more than {AUTO_DIMENSIONS[0]} item(s); {args.file} has {n}")
+    if len(train) < 30:
+        raise DataError(f"-d auto needs at least 30 training triplets to cross-validate; there are {len(train)}")
+    why = f" (--landmarks {args.landmarks} allows d <= {cap})" if cap < AUTO_DIMENSIONS[-1] and cap < n - 1 else ""
+    _say(f"choosing d among {', '.join(map(str, dims))}{why}: {label} on 3 folds of the {len(train):,} training "
+         "triplets ...", err=err)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the final fit's warnings are reported; the folds' would repeat them
+        try:
+            sel = select_dimension(lambda k: _estimator(args.method, k, args.landmarks, args.seed, args.max_seconds),
+                                   train, dims, n_items=n, n_splits=3, random_state=args.seed)
+        except ValueError as exc:
+            raise DataError(_in_option_terms(str(exc))) from None
+    for k, e, se in zip(sel.dims.tolist(), sel.mean_error, sel.sem):
+        mark = "  <- chosen: the smallest within one standard error of the best" if k == sel.best_dim else ""
+        _say(f"  d = {k}: held-out error {e:.4f} +- {se:.4f}{mark}", err=err)
+    return int(sel.best_dim)
 
 
 def _by_label(message: str, labels) -> str:

@@ -740,3 +740,39 @@ def test_starting_needs_no_numba_and_ctrl_c_while_starting_is_one_line(tmp_path)
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=ENV, capture_output=True, text=True,
                           timeout=120)
     assert (proc.returncode, proc.stderr) == (130, "loe-viz: interrupted\n")
+
+
+def test_dimension_auto_chooses_by_cross_validation_on_the_training_triplets(tmp_path):
+    """A researcher had to run -d 1, 2, 3 ... by hand and compare; the library's select_dimension was Python-only."""
+    sim = run("simulate", "gaussian", "-n", 120, "-d", 3, "--temperature", 0.1, "--budget", 30, "--seed", 2,
+              "-o", "g3.csv", cwd=tmp_path)
+    assert sim.returncode == 0, sim.stderr
+    proc = run("embed", "g3.csv", "--method", "ste", "-d", "auto", "-o", "g3_ste.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("choosing d among 1, 2, 3, 4, 5: STE on 3 folds"))
+    rows = [re.fullmatch(r"  d = (\d): held-out error (0\.\d+) \+- (0\.\d+)(  <- chosen: .*)?", ln)
+            for ln in lines[at + 1:at + 6]]
+    assert all(rows), lines
+    errors = {int(r[1]): float(r[2]) for r in rows}
+    assert [int(r[1]) for r in rows if r[4]] == [3] and errors[3] < errors[2] < errors[1]  # the truth's dimension
+    assert "fitting STE in d = 3 on" in proc.stdout
+    header, _, Z = read_embedding(tmp_path / "g3_ste.csv")
+    assert header == ["item", "label", "x1", "x2", "x3"] and Z.shape == (120, 3)
+    proc = run("embed", "g3.csv", "-d", "auto", "--landmarks", 5, "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "choosing d among 1, 2 (--landmarks 5 allows d <= 2): LOE on 3 folds" in proc.stderr
+
+
+def test_dimension_auto_is_refused_where_no_dimension_can_be_tried(tmp_path):
+    (tmp_path / "t.csv").write_text("0,1,2\n1,2,0\n2,0,1\n")
+    line = one_line_error(run("embed", "t.csv", "-d", "auto", "--landmarks", 3, cwd=tmp_path), 2,
+                          "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: --landmarks 3 is too few for any -d: LOE needs at least d + 3 = 4 "
+                    "(see loe-viz embed --help)")
+    line = one_line_error(run("embed", "t.csv", "-d", "two", cwd=tmp_path), 2, "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: argument -d/--dimensions: expected a positive integer or 'auto', "
+                    "got 'two' (see loe-viz embed --help)")
+    line = one_line_error(run("embed", "t.csv", "-d", "auto", "--method", "ste", cwd=tmp_path), 1,
+                          "loe-viz embed: error: ")
+    assert line == "loe-viz embed: error: -d auto needs at least 30 training triplets to cross-validate; there are 2"
