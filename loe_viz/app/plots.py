@@ -89,9 +89,11 @@ def base_opts(**kw) -> dict:
     plain text: bokeh draws titles on the canvas), and text labels that would run past the
     right edge of a fixed frame are turned to end at their point (:func:`_labels_inside`).
     """
-    # toolbar on the right: above the plot it shares the title's row and covers long titles
+    # toolbar on the right: above the plot it shares the title's row and covers long titles.
+    # The wheel zooms only once its tool is picked: active by default (HoloViews'), a mouse wheel or a
+    # trackpad scrolling the page through a step zoomed whichever plot came under the pointer instead.
     opts = dict(fontscale=FONTSCALE, tools=["save"], toolbar="right", responsive=True,
-                height=420, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"])
+                height=420, default_tools=["pan", "wheel_zoom", "box_zoom", "reset"], active_tools=["pan"])
     opts.update(kw)
     if not opts.get("responsive", True):
         opts.pop("responsive", None)

@@ -157,6 +157,24 @@ _TICK_GAPS_JS = """() => { const out = [];
   return out; }"""
 
 
+# Plots whose mouse-wheel zoom is on when they are drawn: scrolling the page over them zooms them instead.
+_WHEEL_ZOOMS_JS = """() => { const out = [];
+  for (const v of Bokeh.index.all_views()) {
+    const tb = v.model && v.model.toolbar;
+    if (!tb || !v.is_renderable) continue;
+    let pv = v;  // the plot the toolbar belongs to, for its title
+    while (pv && !(pv.model && pv.model.title)) pv = pv.parent;
+    for (const t of tb.tools) if (String(t.type).startsWith('WheelZoom') && t.active)
+      out.push(pv ? pv.model.title.text : '(untitled)');
+  }
+  return out; }"""
+
+
+def _assert_no_wheel_zoom(p: Page, where: str) -> None:
+    zooming = p.page.evaluate(_WHEEL_ZOOMS_JS)
+    assert not zooming, f"{where}: the wheel zooms {zooming}"
+
+
 def _assert_fits(p: Page, where: str) -> None:
     scroll, width, clipped = p.page.evaluate(_CLIPPED_JS)
     assert scroll <= width and not clipped, f"{where}: page {scroll} px for a {width} px window; clipped: {clipped}"
@@ -198,6 +216,8 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
             # Shifts' bars and EDM's pairs had their legend cut at the right edge, every legend below a plot
             # its items 3 px apart ("Dykstra- - stopping tolerance")
             _assert_legends_fit(p, name)
+            # every plot zoomed under a scrolling mouse wheel or trackpad, and a step is 2 or 3 screens tall
+            _assert_no_wheel_zoom(p, name)
             if name == "Configure":
                 assert fonts["p"] and fonts["label"] and fonts["tab"] and fonts["btn"] and fonts["box"], fonts
             elif name in ("Ranking", "Compare"):
@@ -210,6 +230,7 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
         _assert_fits(p, "Your triplets")
         assert _assert_readable(p, "Your triplets")["chosen"]  # its methods, chosen at 12 px before
         _assert_selects_fit(p, "Your triplets")  # the capitals' title was cut after "answ"
+        _assert_no_wheel_zoom(p, "Your triplets")
         faint = p.page.evaluate(_FAINT_CODE_JS)  # "loe_viz.io.read_triplets" light blue on white before
         assert not faint, faint
         p.shot(shots / "layout_1280_your_triplets.png")
