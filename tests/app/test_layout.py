@@ -398,6 +398,7 @@ def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser,
             assert fonts["btn"] and (key == "offset" or fonts["box"]), fonts
             _assert_selects_fit(p, key)
             _assert_fits(p, key)
+            _assert_no_wheel_zoom(p, key)
             p.page.locator(".loe-lesson-title").first.evaluate("e => e.scrollIntoView()")
             time.sleep(0.5)
             p.shot(shots / f"lesson_{key}.png")
