@@ -15,6 +15,8 @@
   just received and lets the box forget it.
 * :func:`warn_if_exposed`: logs a warning when ``panel serve`` was started
   without ``--address`` (it then listens on every interface).
+* :func:`quiet_closed_page_writes`: a tab closed while the server wrote to it
+  (a run sending its progress) is one line in the log, not two tracebacks.
 * :func:`serve_stylesheets_locally`: every stylesheet of Panel's components is
   loaded from the server itself, never from Panel's CDN (a lecture hall may
   have no internet).
@@ -22,11 +24,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
-           "require_websocket_origin", "warn_if_exposed", "harden", "serve_stylesheets_locally"]
+           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "harden",
+           "serve_stylesheets_locally"]
 
 log = logging.getLogger(__name__)
 
@@ -77,13 +81,59 @@ def warn_if_exposed() -> None:
                     "name the address and the page's host with --address and --allow-websocket-origin.")
 
 
+def quiet_closed_page_writes(loop: asyncio.AbstractEventLoop | None = None) -> bool:
+    """Log a message lost to a closed page as one line, not as "Task exception was never retrieved".
+
+    Panel (1.9) writes the parts of a message to a page's websocket one after the
+    other (``panel.io.document.dispatch_tornado``). When the tab closes in between,
+    a later write raises at once and the tasks of the earlier writes are dropped
+    unawaited; each then fails with ``WebSocketClosedError``, which asyncio reported
+    with two tracebacks when the task was collected. Nothing is lost (the page is
+    gone, its runs are cancelled). Every other error of the loop is reported as before.
+
+    Parameters
+    ----------
+    loop : asyncio event loop, optional
+        Default: the running one (the server's, while a session's script runs).
+
+    Returns
+    -------
+    bool
+        True when the loop has the handler (installed now or before), False without a loop.
+    """
+    if loop is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+    previous = loop.get_exception_handler()
+    if getattr(previous, "quiets_closed_page_writes", False):
+        return True
+    from tornado.websocket import WebSocketClosedError
+
+    def handler(loop, context):
+        if (isinstance(context.get("exception"), WebSocketClosedError)
+                and "never retrieved" in str(context.get("message", ""))):
+            log.info("A page closed while a message was being sent to it (its session is released later)")
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    handler.quiets_closed_page_writes = True
+    loop.set_exception_handler(handler)
+    return True
+
+
 _hardened = False
 
 
 def harden() -> None:
-    """Everything above, once per process (``apps/explorer.py`` calls it)."""
+    """Everything above, once per process (the handler: once per event loop); ``apps/explorer.py`` calls it."""
     global _hardened
     require_websocket_origin()
+    quiet_closed_page_writes()
     if not _hardened:
         _hardened = True
         warn_if_exposed()

@@ -84,6 +84,76 @@ def test_upload_box_takes_a_file_and_bounds_what_it_buffers():
     assert [s for s in seen if s][-1] == ("small.csv", "0,1\n")
 
 
+def test_a_page_closed_while_a_message_is_written_leaves_no_traceback_in_the_log(caplog):
+    """A tab closed while a run sent its progress logged "Task exception was never retrieved ...
+    WebSocketClosedError" with two tracebacks: Panel (1.9) writes a message's parts one after the other,
+    and when the socket closes in between, the later write raises and the earlier writes' tasks are lost."""
+    import asyncio
+    import gc
+    import logging
+    from types import SimpleNamespace
+
+    from panel.io.document import dispatch_tornado
+    from tornado.websocket import WebSocketClosedError
+
+    from loe_viz.app.serving import quiet_closed_page_writes
+
+    class ClosingConnection:
+        """A websocket connection whose stream closes while a message is written."""
+        writes = 0
+
+        def is_closing(self):
+            return False
+
+        def write_message(self, message, binary=False):
+            self.writes += 1
+            if self.writes > 1:
+                raise WebSocketClosedError()
+
+            async def fails():
+                await asyncio.sleep(0)
+                raise WebSocketClosedError()
+            return asyncio.ensure_future(fails())
+
+    msg = SimpleNamespace(header_json="{}", metadata_json="{}", content_json="{}", _buffers=[])
+    conn = SimpleNamespace(_socket=SimpleNamespace(ws_connection=ClosingConnection()))
+
+    async def page_closes_mid_write():
+        assert quiet_closed_page_writes()
+        assert quiet_closed_page_writes()  # once per loop
+        with pytest.raises(WebSocketClosedError):
+            dispatch_tornado(conn, msg=msg)
+        await asyncio.sleep(0.05)  # the first part's write fails; nobody awaits it
+        gc.collect()
+        await asyncio.sleep(0.05)
+
+    loop = asyncio.new_event_loop()
+    try:
+        with caplog.at_level(logging.INFO):
+            loop.run_until_complete(page_closes_mid_write())
+    finally:
+        loop.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info], caplog.text
+    assert "closed while a message was being sent to it" in caplog.text
+    # any other error of the loop is still reported as before
+    loop = asyncio.new_event_loop()
+    try:
+        async def other_error():
+            quiet_closed_page_writes()
+
+            async def boom():
+                raise RuntimeError("a real bug")
+            asyncio.ensure_future(boom())
+            await asyncio.sleep(0.05)
+            gc.collect()
+            await asyncio.sleep(0.05)
+        with caplog.at_level(logging.INFO):
+            loop.run_until_complete(other_error())
+    finally:
+        loop.close()
+    assert "a real bug" in caplog.text and "Task exception was never retrieved" in caplog.text
+
+
 def test_upload_box_asks_the_page_for_no_preview_plugin():
     """``previews=[]`` was never sent (it is the model's Python default): the page fell back to FilePond's image
     and pdf previews, and the pdf plugin (1.0.2, bundled with Panel) threw "Cannot read properties of null
