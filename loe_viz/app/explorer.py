@@ -23,7 +23,7 @@ from panel.viewable import Viewer
 from .serving import serve_stylesheets_locally, take_upload, upload_box
 from .link import DeferredLink
 from .session import connection_count, in_server_session, release_links, session_dispatcher
-from .text import md, md_name
+from .text import md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.base import TWO_LINES, KeysStayInBoxes, readable
@@ -645,7 +645,7 @@ class Explorer(Viewer):
         self.b_run.disabled = self.b_run_all.disabled = bool(s.reading)
         self.reading_note.object = f"Reading {md_name(s.reading)}…" if s.reading else ""
         self.reading_note.visible = self.reading_spinner.visible = bool(s.reading)
-        self.alert.object = md(s.error)
+        self.alert.object = md_quoting(s.error, s.uploaded_name, s.last_upload)  # a quoted file name stays one unit
         self.alert.visible = bool(s.error)
         self.notice.object = md(s.notice)
         self.notice.visible = bool(s.notice)
@@ -655,7 +655,7 @@ class Explorer(Viewer):
                 f"{'computing… · ' if busy else ''}"
                 f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
                 f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
-                f"{md(s.status)}")
+                f"{md_quoting(s.status, s.uploaded_name)}")
         else:
             if self._first_late and not s.error:
                 self.status.object = "⚠ " + md(self._first_late)

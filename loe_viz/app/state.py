@@ -31,7 +31,7 @@ import param
 
 from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, RunsJobs, Token
-from .uploads import ReadsUploads
+from .uploads import ReadsUploads, upload_name
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
 __all__ = [
@@ -167,6 +167,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._link_problem = ""  # a refused setting of the link, shown with the first result
         self._link_said = ""  # the last such message shown (a later one is added to it while it is on screen)
         self._upload_note = ""  # an upload larger than the explorer takes, said with its first result
+        self.last_upload = ""  # the name of the last upload (the page isolates it where a message quotes it)
         self._closed = False
         self._init_reads()
         super().__init__(**params)
@@ -233,7 +234,8 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         content : bytes or str
             The file's content (CSV/TSV with numeric columns, optional header; or ``.npy``).
         filename : str
-            Name shown in messages.
+            Its name as the browser gave it, shown in messages and titles with control characters
+            replaced and bidi overrides removed (see :func:`loe_viz.app.uploads.upload_name`).
         background : bool, default False
             Read the file on a worker thread (see :class:`~loe_viz.app.uploads.ReadsUploads`):
             :attr:`reading` names it meanwhile, and the points (or the error) arrive through
@@ -246,8 +248,12 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             True when the file was accepted (with ``background``: when the read started);
             otherwise :attr:`error` says why and the previous results stay.
         """
-        return self._start_read(partial(read_points_upload, content, filename), filename,
-                                partial(self._take_points, filename), background)
+        if self._closed:
+            return False
+        name = upload_name(filename, "points.csv")
+        self.last_upload = name
+        return self._start_read(partial(read_points_upload, content, name), name,
+                                partial(self._take_points, name), background)
 
     def _take_points(self, filename: str, X) -> bool:
         """Points just read become the ground truth (on the UI thread), and a run starts."""

@@ -391,6 +391,30 @@ def test_uploaded_is_offered_once_there_is_an_upload():
         e.close()
 
 
+def test_a_points_file_name_writes_no_row_into_the_download_and_reverses_no_sentence():
+    """The points upload kept its name as sent: a line break in it started a row of the embedding CSV
+    (the name is in its comment line), and a right-to-left override reversed the text after it."""
+    e = Explorer(n=100, seed=1)
+    try:
+        assert e.state.wait(120)
+        rows = b"x,y\n" + b"\n".join(f"{i % 7},{i % 11}".encode() for i in range(60))
+        name = "mine\u202egnp.csv\n9,9,9"
+        assert e.state.load_file(rows, name)
+        assert e.state.wait(120) and e.state.error == ""
+        assert e.state.uploaded_name == "minegnp.csv\ufffd9,9,9"
+        lines = e._embedding_csv().read().splitlines()
+        assert lines[0].startswith("# LOE embedding") and "uploaded_name=minegnp.csv\ufffd9,9,9" in lines[0]
+        assert lines[1].startswith("item,landmark,y1,y2") and len(lines) == 2 + 60
+        e.state.d = 5  # more than its 2 columns: the message quotes the name, isolated
+        assert e.state.wait(120) and e.state.error.startswith("d must be <= 2, the columns of minegnp.csv")
+        assert "\u2068minegnp\\.csv\ufffd9,9,9\u2069" in e.alert.object and "\u202e" not in e.alert.object
+        # a rejected upload's name too
+        assert e.state.load_file(b"", "x\u202e.csv") is False
+        assert e.state.error == "Upload rejected: x.csv: the file is empty", e.state.error
+    finally:
+        e.close()
+
+
 def test_the_budget_unit_buttons_have_a_caption(explorer):
     objs = list(explorer.sidebar.objects)
     at = objs.index(explorer.w_unit)
