@@ -9,8 +9,8 @@ above the hard bounds or the memory limit with a message that names the limit;
 above the confirmation thresholds a run waits for an explicit "Run".
 
 The limits can be changed for a server with environment variables (read when
-this module is imported): ``LOE_VIZ_MAX_N``, ``LOE_VIZ_MAX_D`` and
-``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``).
+this module is imported): ``LOE_VIZ_MAX_N``, ``LOE_VIZ_MAX_D``,
+``LOE_VIZ_MAX_COLUMNS`` and ``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from .._format import format_bytes, format_seconds
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_N", "MAX_D", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "RunEstimate",
-           "estimate_run", "check_size", "check_run"]
+__all__ = ["MAX_N", "MAX_D", "MAX_COLUMNS", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "RunEstimate",
+           "estimate_run", "check_size", "check_columns", "check_run"]
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "m": 2**20, "mb": 2**20, "mib": 2**20,
           "g": 2**30, "gb": 2**30, "gib": 2**30}
@@ -48,6 +48,9 @@ def _env_int(name: str, default: int) -> int:
 MAX_N = _env_int("LOE_VIZ_MAX_N", 200_000)
 #: Largest dimension a walk-through run accepts.
 MAX_D = _env_int("LOE_VIZ_MAX_D", 20)
+#: Most coordinates (columns) of an uploaded ground truth. A run aligns the embedding to the truth
+#: through a D x D matrix: 83,000 columns (a 10 MB file of 60 rows) asked for 51 GiB; at 1,000 it is 8 MB.
+MAX_COLUMNS = _env_int("LOE_VIZ_MAX_COLUMNS", 1_000)
 #: Never start a run whose estimated peak memory is above this.
 MAX_BYTES = _env_bytes("LOE_VIZ_MAX_BYTES", 2 * 2**30)
 #: Above these estimates an automatic run waits for an explicit "Run".
@@ -96,6 +99,14 @@ def check_size(n: int, d: int) -> None:
     if d > MAX_D:
         log.info("refused d = %d above LOE_VIZ_MAX_D = %d (the server's setting)", d, MAX_D)
         raise ValueError(f"d must be <= {MAX_D} in this explorer, got {d}")
+
+
+def check_columns(columns: int, name: str) -> None:
+    """Refuse an uploaded ground truth ``name`` with more than :data:`MAX_COLUMNS` coordinates (``ValueError``)."""
+    if columns > MAX_COLUMNS:
+        log.info("refused %d columns above LOE_VIZ_MAX_COLUMNS = %d (the server's setting)", columns, MAX_COLUMNS)
+        raise ValueError(f"{name} has {columns:,} columns, one per coordinate; this explorer takes points with at "
+                         f"most {MAX_COLUMNS:,} coordinates")
 
 
 def estimate_run(n: int, D: int, d: int, n_landmarks: int, per_landmark: int, *,

@@ -196,6 +196,9 @@ def read_points_upload(content, filename: str) -> np.ndarray:
         X = check_points(X, name=filename, min_points=3)
     else:
         X = load_points(content, name=filename)
+    from . import limits
+
+    limits.check_columns(X.shape[1], filename)  # before anything of size D x D is computed from it
     distinct = np.unique(X, axis=0).shape[0] if X.shape[0] <= 200_000 else X.shape[0]
     if distinct == 1:
         raise ValueError(f"{filename}: all {X.shape[0]:,} points are the same point, so every distance is 0 "

@@ -218,6 +218,31 @@ def test_bad_upload_sets_error_and_keeps_results(content, name):
                                 "follow)")
 
 
+def test_a_points_upload_with_more_columns_than_the_explorer_takes_is_refused_before_any_run():
+    """A 10 MB table of 60 rows and 83,000 columns was taken: its run then tried to allocate 51.3 GiB
+    (the Procrustes alignment's D x D matrix) and took the server's memory, or failed with MemoryError."""
+    import io
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, size=(10, 1_001))
+    text = "\n".join(",".join(map(str, row)) for row in X).encode()
+    buf = io.BytesIO()
+    np.save(buf, X.astype(float))
+    for content, name in ((text, "wide.csv"), (buf.getvalue(), "wide.npy")):
+        s = ExplorerState(**SMALL)
+        before = (s.version, s.kind, s.n)
+        assert s.load_file(content, name) is False
+        assert s.error == (f"Upload rejected: {name} has 1,001 columns, one per coordinate; this explorer takes "
+                           "points with at most 1,000 coordinates"), s.error
+        assert (s.version, s.kind, s.n) == before
+        s.close()
+    # as many as it takes: read, and run
+    s = ExplorerState(**SMALL)
+    assert s.load_file("\n".join(",".join(map(str, row[:1_000])) for row in X).encode(), "wide_ok.csv")
+    assert s.error == "" and s.points.shape == (10, 1_000)
+    s.close()
+
+
 def test_an_upload_over_the_explorers_limit_uses_a_subsample_and_says_so(monkeypatch):
     """A 10^6-row upload set n = 10^6, then the run was refused, leaving the page half switched."""
     from loe_viz.app import limits
