@@ -103,6 +103,52 @@ def test_triplets_upload_name_and_cells_are_shown_as_text(server, browser):
         ctx.close()
 
 
+def _npy_header(shape, descr) -> bytes:
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+def test_hostile_uploads_get_a_message_or_are_shown_as_text(server, browser):
+    """Empty files, a tiny archive declaring a huge array, and names and labels carrying markup: each
+    refusal names the problem, what is taken is shown as text, and nothing runs in the page."""
+    import io
+    import zipfile
+
+    ctx, page = _open(browser, f"{server.url}?n=200")
+    try:
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 200,")
+        points = page.locator(".loe-upload input[type=file]")
+        points.set_input_files({"name": "empty.csv", "mimeType": "text/csv", "buffer": b""})
+        _wait_text(page, "Upload rejected: \u2068empty.csv\u2069: the file is empty")
+        rows = "".join(f"{i % 7},{(i * i) % 11}\n" for i in range(60))
+        points.set_input_files({"name": NAME_PAYLOAD, "mimeType": "text/csv", "buffer": f"x,y\n{rows}".encode()})
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 60,")
+        page.get_by_text("Your triplets", exact=True).first.click()
+        triplets = page.locator(".loe-tr-upload input[type=file]")
+        triplets.first.wait_for(state="attached", timeout=60_000)
+        triplets.set_input_files({"name": "empty.csv", "mimeType": "text/csv", "buffer": b""})
+        _wait_text(page, "Upload rejected: \u2068empty.csv\u2069: the file is empty")
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as z:  # 2.4 TB declared in a file of a few hundred bytes
+            z.writestr("triplets.npy", _npy_header((10**11, 3), "<i8") + bytes(64))
+        triplets.set_input_files({"name": "huge.npz", "mimeType": "application/zip", "buffer": archive.getvalue()})
+        _wait_text(page, r"huge\.npz\u2069: triplets, declared with shape \(100000000000, 3\).*above the limit")
+        link = "javascript:window.__pwned=1"
+        labels = f"{PAYLOAD},{link},x\n{link},x,{PAYLOAD}\nx,{PAYLOAD},{link}\ny,{link},x\n"
+        triplets.set_input_files({"name": "labels.csv", "mimeType": "text/csv", "buffer": labels.encode()})
+        text = _wait_text(page, "Read 4 triplets over 4 items")
+        assert PAYLOAD in text and link in text  # the first labels in sorted order, quoted as text
+        assert page.locator("a[href^='javascript']").count() == 0
+        _assert_not_run(page)
+    finally:
+        ctx.close()
+
+
 def test_an_upload_box_drawn_again_after_an_upload_throws_nothing_in_the_page(server, browser):
     """FilePond's pdf preview (registered by the page although the boxes ask for no preview) threw
     "Cannot read properties of null (reading 'file')" when a box that had taken a file was drawn again."""
