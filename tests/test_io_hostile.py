@@ -585,10 +585,23 @@ def test_a_pipe_is_refused_by_name_without_waiting_for_a_writer(tmp_path):
         os.close(r)
 
 
-def test_an_array_id_beyond_int32_is_named_with_the_bound(tmp_path):
-    """The message read 'holds an index that is too large for an index (below 2147483646)'."""
-    np.save(tmp_path / "t.npy", np.array([[0, 1, 2], [0, 1, 2**40]], dtype=np.int64))
+def test_large_ids_read_from_a_numpy_file_as_from_a_text_file(tmp_path):
+    """A .npy of ids beyond int32 was refused ('too large for the reader (ids below 2**31 - 2)') where the same ids
+    in a CSV were numbered 0..k-1: both now read the same, and only ids from 2**63 on, or relabel=False, refuse."""
+    ids = np.array([[0, 7, 2**40], [7, 2**40, 0], [2**40, 0, 2**62], [2**62, 7, 0]], dtype=np.int64)
+    np.save(tmp_path / "t.npy", ids)
+    np.savetxt(tmp_path / "t.csv", ids, fmt="%d", delimiter=",")
+    a, b = read_triplets(tmp_path / "t.npy"), read_triplets(tmp_path / "t.csv")
+    np.testing.assert_array_equal(a.triplets, b.triplets)
+    np.testing.assert_array_equal(a.labels, [0, 7, 2**40, 2**62])
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert a.triplets.dtype == np.int32 and a.n_items == 4 and a.notes == b.notes
+    np.save(tmp_path / "u.npy", np.array([[0, 1, 2], [0, 1, 2**64 - 1]], dtype=np.uint64))
     with pytest.raises(ValueError) as info:
-        read_triplets(tmp_path / "t.npy")
-    assert str(info.value) == (f"{tmp_path / 't.npy'}: the array row 1 (counting from 0) holds an index that is too "
-                               "large for the reader (ids below 2**31 - 2 = 2,147,483,646): [0, 1, 1099511627776]")
+        read_triplets(tmp_path / "u.npy")
+    assert str(info.value) == (f"{tmp_path / 'u.npy'}: the array row 1 (counting from 0) holds an index that is too "
+                               "large for the reader (ids below 2**63): [0, 1, 18446744073709551615]")
+    with pytest.raises(ValueError) as info:
+        read_triplets(tmp_path / "t.npy", relabel=False)
+    assert str(info.value) == (f"{tmp_path / 't.npy'}: the array row 0 (counting from 0) holds an index that is too "
+                               "large for relabel=False (ids below 2**31 - 2 = 2,147,483,646): [0, 7, 1099511627776]")

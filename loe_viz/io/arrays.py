@@ -55,7 +55,8 @@ def read_array(fh, name, what, lim, end):
 
 
 def _table(name, arr, what, n, bound) -> np.ndarray:
-    """An (m, 3) array of item indices below ``n`` (``bound`` says why) as a writable int32 array."""
+    """An (m, 3) array of item ids below ``n`` (``bound`` says why) as a writable int32 array (int64 for larger
+    ids)."""
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise err(name, f"{what} must have shape (m, 3), got {arr.shape}")
     if arr.shape[0] == 0 or arr.dtype.kind not in "iuf":
@@ -71,7 +72,8 @@ def _table(name, arr, what, n, bound) -> np.ndarray:
                    f"holds an index that is too large for {bound}" if row.max() >= n else
                    "repeats an item; a triplet needs three distinct items")
         raise err(name, f"{what} row {r} (counting from 0) {problem}: {row.tolist()}")
-    return np.array(arr, dtype=np.int32, order="C")
+    small = arr.dtype.itemsize <= 2 or arr.max() < LIMIT
+    return np.array(arr, dtype=np.int32 if small else np.int64, order="C")
 
 
 def _labels(name, lab, lim):
@@ -165,8 +167,10 @@ def read(src, opts, lim, fmt):
         notes += ["the file's labels were replaced by labels="] if lab is not None else []
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
-    bound = f"the reader (ids below 2**31 - 2 = {LIMIT:,})" if n is None else f"n_items={n}" if lab is None else f"the {n} labels"
-    tri = _table(name, arr, what, n or LIMIT, bound)
+    wide = n is None and opts["relabel"] is not False  # ids up to 2**63 - 1, numbered 0..k-1 as in a text file
+    bound = (f"n_items={n}" if lab is None else f"the {n} labels") if n is not None else (
+        "the reader (ids below 2**63)" if wide else f"relabel=False (ids below 2**31 - 2 = {LIMIT:,})")
+    tri = _table(name, arr, what, 2**63 if wide else n or LIMIT, bound)
     if y is not None:
         swap_sides(tri[:, 1], tri[:, 2], y != 1)
     return finish_int(tri, dict(opts, labels=lab), name, layout, fmt, 0, notes)
