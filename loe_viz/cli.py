@@ -84,7 +84,8 @@ _nonnegative_float = _checked(float, "a number >= 0", lambda v: v >= 0.0 and v !
                               "a finite number >= 0")
 
 
-def _landmarks(text: str):
+def _positive_int_or_auto(text: str):
+    """``--landmarks`` and ``-d``: a count, or ``auto`` (chosen from the data)."""
     if text == "auto":
         return "auto"
     try:
@@ -94,15 +95,6 @@ def _landmarks(text: str):
 
 
 _positive_float = _checked(float, "a number > 0", lambda v: 0.0 < v < float("inf"), "a finite number > 0")
-
-
-def _dimensions(text: str):
-    if text == "auto":
-        return "auto"
-    try:
-        return _positive_int(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
 
 
 #: ``-d auto`` tries these dimensions (those the items and landmarks allow).
@@ -183,11 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "embedding: item,label,x1..xd as CSV, or in the format -o's extension names.")
     p.add_argument("file", metavar="FILE", help="the triplet file")
     p.add_argument("--method", choices=list(METHOD_CLASSES), default="loe", help="embedding method (default loe)")
-    p.add_argument("-d", "--dimensions", type=_dimensions, default=2, metavar="D|auto",
+    p.add_argument("-d", "--dimensions", type=_positive_int_or_auto, default=2, metavar="D|auto",
                    help="embedding dimension (default 2); auto: the smallest of 1 to 5 whose error on triplets "
                    "held out of the training share (3-fold cross-validation) is within one standard error of "
                    "the best")
-    p.add_argument("--landmarks", type=_landmarks, default="auto", metavar="N|auto",
+    p.add_argument("--landmarks", type=_positive_int_or_auto, default="auto", metavar="N|auto",
                    help="landmarks of loe and loeste (default auto: LOE's choice, or LOE-STE's start "
                    "from up to 4 x (d + 3) busy heads); LOE uses the triplets its landmarks head")
     p.add_argument("--heldout", type=_fraction, default=0.2, metavar="F",
