@@ -159,7 +159,11 @@ def check_float(
     """Validate a finite real argument."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond the floats (10**400): as infinite as float("inf")
+        digits = int(abs(int(value)).bit_length() * 0.30103) + 1  # str() refuses ints beyond 4,300 digits
+        raise ValueError(f"{name} must be finite, got an integer of about {digits:,} digits") from None
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     if minimum is not None:

@@ -20,8 +20,8 @@ import param
 from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
-from .serving import serve_stylesheets_locally, take_upload, upload_box
-from .link import DeferredLink
+from .serving import read_links_safely, serve_stylesheets_locally, take_upload, upload_box
+from .link import DeferredLink, quote_link_value, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
@@ -154,9 +154,12 @@ class Explorer(Viewer):
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
+            read_links_safely()  # before the location is read: a query Panel cannot parse ended this script
             if sync_url and pn.state.location is not None:
+                opened = pn.state.location.search or ""  # the link as given: syncing rewrites it
                 _step_by_name_in_url(pn.state.location)
                 DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error)  # kept by its watchers
+                self._say_repeated_settings(opened)
             self._open_lesson_from_url()
         if own:
             s.auto_update = True
@@ -495,6 +498,13 @@ class Explorer(Viewer):
         if index is not None:
             values["step"] = index
         self.state.from_query(values)
+
+    def _say_repeated_settings(self, search: str) -> None:
+        """A setting given twice in the link (``?n=500&n=2000``) is used with its last value: say so."""
+        for name, values in repeated_settings(search, URL_PARAMS + ("lesson",)).items():
+            given = ", ".join(quote_link_value(v) for v in values[:5]) + (", …" if len(values) > 5 else "")
+            self.state.report_link_problem(f"The link gives {name} {len(values)} times ({given}); the last one "
+                                           "is used.")
 
     def _on_mode(self, event):
         """Show the walk-through's sidebar only in its mode; open "Your triplets" on a sample."""

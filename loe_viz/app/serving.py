@@ -17,6 +17,9 @@
   without ``--address`` (it then listens on every interface).
 * :func:`quiet_closed_page_writes`: a tab closed while the server wrote to it
   (a run sending its progress) is one line in the log, not two tracebacks.
+* :func:`read_links_safely`: a link whose query Panel cannot read (``?n=²``, a
+  number of 5,000 digits) opens the explorer, which names the setting it
+  ignored, instead of ending the page's script with a traceback.
 * :func:`serve_stylesheets_locally`: every stylesheet of Panel's components is
   loaded from the server itself, never from Panel's CDN (a lecture hall may
   have no internet).
@@ -29,7 +32,7 @@ import logging
 import sys
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
-           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "harden",
+           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "harden",
            "serve_stylesheets_locally"]
 
 log = logging.getLogger(__name__)
@@ -126,6 +129,30 @@ def quiet_closed_page_writes(loop: asyncio.AbstractEventLoop | None = None) -> b
     return True
 
 
+_links_patched = False
+
+
+def read_links_safely() -> None:
+    """Read every page's query with :func:`loe_viz.app.link.parse_link_query` (idempotent).
+
+    Panel (1.9) parses the query each time a page's location is created or changes
+    (``Location.query_params``); its parser raised for ``?n=²`` (a digit ``int`` cannot
+    read) and for a number of more than 4,300 digits, and the page's script ended there:
+    a traceback in the server's log and no explorer. The replacement reads the same
+    values the same way and keeps a value it cannot read as text.
+    """
+    global _links_patched
+    if _links_patched:
+        return
+    import panel.io.location as location
+
+    from .link import parse_link_query
+
+    parse_link_query.__wrapped__ = location.parse_query
+    location.parse_query = parse_link_query
+    _links_patched = True
+
+
 _hardened = False
 
 
@@ -133,6 +160,7 @@ def harden() -> None:
     """Everything above, once per process (the handler: once per event loop); ``apps/explorer.py`` calls it."""
     global _hardened
     require_websocket_origin()
+    read_links_safely()
     quiet_closed_page_writes()
     if not _hardened:
         _hardened = True

@@ -31,6 +31,7 @@ import param
 
 from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, RunsJobs, Token
+from .link import quote_link_value
 from .uploads import ReadsUploads, upload_name
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
@@ -301,7 +302,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
                     v = int(v)
                 self.param[p]._validate(v)
             except Exception:
-                bad.append(f"{p}={raw!r}")
+                bad.append(f"{p}={quote_link_value(raw)}")  # a value of 5,000 characters is cut
                 continue
             updates[p] = v
         if updates:

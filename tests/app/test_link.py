@@ -66,3 +66,60 @@ def test_a_link_with_bad_settings_applies_the_good_ones_and_names_the_bad():
         assert s.step == 6 and "n='oops'" in s.error
     finally:
         e.close()
+
+
+@pytest.mark.parametrize("bad, shown", [
+    ("%C2%B2", "n='²'"),  # a superscript digit: str.isdigit() says yes, int() says no
+    ("9" * 5000, "(5,000 characters)"),  # beyond the 4,300 digits int() reads
+])
+def test_a_link_panel_could_not_parse_names_the_setting_and_applies_the_others(bad, shown):
+    """Panel's own query parser raised for these values, and the page's script ended with a traceback."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.serving import read_links_safely
+
+    read_links_safely()
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        loc = Location(search=f"?n={bad}&seed=3&kind=circle")
+        DeferredLink(s, URL_PARAMS, loc, on_error=e._on_url_error)
+        assert (s.n, s.seed, s.kind) == (1000, 3, "circle")
+        assert s.error.startswith("Ignored settings in the link that do not parse: n=") and shown in s.error
+        assert len(s.error) < 200, len(s.error)  # the value is quoted cut, its length said
+    finally:
+        e.close()
+
+
+def test_link_values_are_read_as_panel_reads_them_and_never_raise():
+    from loe_viz.app.link import parse_link_query
+
+    q = parse_link_query("?n=500&t=1.5&b=NaN&c=true&l=[1,2]&k=moons&x=[1,&y=%C2%B2&z=" + "7" * 41)
+    assert q["n"] == 500 and q["t"] == 1.5 and q["b"] != q["b"] and q["c"] is True and q["l"] == [1, 2]
+    assert (q["k"], q["x"], q["y"], q["z"]) == ("moons", "[1,", "²", "7" * 41)  # text the state refuses by name
+    assert parse_link_query("?n=5&n=7") == {"n": 7}  # the last one, as in Panel
+
+
+def test_a_setting_given_twice_in_the_link_is_said():
+    from loe_viz.app.explorer import Explorer
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        link = "?n=500&seed=2&n=700"
+        DeferredLink(s, URL_PARAMS, Location(search=link), on_error=e._on_url_error)
+        e._say_repeated_settings(link)
+        assert s.n == 700
+        assert s.error == "The link gives n 2 times ('500', '700'); the last one is used.", s.error
+    finally:
+        e.close()
+
+
+def test_a_budget_beyond_the_floats_is_refused_with_a_message_and_no_traceback(caplog):
+    s = ExplorerState(auto_update=False, n=200)
+    try:
+        s.from_query({"budget": "1" * 400})  # read as an int of 400 digits: float() overflowed
+        s.run(force=True)
+        assert s.error == "budget must be finite, got an integer of about 400 digits", s.error
+        assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
+    finally:
+        s.close()

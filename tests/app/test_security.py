@@ -248,3 +248,22 @@ def test_websocket_without_origin_is_refused(server):
     ws_headers = f"Sec-WebSocket-Protocol: bokeh, {token.group(1)}"
     del ws_headers
     assert "Refusing a websocket connection without an Origin header" in server.log()
+
+
+def test_links_panel_could_not_parse_open_the_explorer_and_name_the_setting(server, browser):
+    """``?n=²`` and a number of 5,000 digits ended the page's script in Panel's query parser: a
+    traceback in the server's log and no explorer. Now the other settings apply and the page names
+    the ignored one; a setting given twice is said too."""
+    for bad in ("%C2%B2", "9" * 5000):
+        status, body = server.get(f"?n={bad}&seed=3")
+        assert status == 200 and "Exceeds the limit" not in body and "invalid literal" not in body
+    ctx, page = _open(browser, f"{server.url}?n=%C2%B2&seed=3&d=2&d=3&n_landmarks=7")
+    try:
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 1,000, d = 3, l = 7")
+        text = _wait_text(page, "Ignored settings in the link that do not parse: n='²'")
+        assert "The link gives d 2 times ('2', '3'); the last one is used." in text
+        _assert_not_run(page)
+    finally:
+        ctx.close()
+    log = server.log()
+    assert "Error running application handler" not in log and "Traceback" not in log, log[-3000:]
