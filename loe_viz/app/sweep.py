@@ -174,6 +174,34 @@ def _budget_problem(cfg: dict) -> str:
     return ""
 
 
+def _cost_problem(cfg: dict, variable: str, value) -> str:
+    """Why one fit of the sweep at ``variable = value`` is above the explorer's limits ('' when it is not).
+
+    The walk-through prices every run before anything is allocated (:mod:`loe_viz.app.limits`);
+    a sweep's values are typed in the page too, so each is priced the same way: ``n = 2e7``
+    would otherwise have drawn 320 MB of points before LOE's own check (80 % of the machine's
+    memory, not the explorer's limit per run) refused it with a library's advice.
+    """
+    from .._format import format_bytes
+    from . import limits
+
+    cfg = {**cfg, variable: value}
+    n, d = int(cfg["n"]), int(cfg["d"])
+    l = int(cfg.get("n_landmarks") or d + 3)
+    what = f"{SWEEP_VARIABLES[variable].split(' (')[0]} = {value:g}"
+    try:
+        limits.check_size(n, d)
+    except ValueError as exc:
+        return f"{what}: {exc}."
+    per_landmark = int(math.floor(float(cfg["budget"]) * n * math.log(n))) // l
+    est = limits.estimate_run(n, d, d, l, per_landmark,
+                              landmark_selection=cfg.get("landmark_selection", "random"))
+    if est.n_comparisons >= 10**18 or est.bytes > limits.MAX_BYTES:
+        return (f"{what}: one fit needs about {format_bytes(est.bytes)}, more than the "
+                f"{format_bytes(limits.MAX_BYTES)} this explorer allows per run; use smaller values.")
+    return ""
+
+
 class SweepState(RunsJobs, param.Parameterized):
     """Error against one setting over several seeds, computed in the background.
 
@@ -247,7 +275,7 @@ class SweepState(RunsJobs, param.Parameterized):
                 return f"landmarks l must be between d + 3 = {self.d + 3} and n − 2 = {self.n - 2}, got {v:g}."
             if self.variable == "n" and v < l + 2:
                 return f"items n must be at least l + 2 = {l + 2}, got {v:g}."
-            why = _budget_problem({**self.config, self.variable: v})
+            why = _budget_problem({**self.config, self.variable: v}) or _cost_problem(self.config, self.variable, v)
             if why:
                 return why
         return ""

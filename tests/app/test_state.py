@@ -838,3 +838,35 @@ def test_size_limits_name_the_allowed_range_not_the_server_setting():
         with pytest.raises(ValueError) as err:
             check_size(n, d)
         assert "LOE_VIZ_" not in str(err.value) and "<=" in str(err.value)
+
+
+def test_a_sweep_beyond_the_explorers_limits_is_refused_before_anything_is_allocated():
+    """A lesson's sweep takes values typed in the page: n = 2e7 drew 320 MB of points before LOE's own
+    check (80 % of the machine's memory, not the explorer's 2 GiB per run) stopped it with a traceback
+    in the log; c = 5,000 at n = 20,000 (21 GiB) went as far."""
+    import tracemalloc
+
+    from loe_viz.app.sweep import SweepState
+
+    for params, said in [
+        (dict(variable="n", values=[500.0, 2e7]), "items n = 2e+07: n must be <= 200,000 in this explorer"),
+        (dict(variable="budget", values=[20.0, 5000.0], n=20_000),
+         "budget c = 5000: one fit needs about 21.0 GiB, more than the 2.0 GiB this explorer allows per run"),
+    ]:
+        s = SweepState(seeds=1, **params)
+        tracemalloc.start()
+        try:
+            assert s.start(background=True) is False
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert s.message.startswith(said), s.message
+        assert not s.jobs.busy and s.jobs.thread is None and s.points == []
+        assert peak < 5 * 2**20, peak
+        s.close()
+    # the lessons' own sweeps stay within the limits
+    from loe_viz.app.lessons import LESSONS
+
+    for lesson in LESSONS:
+        if lesson.sweep is not None:
+            assert SweepState(**dict(lesson.sweep)).check() == "", lesson.key
