@@ -39,15 +39,19 @@ STEPS = ("Configure", "Sample", "Ranking", "Shifts", "EDM", "Embedding", "Compar
 
 
 # Font sizes in px of visible text: explanation paragraphs, widget labels, tabs, buttons, the text in boxes
-# and lists (number and text boxes, selects), and the chosen items of a multiple choice.
-_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [], chosen: []};
+# and lists (number and text boxes, selects), the chosen items of a multiple choice, and the sub- and
+# superscripts of formulas and text (every character KaTeX draws, and <sub>/<sup> in explanations).
+_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [], chosen: [], math: []};
   const BOX = ['INPUT', 'SELECT', 'TEXTAREA'], NOT_TEXT = ['checkbox', 'radio', 'file', 'range', 'hidden'];
+  const own = el => [...el.childNodes].filter(c => c.nodeType === 3).map(c => c.textContent).join('')
+    .replace(/[\\s\\u200b]/g, '');
   const walk = root => { for (const el of root.querySelectorAll('*')) {
     if (el.shadowRoot) walk(el.shadowRoot);
     const r = el.getBoundingClientRect();
     const text = BOX.includes(el.tagName) ? (el.value || el.placeholder || '') : (el.textContent || '');
     if (!(r.width > 0 && r.height > 0) || !text.trim()) continue;
-    const fs = parseFloat(getComputedStyle(el).fontSize);
+    const st = getComputedStyle(el), fs = parseFloat(st.fontSize);
+    if ((el.closest('.katex-html') || ['SUB', 'SUP'].includes(el.tagName)) && own(el)) { out.math.push(fs); continue; }
     if (el.tagName === 'P') out.p.push(fs);
     else if (el.tagName === 'LABEL') out.label.push(fs);
     else if (el.classList.contains('bk-tab')) out.tab.push(fs);
@@ -59,7 +63,8 @@ _FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [],
 
 
 def _assert_readable(p: Page, where: str) -> dict:
-    """Paragraphs at 15 px or more; labels, tabs, buttons, boxes and chosen items at 14 px or more."""
+    """Paragraphs at 15 px or more; labels, tabs, buttons, boxes, chosen items and formulas' sub- and
+    superscripts at 14 px or more."""
     fonts = p.page.evaluate(_FONTS_JS)
     small = {k: sorted({f for f in v if f < (15 if k == "p" else 14)}) for k, v in fonts.items()}
     assert not any(small.values()), f"{where}: text below the rule: {small}"
@@ -222,6 +227,9 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
                 assert fonts["p"] and fonts["label"] and fonts["tab"] and fonts["btn"] and fonts["box"], fonts
             elif name in ("Ranking", "Compare"):
                 assert fonts["box"] and (name == "Ranking" or fonts["chosen"]), fonts
+                # Ranking's formula with a subscript in a subscript at 10.4 px, and the explanations' <sub>
+                # at 13.1 px
+                assert fonts["math"], fonts
         p.page.locator(".bk-tab", has_text="Your triplets").first.click()
         p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
         p.page.locator(".loe-tr-run button").click()

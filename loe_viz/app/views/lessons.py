@@ -11,7 +11,7 @@ from panel.viewable import Viewer
 from ..lessons import LESSONS, Lesson, lesson, lesson_config
 from ..state import ExplorerState
 from ..sweep import SweepState
-from .base import readable
+from .base import SUBSCRIPT_CSS, readable
 from .sweep import SweepView
 
 __all__ = ["LessonsView"]
@@ -128,7 +128,7 @@ class LessonsView(Viewer):
             pn.pane.Markdown(f"## {x.title}", margin=(10, 10, 0, 10), stylesheets=[_TITLE_CSS],
                              disable_anchors=True, sizing_mode="stretch_width", css_classes=["loe-lesson-title"]),
             pn.pane.Markdown(x.narrative, styles={"font-size": "1.15em"}, sizing_mode="stretch_width",
-                             stylesheets=[_TEXT_CSS], css_classes=["loe-lesson-narrative"]),
+                             stylesheets=[_TEXT_CSS, SUBSCRIPT_CSS], css_classes=["loe-lesson-narrative"]),
         ]
         if x.look_at == "Sweep":
             objs.append(pn.pane.Markdown("**Look at:** the sweep below (it runs in the background; "

@@ -33,7 +33,7 @@ class RankingView(StepView):
 the item *farther* from *i* "wins".  LOE fits one score *w* per item by ℓ2-regularised maximum
 likelihood of the Bradley–Terry model, with the scores summing to zero:
 """,
-        r"$$\hat w = \arg\max_{\sum_a w_a = 0}\; \sum_{(i;\,\text{near},\,\text{far})} \log \sigma\big(w_{\text{far}} - w_{\text{near}}\big) \;-\; \frac{\lambda}{2}\lVert w\rVert^2 .$$",
+        r"$$\hat w = \arg\max_{w}\; \sum_{(i;\,\text{near},\,\text{far})} \log \sigma\big(w_{\text{far}} - w_{\text{near}}\big) \;-\; \frac{\lambda}{2}\lVert w\rVert^2 \quad \text{with } \textstyle\sum_a w_a = 0 .$$",
         """
 The scores estimate the distance column up to an unknown shift *s<sub>i</sub>* (and in units of
 the temperature *T*); the error of each entry shrinks like √(n log n / m):
