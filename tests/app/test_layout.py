@@ -39,9 +39,10 @@ STEPS = ("Configure", "Sample", "Ranking", "Shifts", "EDM", "Embedding", "Compar
 
 
 # Font sizes in px of visible text: explanation paragraphs, widget labels, tabs, buttons, the text in boxes
-# and lists (number and text boxes, selects), the chosen items of a multiple choice, and the sub- and
-# superscripts of formulas and text (every character KaTeX draws, and <sub>/<sup> in explanations).
-_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [], chosen: [], math: []};
+# and lists (number and text boxes, selects), the chosen items of a multiple choice, the "×" that removes
+# one (its font and the size of its picture), and the sub- and superscripts of formulas and text (every
+# character KaTeX draws, and <sub>/<sup> in explanations).
+_FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [], chosen: [], remove: [], math: []};
   const BOX = ['INPUT', 'SELECT', 'TEXTAREA'], NOT_TEXT = ['checkbox', 'radio', 'file', 'range', 'hidden'];
   const own = el => [...el.childNodes].filter(c => c.nodeType === 3).map(c => c.textContent).join('')
     .replace(/[\\s\\u200b]/g, '');
@@ -51,6 +52,10 @@ _FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [],
     const text = BOX.includes(el.tagName) ? (el.value || el.placeholder || '') : (el.textContent || '');
     if (!(r.width > 0 && r.height > 0) || !text.trim()) continue;
     const st = getComputedStyle(el), fs = parseFloat(st.fontSize);
+    if (el.classList.contains('choices__button')) {
+      out.remove.push(fs, parseFloat(st.backgroundSize) * 14 / 12);  // a 12 px picture: as large as 14 px text
+      continue;
+    }
     if ((el.closest('.katex-html') || ['SUB', 'SUP'].includes(el.tagName)) && own(el)) { out.math.push(fs); continue; }
     if (el.tagName === 'P') out.p.push(fs);
     else if (el.tagName === 'LABEL') out.label.push(fs);
@@ -63,8 +68,8 @@ _FONTS_JS = """() => { const out = {p: [], label: [], tab: [], btn: [], box: [],
 
 
 def _assert_readable(p: Page, where: str) -> dict:
-    """Paragraphs at 15 px or more; labels, tabs, buttons, boxes, chosen items and formulas' sub- and
-    superscripts at 14 px or more."""
+    """Paragraphs at 15 px or more; labels, tabs, buttons, boxes, chosen items, the "×" removing one, and
+    formulas' sub- and superscripts at 14 px or more."""
     fonts = p.page.evaluate(_FONTS_JS)
     small = {k: sorted({f for f in v if f < (15 if k == "p" else 14)}) for k, v in fonts.items()}
     assert not any(small.values()), f"{where}: text below the rule: {small}"
@@ -227,9 +232,9 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
                 assert fonts["p"] and fonts["label"] and fonts["tab"] and fonts["btn"] and fonts["box"], fonts
             elif name in ("Ranking", "Compare"):
                 assert fonts["box"] and (name == "Ranking" or fonts["chosen"]), fonts
-                # Ranking's formula with a subscript in a subscript at 10.4 px, and the explanations' <sub>
-                # at 13.1 px
-                assert fonts["math"], fonts
+                # Compare's "×" at 13.3 px (an 8 px picture); Ranking's formula with a subscript in a
+                # subscript at 10.4 px, and the explanations' <sub> at 13.1 px
+                assert fonts["math"] and (name == "Ranking" or fonts["remove"]), fonts
         p.page.locator(".bk-tab", has_text="Your triplets").first.click()
         p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
         p.page.locator(".loe-tr-run button").click()

@@ -18,10 +18,14 @@ __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "f
            "use_local_katex_fonts", "readable", "WIDGET_FONT", "CODE_CSS", "SUBSCRIPT_CSS"]
 
 #: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
-#: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).
+#: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).  The "×"
+#: that removes a chosen item was an 8 px picture on a 13.3 px button, faint (75 % opaque): it is
+#: drawn at 0.8 em of that size, fully opaque.
 WIDGET_FONT = (".bk-btn, .bk-input, select, input, .choices__input, .choices__list--multiple .choices__item, "
                ".choices__list--dropdown .choices__item, .choices__list[aria-expanded] .choices__item "
-               "{ font-size: var(--font-size); }")
+               "{ font-size: var(--font-size); } "
+               ".choices[data-type*=select-multiple] .choices__button { font-size: var(--font-size); "
+               "background-size: 0.8em; width: 0.8em; padding-left: 1em; opacity: 1; }")
 
 
 #: Code in explanations (a function's name, a file's extension) dark on a light tint: Panel's code style
