@@ -25,7 +25,7 @@ if hv.Store.current_backend != "bokeh":  # pragma: no cover - only if another ba
 __all__ = [
     "RASTER_ABOVE", "SEGMENTS_MAX", "FONTSCALE", "scatter", "landmark_marks", "identity_line",
     "heatmap", "convergence", "subsample", "linked_embedding", "wrap", "HALF_WIDTH",
-    "point_labels", "label_layout", "short_text", "fit_title", "index_ticks", "HEATMAP_WIDTH",
+    "point_labels", "label_layout", "framed", "short_text", "fit_title", "index_ticks", "HEATMAP_WIDTH",
 ]
 
 #: Point plots with more points than this show a seeded subsample of this many points
@@ -224,18 +224,48 @@ def frame_px(geo: dict) -> tuple[float, float]:
 
 
 #: Where a label can go around its point: (text_align, text_baseline, sign of x, sign of y on
-#: screen), in order of preference (above right first: the label reads from its point).
+#: screen), in order of preference (above right first: the label reads from its point).  The two
+#: sides (a label level with its point, ``gap`` pixels right or left of its centre) only serve
+#: markers whose radius is within the gap: a star's arms would run into them.
 _CORNERS = (("left", "bottom", 1, -1), ("right", "bottom", -1, -1), ("left", "top", 1, 1), ("right", "top", -1, 1))
+_SIDES = (("left", "middle", 1, 0), ("right", "middle", -1, 0))
+#: Pixels kept free around each label: two labels closer than this read as one ("267 305").
+LABEL_MARGIN = 4.0
+#: Passes of :func:`label_layout` that place every label again, now that all the others are placed.
+_LAYOUT_PASSES = 4
+#: Cost of taking a label away from its point (and 6 per pixel of its leader line), against 40 per
+#: square pixel on another label (kept LABEL_MARGIN apart), 100 per square pixel on another marker
+#: and 30 per pixel that another labelled point is nearer than the label's own.
+_LEADER_COST = 150.0
+
+
+def _far_anchors(h: float):
+    """Places further out for a label that has no room beside its point, joined to it by a leader
+    line: (text_align, text_baseline, x, y) with the label's anchor x, y pixels from the point."""
+    out = []
+    for ta, tb, ex, ey in _CORNERS:
+        for a in (16.0, 30.0):  # diagonally out
+            out.append((ta, tb, ex * a, ey * a))
+        for a in (h + 6.0, 2 * h + 10.0):  # straight up or down
+            out.append((ta, tb, 0.0, ey * a))
+    for ta, tb, ex, ey in _SIDES:
+        for a in (24.0, 44.0):  # straight right or left
+            out.append((ta, tb, ex * a, 0.0))
+    return out
 
 
 def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = LABEL_PT * 4 / 3,
-                 radius=5.0, gap: float = LABEL_GAP) -> tuple[list, list]:
-    """Choose a corner for each point's label: clear of the markers, of the labels placed
-    before it, and inside the plot's frame.
+                 radius=5.0, gap: float = LABEL_GAP, leaders: bool = False):
+    """Choose a corner for each point's label: clear of the markers, of the other labels,
+    nearer its own point than any other labelled point, and inside the plot's frame.
 
-    Greedy, in the order given (put the most important labels first).  Each label goes to
-    the corner (above/below, right/left of its point, ``gap`` pixels off it) with the least
-    overlap, and never outside the frame when a corner inside it exists.
+    Each label goes to the corner (above/below, right/left of its point, ``gap`` pixels off
+    it; or level with a small point, on its right or left) with the least cost: area outside
+    the frame, then area on the other labels (each kept :data:`LABEL_MARGIN` pixels free) and
+    on the other markers, then closeness to another labelled point (a label halfway between
+    two points names either).  With ``leaders``, a label with no room beside its point may go
+    further out (a leader line joins them).  The labels are placed greedily in the order given
+    (put the most important first), then each is placed again among all the others a few times.
 
     Parameters
     ----------
@@ -248,53 +278,152 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
         Width and height of the plot's frame in pixels (:func:`frame_px`).
     radius : float or sequence of float
         Radius in pixels of each point's marker (an obstacle for every label).
+    leaders : bool
+        Also return how far out each label's anchor is.
 
     Returns
     -------
     align, baseline : list of str
         Bokeh ``text_align`` and ``text_baseline`` of each label (its box then sits ``gap``
-        pixels from the point, on the chosen side, with bokeh's text ``padding=gap``).
+        pixels from its anchor, on the chosen side, with bokeh's text ``padding=gap``).
+    shift : ndarray of shape (k, 2)
+        Only with ``leaders``: each label's anchor in screen pixels from its point (x right,
+        y down; zero for a label beside its point).
     """
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     k = xy.shape[0]
     if k == 0:
-        return [], []
+        return ([], [], np.zeros((0, 2))) if leaders else ([], [])
     W, H = (float(v) for v in frame)
     x0, x1 = (float(v) for v in xlim)
     y0, y1 = (float(v) for v in ylim)
     sx = (xy[:, 0] - x0) / ((x1 - x0) or 1.0) * W
     sy = (y1 - xy[:, 1]) / ((y1 - y0) or 1.0) * H
     r = np.broadcast_to(np.asarray(radius, dtype=float), (k,))
-    # markers as boxes a little inside their radius (stars and circles leave the corners free)
-    marks = np.column_stack([sx - 0.7 * r, sy - 0.7 * r, sx + 0.7 * r, sy + 0.7 * r])
     h = 1.15 * font_px
-    placed: list[np.ndarray] = []
-    align, baseline = [], []
-
-    def overlap(box, boxes) -> float:
-        if len(boxes) == 0:
-            return 0.0
-        b = np.asarray(boxes)
-        w = np.clip(np.minimum(box[2], b[:, 2]) - np.maximum(box[0], b[:, 0]), 0, None)
-        v = np.clip(np.minimum(box[3], b[:, 3]) - np.maximum(box[1], b[:, 1]), 0, None)
-        return float((w * v).sum())
-
+    m = LABEL_MARGIN
+    far = _far_anchors(h) if leaders else []
+    # every candidate place of every label: its box, its cost alone (outside the frame, closeness
+    # to another labelled point, the leader's length), points along its leader line and its ends
+    cand_meta, cand_box, cand_base, cand_line, cand_ends = [], [], [], [], []
     for i in range(k):
         w = text_width_px(texts[i], font_px)
-        best = None
-        for rank, (ta, tb, ex, ey) in enumerate(_CORNERS):
-            left = sx[i] + gap if ex > 0 else sx[i] - gap - w
-            top = sy[i] + gap if ey > 0 else sy[i] - gap - h
-            box = np.array([left, top, left + w, top + h])
-            inside = max(0.0, min(box[2], W - 2) - max(box[0], 2)) * max(0.0, min(box[3], H - 2) - max(box[1], 2))
-            outside = w * h - inside
-            others = np.delete(marks, i, axis=0)
-            cost = 1e3 * outside + 10.0 * overlap(box, placed) + overlap(box, others) + 0.01 * rank
-            if best is None or cost < best[0]:
-                best = (cost, ta, tb, box)
-        placed.append(best[3])
-        align.append(best[1])
-        baseline.append(best[2])
+        near_ones = [(ta, tb, 0.0, 0.0) for ta, tb, _, _ in _CORNERS + (_SIDES if r[i] <= gap + 1 else ())]
+        meta = near_ones + far
+        ax = np.array([c[2] for c in meta])
+        ay = np.array([c[3] for c in meta])
+        cx, cy = sx[i] + ax, sy[i] + ay  # the anchors
+        left = np.where([c[0] == "left" for c in meta], cx + gap, cx - gap - w)
+        top = np.select([[c[1] == "top" for c in meta], [c[1] == "bottom" for c in meta]],
+                        [cy + gap, cy - gap - h], cy - h / 2)
+        box = np.column_stack([left, top, left + w, top + h])
+        inside = (np.clip(np.minimum(box[:, 2], W - 2) - np.maximum(box[:, 0], 2), 0, None)
+                  * np.clip(np.minimum(box[:, 3], H - 2) - np.maximum(box[:, 1], 2), 0, None))
+        length = np.hypot(ax, ay)
+        # the label's distance to every labelled point; a label taken out is read from the end of its line
+        dx = np.maximum(np.maximum(box[:, 0, None] - sx, sx - box[:, 2, None]), 0.0)
+        dy = np.maximum(np.maximum(box[:, 1, None] - sy, sy - box[:, 3, None]), 0.0)
+        dist = np.hypot(dx, dy)
+        to_anchor = np.hypot(np.maximum(np.maximum(box[:, 0] - cx, cx - box[:, 2]), 0.0),
+                             np.maximum(np.maximum(box[:, 1] - cy, cy - box[:, 3]), 0.0))
+        own = np.where(length > 0, to_anchor, dist[:, i])
+        dist[:, i] = np.inf
+        ambiguous = np.clip(own + 6.0 - dist.min(axis=1), 0, None) if k > 1 else np.zeros(len(meta))
+        base = (1e3 * (w * h - inside) + 30.0 * ambiguous + 0.01 * np.arange(len(meta))
+                + np.where(length > 0, _LEADER_COST + 6.0 * length, 0.0))
+        # points along the leader line from the marker's edge, NaN where there is no line
+        t = np.linspace(0.0, 1.0, 8)[None, :]
+        t0 = np.minimum(1.0, (r[i] + 1) / np.where(length > 0, length, 1.0))[:, None]
+        tt = t0 + (1 - t0) * t
+        line = np.stack([sx[i] + tt * ax[:, None], sy[i] + tt * ay[:, None]], axis=-1)
+        line[length == 0] = np.nan
+        ends = np.column_stack([np.full(len(meta), sx[i]), np.full(len(meta), sy[i]), cx, cy])
+        ends[length == 0] = np.nan
+        cand_meta.append(meta)
+        cand_box.append(box)
+        cand_base.append(base)
+        cand_line.append(line)
+        cand_ends.append(ends)
+    # markers whole (a label anywhere on another marker hides it), and a little wider for leader lines
+    # (a line passing this close to another marker seems to start there)
+    discs = np.column_stack([sx - r - 1, sy - r - 1, sx + r + 1, sy + r + 1])
+    wide = discs + np.array([-3.0, -3.0, 3.0, 3.0])
+
+    def overlap(boxes, others, margin=0.0):
+        """Area of each of ``boxes`` (C, 4) on the boxes ``others`` (P, 4), kept ``margin`` apart."""
+        w = np.clip(np.minimum(boxes[:, None, 2] + margin, others[None, :, 2])
+                    - np.maximum(boxes[:, None, 0] - margin, others[None, :, 0]), 0, None)
+        v = np.clip(np.minimum(boxes[:, None, 3] + margin, others[None, :, 3])
+                    - np.maximum(boxes[:, None, 1] - margin, others[None, :, 1]), 0, None)
+        return np.nansum(w * v, axis=1)
+
+    def inside(points, boxes):
+        """How many of ``points`` (..., 2) fall in any of ``boxes`` (P, 4), per leading index."""
+        p = points[..., None, :]
+        hit = ((p[..., 0] > boxes[:, 0]) & (p[..., 0] < boxes[:, 2]) & (p[..., 1] > boxes[:, 1])
+               & (p[..., 1] < boxes[:, 3]))
+        return hit.reshape(hit.shape[0], -1).sum(axis=1)
+
+    def crossing(ends, segs):
+        """How many of the segments ``segs`` (S, 4) each of ``ends`` (C, 4) crosses."""
+        def side(a, b, p):
+            return np.sign((b[..., 0] - a[..., 0]) * (p[..., 1] - a[..., 1])
+                           - (b[..., 1] - a[..., 1]) * (p[..., 0] - a[..., 0]))
+
+        e, q = ends[:, None, :], segs[None, :, :]
+        d1 = side(q[..., 0:2], q[..., 2:4], e[..., 0:2])
+        d2 = side(q[..., 0:2], q[..., 2:4], e[..., 2:4])
+        d3 = side(e[..., 0:2], e[..., 2:4], q[..., 0:2])
+        d4 = side(e[..., 0:2], e[..., 2:4], q[..., 2:4])
+        return ((d1 * d2 < 0) & (d3 * d4 < 0)).sum(axis=1)
+
+    sel = np.full(k, -1)
+    chosen_box = np.full((k, 4), np.nan)
+    chosen_line = np.full((k, 8, 2), np.nan)
+    chosen_ends = np.full((k, 4), np.nan)
+    everyone = np.arange(k)
+
+    def covered(points, boxes):
+        """How many of ``points`` (Q, 2) each of ``boxes`` (C, 4) covers."""
+        p = points[:, None, :]
+        return ((p[..., 0] > boxes[:, 0]) & (p[..., 0] < boxes[:, 2]) & (p[..., 1] > boxes[:, 1])
+                & (p[..., 1] < boxes[:, 3])).sum(axis=0)
+
+    def costs(i):
+        """The cost of each place of label ``i`` among the other labels as placed now."""
+        rest = (everyone != i) & (sel >= 0)
+        placed, lines, segs = chosen_box[rest], chosen_line[rest].reshape(-1, 2), chosen_ends[rest]
+        segs = segs[~np.isnan(segs[:, 0])]
+        lines = lines[~np.isnan(lines[:, 0])]
+        box, line, mine = cand_box[i], cand_line[i], everyone != i
+        return (cand_base[i] + 40.0 * overlap(box, placed, m) + 100.0 * overlap(box, discs[mine])
+                + 300.0 * crossing(cand_ends[i], segs) + 60.0 * (inside(line, placed) + inside(line, wide[mine]))
+                + 60.0 * covered(lines, box))
+
+    def place(i):
+        c = int(np.argmin(costs(i)))
+        sel[i] = c
+        chosen_box[i], chosen_line[i], chosen_ends[i] = cand_box[i][c], cand_line[i][c], cand_ends[i][c]
+
+    # greedily in the order given, then in the order of the most crowded first; each label then placed
+    # again among all the others a few times; the layout of the lower total cost is kept
+    crowd = np.hypot(sx[:, None] - sx[None, :], sy[:, None] - sy[None, :]) < 4 * h
+    best = None
+    for order in (everyone, np.argsort(-crowd.sum(axis=1), kind="stable")):
+        sel[:] = -1
+        chosen_box[:], chosen_line[:], chosen_ends[:] = np.nan, np.nan, np.nan
+        for _ in range(1 + (_LAYOUT_PASSES if k > 1 else 0)):
+            for i in order:
+                place(i)
+        total = sum(float(costs(i)[sel[i]]) for i in range(k))
+        if best is None or total < best[0]:
+            best = (total, sel.copy())
+        if k < 3:
+            break
+    picked = [cand_meta[i][c] for i, c in enumerate(best[1])]
+    align, baseline = [c[0] for c in picked], [c[1] for c in picked]
+    if leaders:
+        return align, baseline, np.array([[c[2], c[3]] for c in picked], dtype=float)
     return align, baseline
 
 
@@ -321,16 +450,27 @@ def _label_glyph(plot, element) -> None:
         if getattr(spec, "field", None) is None:  # one value for every label
             data[prop] = np.array([getattr(spec, "value", spec)] * n, dtype=object)
             setattr(glyph, prop, field(prop))
+    # the labelled point of each label (the label's own x, y: its anchor, off the point when a
+    # leader line joins them), for checks of the layout in the browser
+    names = [d.name for d in element.vdims]
+    if "px" in names and "py" in names and len(element) == n:
+        data["px"] = np.asarray(element.dimension_values("px"), dtype=float)
+        data["py"] = np.asarray(element.dimension_values("py"), dtype=float)
+
+
+#: Colour of the leader lines joining a label taken further out to its point.
+LEADER_COLOR = "#555555"
 
 
 def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, font_size: int = LABEL_PT,
-                 color: str = LANDMARK_COLOR, hooks=()):
+                 color: str = LANDMARK_COLOR, hooks=(), frame: tuple[float, float] | None = None):
     """Labels beside points (never on them), placed by :func:`label_layout`.
 
     Each label sits off a corner of its point by :data:`LABEL_GAP` screen pixels (whatever
     the zoom), on the side with room: clear of the other markers and labels and inside the
-    frame, so a point at the right edge gets its label on its left.  A white halo keeps the
-    labels legible over points and lines.
+    frame, so a point at the right edge gets its label on its left.  In a crowd, a label with
+    no room beside its point goes a little further out, joined to it by a thin leader line.
+    A white halo keeps the labels legible over points and lines.
 
     Parameters
     ----------
@@ -342,17 +482,36 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
         above right of its point.
     radius : float or sequence of float
         Marker radius of each point in pixels (half its ``size``).
+    frame : (float, float), optional
+        The frame's width and height in pixels, when known better than :func:`frame_px`'s estimate.
     """
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     texts = [str(t) for t in texts]
     font_px = font_size * 4 / 3
+    k = len(texts)
+    anchor = xy.copy()
     if geo is not None:
-        align, baseline = label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=frame_px(geo),
-                                       font_px=font_px, radius=radius)
+        frame = frame or frame_px(geo)
+        align, baseline, shift = label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=frame,
+                                              font_px=font_px, radius=radius, leaders=True)
+        # the anchors of labels taken further out, in data units (a leader line joins them to their point)
+        per_px = np.array([(geo["xlim"][1] - geo["xlim"][0]) / frame[0], -(geo["ylim"][1] - geo["ylim"][0]) / frame[1]])
+        anchor = xy + shift * per_px
     else:
-        align, baseline = ["left"] * len(texts), ["bottom"] * len(texts)
-    df = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "label": texts, "ta": align, "tb": baseline})
-    return _haloed(hv.Labels(df, ["x", "y"], ["label", "ta", "tb"]), f"{font_size}pt", color, list(hooks))
+        align, baseline, shift = ["left"] * k, ["bottom"] * k, np.zeros((k, 2))
+    df = pd.DataFrame({"x": anchor[:, 0], "y": anchor[:, 1], "label": texts, "ta": align, "tb": baseline,
+                       "px": xy[:, 0], "py": xy[:, 1]})
+    out = _haloed(hv.Labels(df, ["x", "y"], ["label", "ta", "tb", "px", "py"]), f"{font_size}pt", color,
+                  list(hooks))
+    far = np.hypot(shift[:, 0], shift[:, 1]) > 0
+    if far.any():
+        # from the edge of the point's marker to the label's anchor
+        r = np.broadcast_to(np.asarray(radius, dtype=float), (k,))[far]
+        length = np.hypot(shift[far, 0], shift[far, 1])
+        start = xy[far] + shift[far] * ((r + 1) / length)[:, None] * per_px
+        lines = pd.DataFrame({"x0": start[:, 0], "y0": start[:, 1], "x1": anchor[far, 0], "y1": anchor[far, 1]})
+        out = hv.Segments(lines, ["x0", "y0", "x1", "y1"]).opts(color=LEADER_COLOR, line_width=1.5) * out
+    return out
 
 
 #: Style of point labels: alignment from the layout's columns, a white halo for legibility.
@@ -452,6 +611,27 @@ def square(*xys: np.ndarray, size: int = SQUARE) -> dict:
     # inside Panel's stretching layouts); the extra pixels approximate those decorations
     return dict(responsive=False, width=size + 75, height=size + 95,
                 xlim=(c[0] - half, c[0] + half), ylim=(c[1] - half, c[1] + half))
+
+
+def framed(*xys: np.ndarray, frame: tuple[int, int], border: tuple[int, int, int, int] = (95, 45, 40, 60)) -> dict:
+    """Options for a frame of exactly ``frame`` pixels (width, height) whose x and y ranges have
+    the same scale (equal aspect), covering every array in ``xys`` with a 5 % margin.
+
+    The plot keeps ``border`` pixels (left, right, top, bottom) for its axes, title and toolbar
+    (bokeh's ``min_border_*``): as long as they need no more, the frame is ``frame`` exactly, so
+    labels placed for it land where they were placed.  Pass ``frame`` to :func:`point_labels`.
+    """
+    pts = np.vstack([np.asarray(a, dtype=float).reshape(-1, 2) for a in xys if np.size(a)])
+    lo, hi = np.nanmin(pts, axis=0), np.nanmax(pts, axis=0)
+    c = (lo + hi) / 2
+    fw, fh = (float(v) for v in frame)
+    per_px = 1.1 * float(max((hi - lo)[0] / fw, (hi - lo)[1] / fh)) or 1.0 / fw
+    left, right, top, bottom = border
+    return dict(responsive=False, width=int(fw) + left + right, height=int(fh) + top + bottom,
+                xlim=(c[0] - per_px * fw / 2, c[0] + per_px * fw / 2),
+                ylim=(c[1] - per_px * fh / 2, c[1] + per_px * fh / 2),
+                backend_opts={"plot.min_border_left": left, "plot.min_border_right": right,
+                              "plot.min_border_top": top, "plot.min_border_bottom": bottom})
 
 
 def tick_decimals(lo: float, hi: float) -> int:

@@ -3,6 +3,7 @@ another host, every bad input answered in words, and Compare telling the paper's
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from urllib.parse import urlparse
@@ -422,3 +423,83 @@ def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser,
             assert not p.errors, p.errors
         finally:
             p.close()
+
+
+# The labels written beside points (landmarks, the Sample step's items, the names on "Your triplets"), from
+# bokeh's own views: each label's box on screen, its anchor (where bokeh puts it) and the point it names
+# (its ``px``, ``py`` columns, where a label may be taken further out, joined to its point by a leader line).
+_POINT_LABELS_JS = """() => { const out = [];
+  for (const v of Bokeh.index.all_views()) {
+    const g = v.glyph;
+    if (!g || !g.model || g.model.type !== 'Text' || !v.model.visible || !v.is_renderable) continue;
+    const data = v.model.data_source.data;
+    if (String(g.visuals.text.text_color.get(0)).includes('255, 255, 255')) continue;  // the labels' halos
+    const led = 'px' in data && 'py' in data;  // else every label is anchored at its point
+    let pv = v.parent;
+    while (pv && !(pv.frame && pv.model && 'title' in pv.model)) pv = pv.parent;
+    const {left, right, top, bottom} = g.padding, xs = v.coordinates.x_scale, ys = v.coordinates.y_scale;
+    const labels = [];
+    for (let i = 0; i < g.sx.length; i++) {
+      const a = g.anchor_.get(i), w = g.swidth[i] - left - right, h = g.sheight[i] - top - bottom;
+      const x0 = g.sx[i] - a.x * g.swidth[i] + left, y0 = g.sy[i] - a.y * g.sheight[i] + top;
+      labels.push({text: g.labels[i] ? g.labels[i].text : '', box: [x0, y0, x0 + w, y0 + h],
+                   anchor: [g.sx[i], g.sy[i]],
+                   point: led ? [xs.compute(data.px[i]), ys.compute(data.py[i])] : [g.sx[i], g.sy[i]]});
+    }
+    out.push({title: pv && pv.model.title ? pv.model.title.text : '', labels});
+  }
+  return out; }"""
+
+
+def _label_troubles(labels: list[dict], marker_px: float = 6.0) -> list[str]:
+    """Labels that touch another label, lie on another labelled point's marker, or sit nearer another
+    labelled point than their own (or than the end of their leader line)."""
+    def to_box(b, x, y):
+        return math.hypot(max(b[0] - x, 0.0, x - b[2]), max(b[1] - y, 0.0, y - b[3]))
+
+    out = []
+    for i, a in enumerate(labels):
+        own = to_box(a["box"], *a["anchor"])
+        for j, b in enumerate(labels):
+            if i == j:
+                continue
+            if j > i:
+                gap = max(b["box"][0] - a["box"][2], a["box"][0] - b["box"][2],
+                          b["box"][1] - a["box"][3], a["box"][1] - b["box"][3])
+                if gap < 1.0:
+                    out.append(f"{a['text']} and {b['text']}: {gap:.1f} px apart")
+            d = to_box(a["box"], *b["point"])
+            if d < marker_px:
+                out.append(f"{a['text']} on the marker of {b['text']} ({d:.1f} px from its centre)")
+            elif d < own:
+                out.append(f"{a['text']} nearer {b['text']} ({d:.1f} px) than its own point ({own:.1f} px)")
+    return out
+
+
+@pytest.mark.parametrize("where", ["Sample", "Your triplets"])
+def test_point_labels_stand_apart_and_name_their_own_point(server, browser, shots, where):
+    # the Sample step at l = 12: "40" and "506" beside one cluster of stars, "91" on the marker of 712; the
+    # capitals' map: Ljubljana over Zagreb (11.9 px), Budapest over Vienna, Sarajevo over Sofia and Skopje
+    if where == "Sample":
+        p = Page(browser, server.url + "?n_landmarks=12&step=1", width=1280, height=800, wait_status=False)
+    else:
+        p = Page(browser, server.url, width=1280, height=800)
+    try:
+        if where == "Sample":
+            p.wait_text(".loe-status", r"l = 12,", timeout=120)
+            p.wait_any_text("✓ true|the noise flipped", timeout=60)
+        else:
+            p.page.locator(".bk-tab", has_text="Your triplets").first.click()
+            p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+            p.page.locator(".loe-tr-run button").click()
+            p.wait_text(".loe-tr-message", r"Done in", timeout=180)
+        time.sleep(1.5)  # bokeh lays the plots out after they arrive
+        plots_ = [x for x in p.page.evaluate(_POINT_LABELS_JS) if len(x["labels"]) >= 20]
+        assert plots_, "no plot with its points labelled"
+        for x in plots_:
+            troubles = _label_troubles(x["labels"])
+            assert not troubles, f"{where}, {x['title']}: {troubles}"
+        _assert_fits(p, where)
+        p.shot(shots / f"point_labels_{where.replace(' ', '_')}.png")
+    finally:
+        p.close()

@@ -81,6 +81,38 @@ def test_a_label_at_the_right_edge_goes_left_of_its_point():
     assert base[2] == "top" and base[3] == "bottom"  # inside the frame at its top and bottom too
 
 
+def test_labels_in_a_crowd_go_out_on_leader_lines_and_stay_apart():
+    # three stars within 20 px and their neighbours (the Sample step at l = 12): "40" and "506" beside one
+    # cluster named either star, "91" lay on the marker of 712
+    rng = np.random.default_rng(3)
+    xy = np.vstack([[0.0, 0.0], [0.02, 0.01], [0.01, -0.02], rng.normal(scale=0.3, size=(20, 2))])
+    texts = [str(v) for v in rng.integers(10, 999, size=len(xy))]
+    geo = plots.framed(xy, frame=(450, 450))
+    align, base, shift = plots.label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=(450, 450),
+                                            radius=10, leaders=True)
+    assert np.hypot(*shift.T).max() > 0  # some label went out
+    # the boxes as placed (bokeh's padding LABEL_GAP off each anchor) do not touch
+    font = plots.LABEL_PT * 4 / 3
+    sx = (xy[:, 0] - geo["xlim"][0]) / np.ptp(geo["xlim"]) * 450 + shift[:, 0]
+    sy = (geo["ylim"][1] - xy[:, 1]) / np.ptp(geo["ylim"]) * 450 + shift[:, 1]
+    boxes = []
+    for x, y, t, a, b in zip(sx, sy, texts, align, base):
+        w, h = plots.text_width_px(t, font), 1.15 * font
+        left = x + plots.LABEL_GAP if a == "left" else x - plots.LABEL_GAP - w
+        top = y + plots.LABEL_GAP if b == "top" else y - plots.LABEL_GAP - h if b == "bottom" else y - h / 2
+        boxes.append((left, top, left + w, top + h))
+    for i, p in enumerate(boxes):
+        for q in boxes[i + 1:]:
+            assert max(q[0] - p[2], p[0] - q[2], q[1] - p[3], p[1] - q[3]) >= 0, (p, q)
+    # drawn: a leader line from each such label's point, and the labelled points in the labels' data
+    fig = _figure(plots.point_labels(xy, texts, geo=geo, radius=10, frame=(450, 450)).opts(
+        **plots.base_opts(title="t", **geo)))
+    (text,) = [r for r in _texts(fig.renderers) if (r.glyph.text_color or "") != "white"]
+    assert np.allclose(text.data_source.data["px"], xy[:, 0]) and np.allclose(text.data_source.data["py"], xy[:, 1])
+    leaders = [r for r in fig.renderers if isinstance(r, GlyphRenderer) and type(r.glyph).__name__ == "Segment"]
+    assert len(leaders) == 1 and len(leaders[0].data_source.data["x0"]) == int((np.hypot(*shift.T) > 0).sum())
+
+
 def test_sample_step_labels_every_marked_item_once_beside_its_marker(explorer):
     texts = _texts(_step_models(explorer, "Sample"))
     assert texts

@@ -46,9 +46,10 @@ coordinates to all triplets.
 )
 
 _EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
-#: Side in pixels of the embedding's frame: the capitals' names need the room (at 480 px, 16 of the 44
-#: ran into another one; at 560 px, 6 in the densest corner of the map), and it fits an 800 px screen.
-_MAP = 560
+#: Width and height in pixels of the embedding's frame: the capitals' names need the room (in a square
+#: of 480 px, 16 of the 44 ran into another one; of 560 px, 6 in the densest corner of the map).  Names
+#: are wide, so the frame takes the page's width beside the sidebar at 1280 px; it fits an 800 px screen.
+_MAP = (720, 600)
 #: Font size in points of the items' names on the embedding (14.7 px: the hall's 14 px and more).
 _NAME_PT = 11
 
@@ -440,7 +441,7 @@ class TripletsView(Viewer):
         s = self.state
         if not method or method not in s.results or not s.results[method].ok:
             return hv.Points([], ["x", "y"]).opts(**plots.base_opts(
-                title=_EMPTY_PLOT_TITLE, responsive=False, width=_MAP + 75, height=_MAP + 95))
+                title=_EMPTY_PLOT_TITLE, **plots.framed(np.array([[-1.0, -1.0], [1.0, 1.0]]), frame=_MAP)))
         xy, hl = s.display_coordinates(method)
         n = xy.shape[0]
         labels = s.display_labels()
@@ -464,12 +465,12 @@ class TripletsView(Viewer):
             line_color="#333333", line_width=0.5, alpha=0.9,
             hover_tooltips=[("label", "@label"), ("item", "@item"), ("triplets headed", "@heads")])
         out = pts
-        geo = plots.square(xy, size=_MAP)
+        geo = plots.framed(xy, frame=_MAP)
         if n <= LABELS_DRAWN_MAX:
             # each name beside its point on the side with room (all above right of their points, 28 of the
-            # capitals' 44 names ran into another one)
+            # capitals' 44 names ran into another one), or a little further out with a leader line
             out = pts * plots.point_labels(df[["x", "y"]].to_numpy(), df["label"], geo=geo, radius=size / 2 + 1,
-                                           font_size=_NAME_PT, color="#222222")
+                                           font_size=_NAME_PT, color="#222222", frame=_MAP)
         return out.opts(**plots.base_opts(title=title, show_legend=False, tools=["hover", "save"], **geo))
 
     def _csv(self):
