@@ -99,8 +99,30 @@ def base_opts(**kw) -> dict:
         opts.pop("responsive", None)
     if isinstance(opts.get("title"), str):
         opts["title"] = fit_title(opts["title"], opts.get("width") if "responsive" not in opts else None)
-    opts["hooks"] = [*(opts.get("hooks") or ()), _labels_inside, legend_items_apart]
+    opts["hooks"] = [*(opts.get("hooks") or ()), _labels_inside, legend_items_apart, plain_log_ticks]
     return opts
+
+
+#: Labels of a log axis's ticks as plain text at the ticks' font: 1, 10, 100 and 0.01 as such, beyond
+#: that 1e−7 or 5e+6 (bokeh writes 10 with a superscript exponent at 0.7 of the font: 10.4 px).
+_LOG_TICK_JS = """
+if (tick === 0) return "0";
+const a = Math.abs(tick);
+if (a >= 1e-3 && a < 1e5) return String(parseFloat(tick.toPrecision(6)));
+const e = Math.floor(Math.log10(a) + 1e-9), m = parseFloat((tick / Math.pow(10, e)).toPrecision(3));
+return m + "e" + (e < 0 ? "\u2212" : "+") + Math.abs(e);
+"""
+
+
+def plain_log_ticks(plot, element) -> None:
+    """Plot hook (every figure, :func:`base_opts`): log axes label their ticks in plain text
+    (:data:`_LOG_TICK_JS`), never with bokeh's small superscript exponents."""
+    from bokeh.models import CustomJSTickFormatter, LogTickFormatter
+
+    fig = plot.handles.get("plot")
+    for axis in [*getattr(fig, "xaxis", ()), *getattr(fig, "yaxis", ())]:
+        if isinstance(axis.formatter, LogTickFormatter):
+            axis.formatter = CustomJSTickFormatter(code=_LOG_TICK_JS)
 
 
 #: Pixels between two items of a legend in a row: at bokeh's 3 px a label ran into the next item's

@@ -227,6 +227,22 @@ def test_ranking_and_edm_convergence_plots_have_integer_ticks(explorer):
             assert all(ax.ticker.min_interval == 1 for ax in fig.xaxis), step
 
 
+def test_log_axes_write_their_ticks_at_the_tick_font(explorer):
+    # bokeh wrote 10 with a superscript exponent at 0.7 of the font: "10²" with a 10.4 px "2"
+    from bokeh.models import CustomJSTickFormatter, LogTickFormatter
+
+    for step, title in (("Ranking", "Solver convergence"), ("EDM", "Dykstra convergence")):
+        figs = [m for m in _step_models(explorer, step)
+                if type(m).__name__ == "figure" and m.title is not None and (m.title.text or "").startswith(title)]
+        assert figs, step
+        for fig in figs:
+            (axis,) = fig.yaxis
+            assert type(axis.ticker).__name__ == "LogTicker", step
+            assert isinstance(axis.formatter, CustomJSTickFormatter) and not isinstance(axis.formatter,
+                                                                                          LogTickFormatter)
+            assert "e" in axis.formatter.code and "sup" not in axis.formatter.code
+
+
 # --- 3. the Dykstra plot's fonts are those of every other plot -------------------------------
 
 def test_dykstra_plot_fonts_match_the_other_plots(explorer):
