@@ -262,6 +262,7 @@ _OPTION_NAMES = [
      lambda m: f"--{(m[1] or m[2]).replace('_', '-')}"),
     (r"\berrors='skip'", "--skip-bad-rows"),
     (r"landmark_selection='maxmin' or ", ""), (r"\(STE\)", "(--method ste)"),
+    (r"the LOESTE estimator \(", "--method loeste ("), (r"\bor STE, which fit", "or --method ste, which fit"),
     (r"read_triplets\(\.\.\., limits=\{'(\w+)': \.\.\.\}\) or loe_viz\.io\.MAX_\w+", r"--limit \1=..."),
     (r"\bn_landmarks=(\d+)", r"--landmarks \1"), (r"\bn_landmarks\b", "--landmarks"),
     (r"\bn_components=(\d+)", r"-d \1"), (r"\bn_components <= (\d+)", r"-d \1 or less"),
