@@ -267,3 +267,24 @@ def test_links_panel_could_not_parse_open_the_explorer_and_name_the_setting(serv
         ctx.close()
     log = server.log()
     assert "Error running application handler" not in log and "Traceback" not in log, log[-3000:]
+
+
+def test_values_typed_for_a_lesson_sweep_are_shown_as_text(server, browser):
+    """The sweep's message quoted the values box as typed, into a Markdown pane that renders HTML."""
+    ctx, page = _open(browser, f"{server.url}?n=200&lesson=budget")
+    try:
+        box = page.locator(".loe-sweep-values input").first
+        box.wait_for(timeout=60_000)
+        box.fill(PAYLOAD)
+        box.press("Enter")
+        page.locator(".loe-sweep-run button").first.click()
+        text = _wait_text(page, "Values must be numbers separated by commas")
+        assert "<img src=x" in text  # the payload is visible, as text
+        _assert_not_run(page)
+        box.fill("1" * 299 + "x")  # a long value is quoted cut, its length said
+        box.press("Enter")
+        page.locator(".loe-sweep-run button").first.click()
+        text = _wait_text(page, r"\(300 characters\)")
+        assert "1" * 100 not in text
+    finally:
+        ctx.close()

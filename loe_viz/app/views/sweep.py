@@ -11,6 +11,8 @@ import param
 from panel.viewable import Viewer
 
 from .. import plots
+from ..link import quote_link_value
+from ..text import md
 from ..sweep import METRICS, SWEEP_VARIABLES, THEORY_SLOPES, SweepState, loglog_slope, summarize
 from .base import hvpane
 
@@ -131,7 +133,7 @@ class SweepView(Viewer):
         try:
             values = [float(v) for v in self._values.value.replace(";", ",").split(",") if v.strip()]
         except ValueError:
-            sw.message = f"Values must be numbers separated by commas, got “{self._values.value}”."
+            sw.message = f"Values must be numbers separated by commas, got {quote_link_value(self._values.value)}."
             return
         if any(not math.isfinite(v) for v in values):
             sw.message = "Values must be finite numbers."
@@ -148,7 +150,7 @@ class SweepView(Viewer):
         sw = self.sweep
         self._progress.value = int(sw.progress)
         self._progress.visible = bool(sw.running or sw.progress > 0)  # no empty bar before a run
-        self._message.object = sw.message
+        self._message.object = md(sw.message)  # it may quote what was typed in the values box: text, never markup
         self._run.disabled = sw.running
         self._stop.disabled = not sw.running
         if not sw.running and not sw.points:  # stopped before its first point: no longer "running…"
