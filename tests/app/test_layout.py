@@ -24,6 +24,9 @@ _CLIPPED_JS = """() => {
     if (el.shadowRoot) walk(el.shadowRoot);
     // KaTeX's MathML copy of a formula is for screen readers only (clipped to 1 px, never drawn)
     if (el.closest('.katex-mathml')) continue;
+    // a plot's glyph renderer: an empty box (its glyphs are drawn on the canvas) that bokeh offsets by the
+    // frame's left edge twice, 5 px past the right plot's edge with 75 px of axis (nothing in it to cut)
+    if (el.classList.contains('bk-GlyphRenderer') && !el.children.length && !el.textContent.trim()) continue;
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.height > 0 && r.right > W + 1) {
       const st = getComputedStyle(el);
