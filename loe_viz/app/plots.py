@@ -287,7 +287,8 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     on the other markers, then closeness to another labelled point (a label halfway between
     two points names either).  With ``leaders``, a label with no room beside its point may go
     further out (a leader line joins them).  The labels are placed greedily in the order given
-    (put the most important first), then each is placed again among all the others a few times.
+    (put the most important first), then each is placed again among all the others a few times;
+    the same from the most crowded label on, and the layout of the lower total cost is kept.
 
     Parameters
     ----------
