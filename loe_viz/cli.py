@@ -270,6 +270,11 @@ _OPTION_NAMES = [
 ]
 
 
+def _method_terms(text: str) -> str:
+    """``describe.method_advice`` with the methods named as ``--method`` values (d = 2, embed's default)."""
+    return text.replace("LOE-STE or STE", "--method loeste or --method ste").replace("STE fits", "--method ste fits")
+
+
 def _in_option_terms(message: str) -> str:
     """A library message with its advice in this command's terms (``pass item_type='str'`` -> ``--item-type str``)."""
     for pattern, repl in _OPTION_NAMES:
@@ -425,7 +430,7 @@ def cmd_samples(args) -> int:
 
 def cmd_info(args) -> int:
     """``loe-viz info FILE``."""
-    from .describe import summarize
+    from .describe import method_advice, summarize
 
     t0 = time.perf_counter()
     data = _read(args)
@@ -449,6 +454,7 @@ def cmd_info(args) -> int:
         _say(f"skipped    {s['n_skipped']:,} row(s)")
     for note in _notes(s["notes"]):
         _say(f"note       {note}")
+    _say(f"method     {_method_terms(method_advice(s))}")
     _say(_printable(s["sentence"]))
     return 0
 

@@ -40,3 +40,29 @@ def test_empty_triplet_array():
     assert sm["n_heads"] == 0 and sm["per_head"] == {} and sm["unused_items"] == 4
     assert sm["sentence"] == ("Read 0 triplets over 4 items from x.csv (list-order layout, csv file). Items are "
                               "numbered 0..n-1 (no labels). 4 item(s) appear in no triplet.")
+
+
+def test_method_advice_follows_the_triplets_per_item_of_loes_landmarks():
+    """'loe-viz info' says which method suits the file, from the 5th busiest head (d = 2) alone."""
+    from loe_viz import TripletOracle, make_points
+    from loe_viz.describe import LOE_DESIGN_PER_ITEM, method_advice
+    from loe_viz.loe import WELL_COVERED
+
+    assert LOE_DESIGN_PER_ITEM == WELL_COVERED  # the rule LOE's landmark choice calls well covered
+    oracle = TripletOracle(make_points("gaussian", 200, random_state=0), random_state=1)
+    design = _data(oracle.landmark_triplets(np.arange(6), 1200))  # 1200 per head: 6.03 per item
+    assert method_advice(summarize(design)) == (
+        "LOE's design: its 5 landmarks, the busiest heads, hold 6.03 or more triplets per item (5 or more suit "
+        "LOE's own rankings)")
+    spread = _data(oracle.uniform_triplets(20_000))  # about 100 per head
+    text = method_advice(summarize(spread))
+    assert text.startswith("LOE's 5 landmarks, the busiest heads, hold 0.") and text.endswith(
+        "triplets per item or fewer, below the 5 that suit LOE's own rankings: LOE-STE or STE, which fit every "
+        "triplet, place these items better")
+    assert method_advice(summarize(design), d=4).startswith("LOE needs triplets headed by at least d + 3 = 7 items "
+                                                            "(d = 4); these have 6 head(s): STE fits them")
+
+
+def _data(T):
+    buf = io.StringIO("".join(f"{i},{j},{k}\n" for i, j, k in T.tolist()))
+    return read_triplets(buf, n_items=200)
