@@ -20,7 +20,8 @@ import param
 from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
-from .serving import read_links_safely, serve_stylesheets_locally, take_upload, upload_box
+from .serving import (read_links_safely, readable_request_arguments, serve_stylesheets_locally, take_upload,
+                      upload_box)
 from .link import DeferredLink, quote_link_value, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md, md_name, md_quoting
@@ -127,6 +128,7 @@ class Explorer(Viewer):
         self._served = in_server_session()
         if self._served:  # sessions' fits run side by side: no process-wide switching of BLAS threads
             pin_blas_single_thread()
+            readable_request_arguments()  # before any component: Panel decodes ?theme= strictly
         # compile the kernels off the event loop (once per process) while the page is built
         start_warm_up()
         if own:

@@ -20,6 +20,8 @@
 * :func:`read_links_safely`: a link whose query Panel cannot read (``?n=²``, a
   number of 5,000 digits) opens the explorer, which names the setting it
   ignored, instead of ending the page's script with a traceback.
+* :func:`readable_request_arguments`: a query value that is not UTF-8
+  (``?theme=%FF``) is read with a replacement character, not a 500 error.
 * :func:`serve_stylesheets_locally`: every stylesheet of Panel's components is
   loaded from the server itself, never from Panel's CDN (a lecture hall may
   have no internet).
@@ -32,7 +34,7 @@ import logging
 import sys
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
-           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "harden",
+           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
            "serve_stylesheets_locally"]
 
 log = logging.getLogger(__name__)
@@ -153,14 +155,53 @@ def read_links_safely() -> None:
     _links_patched = True
 
 
+def readable_request_arguments(doc=None) -> int:
+    """Make every query value of this session's request valid UTF-8; returns how many were not.
+
+    Panel decodes some of them strictly while it builds the page: ``?theme=%FF`` (a byte
+    that is no UTF-8) raised ``UnicodeDecodeError`` in ``pn.config.theme``, in the page's
+    script and again in the HTML handler, which answered 500 with two tracebacks in the
+    log. Such a value is replaced by its reading with U+FFFD (Panel then ignores an
+    unknown theme, and the explorer names a setting it cannot read).
+
+    Parameters
+    ----------
+    doc : bokeh.document.Document, optional
+        Default: the current document (``pn.state.curdoc``); outside a server nothing is done.
+    """
+    if doc is None:
+        import panel as pn
+        doc = pn.state.curdoc
+    request = getattr(getattr(doc, "session_context", None), "request", None)
+    args = getattr(request, "arguments", None)
+    if not isinstance(args, dict):
+        return 0
+    fixed = 0
+    for key, values in list(args.items()):
+        if not isinstance(values, list):
+            continue
+        for i, v in enumerate(values):
+            if isinstance(v, bytes):
+                try:
+                    v.decode("utf-8")
+                except UnicodeDecodeError:
+                    values[i] = v.decode("utf-8", "replace").encode("utf-8")
+                    fixed += 1
+    if fixed:
+        log.info("read %d query value(s) that were not UTF-8 with a replacement character", fixed)
+    return fixed
+
+
 _hardened = False
 
 
 def harden() -> None:
-    """Everything above, once per process (the handler: once per event loop); ``apps/explorer.py`` calls it."""
+    """Everything above, once per process (the handler: once per event loop; the request's values:
+    once per session); ``apps/explorer.py`` calls it."""
     global _hardened
     require_websocket_origin()
     read_links_safely()
+    readable_request_arguments()
     quiet_closed_page_writes()
     if not _hardened:
         _hardened = True

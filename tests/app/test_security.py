@@ -288,3 +288,12 @@ def test_values_typed_for_a_lesson_sweep_are_shown_as_text(server, browser):
         assert "1" * 100 not in text
     finally:
         ctx.close()
+
+
+def test_a_query_value_that_is_not_utf8_gets_the_page_not_a_server_error(server):
+    """``?theme=%FF`` made Panel's theme lookup raise UnicodeDecodeError: HTTP 500, two tracebacks in the log."""
+    status, _ = server.get("?theme=%FF&n=300&kind=%FF")
+    assert status == 200
+    time.sleep(1.0)
+    log = server.log()
+    assert "Traceback" not in log and "Uncaught exception" not in log, log[-3000:]
