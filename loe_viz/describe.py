@@ -108,8 +108,12 @@ def method_advice(s: dict, d: int = 2) -> str:
                 "head(s): STE fits them")
     per_item = counts[need - 1] / max(n - 1, 1)
     if per_item >= LOE_DESIGN_PER_ITEM:
-        return (f"LOE's design: its {need} landmarks, the busiest heads, hold {per_item:,.3g} or more triplets "
-                f"per item ({LOE_DESIGN_PER_ITEM} or more suit LOE's own rankings)")
-    return (f"LOE's {need} landmarks, the busiest heads, hold {per_item:,.3g} triplets per item or fewer, below the "
-            f"{LOE_DESIGN_PER_ITEM} that suit LOE's own rankings: LOE-STE or STE, which fit every triplet, place "
-            "these items better")
+        return (f"LOE's design: its d + 3 = {need} busiest heads hold {per_item:,.3g} or more triplets per item each "
+                f"({LOE_DESIGN_PER_ITEM} or more suit LOE's own rankings)")
+    return (f"LOE ranks the items from each landmark's own triplets, and the {_ordinal(need)} busiest head holds "
+            f"{per_item:,.3g} per item, below the {LOE_DESIGN_PER_ITEM} that suit those rankings: LOE-STE or STE, "
+            "which fit every triplet, place these items better")
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"

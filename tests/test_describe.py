@@ -52,13 +52,13 @@ def test_method_advice_follows_the_triplets_per_item_of_loes_landmarks():
     oracle = TripletOracle(make_points("gaussian", 200, random_state=0), random_state=1)
     design = _data(oracle.landmark_triplets(np.arange(6), 1200))  # 1200 per head: 6.03 per item
     assert method_advice(summarize(design)) == (
-        "LOE's design: its 5 landmarks, the busiest heads, hold 6.03 or more triplets per item (5 or more suit "
+        "LOE's design: its d + 3 = 5 busiest heads hold 6.03 or more triplets per item each (5 or more suit "
         "LOE's own rankings)")
     spread = _data(oracle.uniform_triplets(20_000))  # about 100 per head
     text = method_advice(summarize(spread))
-    assert text.startswith("LOE's 5 landmarks, the busiest heads, hold 0.") and text.endswith(
-        "triplets per item or fewer, below the 5 that suit LOE's own rankings: LOE-STE or STE, which fit every "
-        "triplet, place these items better")
+    assert text.startswith("LOE ranks the items from each landmark's own triplets, and the 5th busiest head holds "
+                           "0.") and text.endswith(" per item, below the 5 that suit those rankings: LOE-STE or STE, "
+                                                   "which fit every triplet, place these items better")
     assert method_advice(summarize(design), d=4).startswith("LOE needs triplets headed by at least d + 3 = 7 items "
                                                             "(d = 4); these have 6 head(s): STE fits them")
 

@@ -18,6 +18,7 @@ from ..serving import take_upload, upload_box
 from ..session import session_dispatcher
 from ..text import md as _md, md_name, md_quoting, plain
 from ..uploads import SKIP_BAD_ROWS, in_app_terms
+from ...describe import method_advice
 from ...loe import AUTO_MAX_LANDMARKS
 from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
 from .base import explanation, fmt, hvpane
@@ -300,17 +301,18 @@ class TripletsView(Viewer):
                 f"these triplets have {sm['n_heads']} head(s): LOE and LOE-STE will report why they cannot run.")
             return
         share = f"{used:,} of the {sm['n_triplets']:,} triplets ({used / max(sm['n_triplets'], 1):.0%})"
+        advice = f" {method_advice(sm, d)}."  # as `loe-viz info` says it
         if search:
             self.coverage.object = (
                 f"LOE with d = {d} (auto): the heads are unevenly covered, so it tries the busiest {d + 3}, "
                 f"{2 * (d + 3)}, … up to {l} as landmarks and keeps the number (and ranking penalty) that best "
                 f"predicts a held-out tenth of the training triplets. The {l} busiest head {share}. "
-                f"The paper's minimum is d + 3 = {d + 3}.")
+                f"The paper's minimum is d + 3 = {d + 3}.{advice}")
             return
         self.coverage.object = (
             f"LOE with d = {d} uses the {l} busiest heads as landmarks"
             f"{' (auto)' if s.n_landmarks is None else ''}: they head {share}; a bit fewer after the held-out "
-            f"part is removed. The paper's minimum is d + 3 = {d + 3}.")
+            f"part is removed. The paper's minimum is d + 3 = {d + 3}.{advice}")
 
     def _on_shown(self, event):
         if self._quiet or not event.new:
