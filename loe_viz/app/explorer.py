@@ -29,7 +29,7 @@ from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.base import TWO_LINES, KeysStayInBoxes, readable
 from .views.lessons import LessonsView
-from .views.triplets import TripletsView
+from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
 from .._blas import pin_blas_single_thread
 from .warmup import start_warm_up
 
@@ -191,8 +191,7 @@ class Explorer(Viewer):
         # no bounds on the number boxes (seed, landmarks): the browser's box clamped a value below its
         # lower bound on its own (2 landmarks showed as 0, a seed of -5 was never sent), so the typed
         # value must reach the state, which refuses it with a message that names the allowed values
-        self.w_seed = W.IntInput.from_param(s.param.seed, label="Seed", start=None, end=None,
-                                            sizing_mode="stretch_width", css_classes=["loe-seed"])
+        self.w_seed = self._whole_number_box("seed", "Seed", sizing_mode="stretch_width", css_classes=["loe-seed"])
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
         # switching the unit converts the number (c <-> comparisons per landmark)
@@ -215,9 +214,8 @@ class Explorer(Viewer):
         self.w_budget.param.watch(lambda e: e.new is not None and setattr(self.state, "budget", float(e.new)),
                                   "value")
         s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
-        self.w_l = W.IntInput.from_param(s.param.n_landmarks, label="Landmarks l", start=None, end=None,
-                                         placeholder="auto: d + 3", sizing_mode="stretch_width",
-                                         css_classes=["loe-landmarks"])
+        self.w_l = self._whole_number_box("n_landmarks", "Landmarks l", placeholder="auto: d + 3",
+                                          sizing_mode="stretch_width", css_classes=["loe-landmarks"])
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
                                                    options={"random": "random", "MaxMin": "maxmin"},
                                                    sizing_mode="stretch_width")
@@ -288,6 +286,35 @@ class Explorer(Viewer):
             self.w_kind.param.update(options=options, value=self.state.kind)
         elif self.w_kind.value != self.state.kind:
             self.w_kind.value = self.state.kind
+
+    def _whole_number_box(self, name, label, **kw):
+        """A number box for the state's integer ``name`` that hands it every number the page sends.
+
+        The page sends a whole number too long for a JavaScript integer (a seed of
+        99999999999999999999999) as the float 1e+23, which Panel's IntInput refused inside
+        Panel: a traceback in the server's log, and the box showed a seed the results were not
+        computed with. Here a whole float becomes the int it is, and anything else the state
+        refuses is said in the page, the box set back to the value in use.
+        """
+        s = self.state
+        w = WholeNumberInput(label=label, value=getattr(s, name), **kw)
+
+        def to_state(event):
+            v = event.new
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            if v == getattr(s, name):
+                return
+            try:
+                setattr(s, name, v)
+            except (ValueError, TypeError):
+                got = "the box was empty" if v is None else f"got {v:g}" if isinstance(v, float) else f"got {v!r}"
+                s.error = f"{label} must be a whole number ({got}); it stays {getattr(s, name)}."
+                w.value = getattr(s, name)
+
+        w.param.watch(to_state, "value")
+        s.param.watch(lambda e: None if w.value == e.new else setattr(w, "value", e.new), name)
+        return w
 
     def _slider(self, cls, name, label, **kw):
         """A slider bound to ``state.<name>`` that updates the state on release only."""

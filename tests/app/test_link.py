@@ -123,3 +123,26 @@ def test_a_budget_beyond_the_floats_is_refused_with_a_message_and_no_traceback(c
         assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
     finally:
         s.close()
+
+
+def test_a_whole_number_the_page_sends_as_a_float_reaches_the_state_from_the_number_boxes():
+    """A seed of 99999999999999999999999 typed in the sidebar arrives as the float 1e+23: Panel's IntInput
+    raised inside Panel (a traceback in the server's log) and the results stayed those of the old seed."""
+    from loe_viz.app.explorer import Explorer
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        e.w_seed._process_events({"value": 1e23})  # what Panel does with the page's message
+        assert s.seed == 99999999999999991611392 and s.error == ""
+        e.w_seed._process_events({"value": float("inf")})
+        assert s.seed == 99999999999999991611392
+        assert s.error == "Seed must be a whole number (got inf); it stays 99999999999999991611392.", s.error
+        e.w_l._process_events({"value": 7.0})
+        e.w_l._process_events({"value": None})  # an emptied landmarks box: auto
+        assert s.n_landmarks is None
+        e.w_seed._process_events({"value": None})  # an emptied seed box: the seed stays, and the box shows it
+        assert s.seed == 99999999999999991611392 and "the box was empty" in s.error
+        assert e.w_seed.value == s.seed
+    finally:
+        e.close()

@@ -297,3 +297,25 @@ def test_a_query_value_that_is_not_utf8_gets_the_page_not_a_server_error(server)
     time.sleep(1.0)
     log = server.log()
     assert "Traceback" not in log and "Uncaught exception" not in log, log[-3000:]
+
+
+def test_numbers_too_long_for_the_page_reach_the_state_from_the_seed_and_landmark_boxes(server, browser):
+    """The page sends 99999999999999999999999 typed in an integer box as the float 1e+23, which Panel's
+    IntInput refused with a traceback in the server's log while the box went on showing it: the results
+    shown were not those of the seed in the box, and nothing said so."""
+    ctx, page = _open(browser, f"{server.url}?n=200")
+    try:
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 200,")
+        seed = page.locator(".loe-seed input").first
+        seed.fill("99999999999999999999999")
+        seed.press("Enter")
+        time.sleep(3.0)
+        assert "Traceback" not in server.log()
+        box = page.locator(".loe-landmarks input").first
+        box.fill("1" + "0" * 30)
+        box.press("Enter")
+        _wait_text(page, r"n must be at least l \+ 2 = 1000000000000000019884624838658")
+    finally:
+        ctx.close()
+    log = server.log()
+    assert "Traceback" not in log and "must be an integer" not in log, log[-3000:]
