@@ -226,8 +226,9 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
 
     Parameters
     ----------
-    triplets : array-like of shape (m, 3)
-        Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
+    triplets : array-like of shape (m, 3), or TripletData
+        Row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``. What
+        :func:`loe_viz.read_triplets` returns is taken with its ``n_items``.
     n_items : int, optional
         Number of items; inferred as ``max index + 1`` when omitted.
     threads : int, default 1
@@ -242,6 +243,13 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
     triplets : ndarray of shape (m, 3), C-contiguous, int32 or int64
     n_items : int
     """
+    from .io.layouts import TripletData
+
+    if isinstance(triplets, TripletData):  # read_triplets(...): its items include those in no triplet
+        if n_items is not None and check_int(n_items, "n_items", minimum=3) != triplets.n_items:
+            raise ValueError(f"n_items={n_items} does not match the {triplets.n_items} items read from "
+                             f"{triplets.source}; leave n_items out to use them")
+        triplets, n_items = triplets.triplets, triplets.n_items
     try:
         arr = np.asarray(triplets)
     except (TypeError, ValueError):

@@ -312,3 +312,22 @@ def test_the_item_memory_check_leaves_other_uses_and_small_fits_alone(monkeypatc
     assert check_triplets(T)[1] == 1_500_000_001  # not a fit (e.g. writing a file): no limit
     assert check_triplets(T[:1], n_items=30_000_000, fit=True)[1] == 30_000_000  # 0.9 GiB: no look
     assert looked == []
+
+
+def test_what_read_triplets_returns_is_fitted_with_its_items():
+    """LOE().fit(read_triplets(path)) said 'triplets must be an integer array of shape (m, 3), got objects'."""
+    import io
+
+    import loe_viz as lv
+
+    data = lv.read_triplets(io.StringIO("0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n1,3,0\n"), n_items=6)  # 4, 5 unseen
+    T, n = check_triplets(data)
+    assert n == 6 and T.tolist() == data.triplets.tolist()
+    assert check_triplets(data, n_items=6)[1] == 6
+    with pytest.raises(ValueError) as info:
+        check_triplets(data, n_items=7)
+    assert str(info.value) == ("n_items=7 does not match the 6 items read from <buffer>; leave n_items out to "
+                               "use them")
+    for est in (lv.LOE(n_landmarks=4, n_components=1), lv.STE(random_state=0)):
+        assert est.fit(data).embedding_.shape[0] == 6  # the unseen items too, as with n_items=data.n_items
+    assert lv.triplet_accuracy(est.embedding_, data) == lv.triplet_accuracy(est.embedding_, data.triplets)
