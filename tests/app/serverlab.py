@@ -117,3 +117,19 @@ def drop_file(box, name: str, content: bytes, mime: str = "text/csv", chunk_byte
         box._process_event(UploadEvent(model=None, data={
             "chunk": i + 1, "total_chunks": total, "name": name, "type": mime,
             "data": content[i * size:(i + 1) * size]}))
+
+
+class DispatchQueue:
+    """A dispatcher that keeps the published functions until the test runs them (the UI thread's turn)."""
+
+    def __init__(self):
+        self.fns = []
+
+    def __call__(self, fn):
+        self.fns.append(fn)
+
+    def run(self):
+        while self.fns:  # what a function publishes (the run a new upload starts) runs too
+            fns, self.fns = self.fns, []
+            for fn in fns:
+                fn()

@@ -17,6 +17,7 @@ from loe_viz.app.jobs import Cancelled, JobRunner, direct_dispatch
 from loe_viz.app.limits import estimate_run
 from loe_viz.app.state import CONFIG_PARAMS, STEPS, URL_PARAMS, ExplorerState
 from loe_viz.app.warmup import warm_up
+from serverlab import DispatchQueue
 
 SMALL = dict(n=200, seed=1)
 
@@ -262,22 +263,6 @@ def test_an_upload_over_the_explorers_limit_uses_a_subsample_and_says_so(monkeyp
 _POINTS = ("x,y\n" + "".join(f"{i % 7},{(i * i) % 11}\n" for i in range(60))).encode()
 
 
-class _Queue:
-    """A dispatcher that keeps the published functions until the test runs them (the UI thread's turn)."""
-
-    def __init__(self):
-        self.fns = []
-
-    def __call__(self, fn):
-        self.fns.append(fn)
-
-    def run(self):
-        while self.fns:  # what a function publishes (the run a new upload starts) runs too
-            fns, self.fns = self.fns, []
-            for fn in fns:
-                fn()
-
-
 def _blocking_points_reader(monkeypatch):
     """Make the points reader wait for ``release``; ``started`` is set when a read begins (on which thread)."""
     import loe_viz.app.state as state_module
@@ -300,7 +285,7 @@ def test_a_background_points_upload_is_read_on_a_worker_thread_and_applied_throu
     """The walk-through's points upload was parsed on the server's event loop, stalling every visitor."""
     started, release, threads = _blocking_points_reader(monkeypatch)
     s = ExplorerState(**SMALL)
-    q = _Queue()
+    q = DispatchQueue()
     s.dispatch = q
     try:
         assert s.load_file(_POINTS, "mine.csv", background=True)  # returns at once: the read waits
@@ -320,7 +305,7 @@ def test_a_background_points_upload_is_read_on_a_worker_thread_and_applied_throu
 def test_a_newer_points_upload_another_ground_truth_or_closing_supersedes_a_read(monkeypatch):
     started, release, _ = _blocking_points_reader(monkeypatch)
     s = ExplorerState(**SMALL)
-    q = _Queue()
+    q = DispatchQueue()
     s.dispatch = q
     try:
         s.load_file(_POINTS, "first.csv", background=True)
@@ -357,7 +342,7 @@ def test_a_newer_points_upload_another_ground_truth_or_closing_supersedes_a_read
 
 def test_a_rejected_background_points_upload_sets_the_error_on_the_ui_thread():
     s = ExplorerState(**SMALL)
-    q = _Queue()
+    q = DispatchQueue()
     s.dispatch = q
     before = (s.version, s.kind, s.n)
     assert s.load_file(b"x,y\n1,2\n", "bad.csv", background=True)

@@ -17,6 +17,7 @@ from loe_viz.app.triplets_state import (
     embed_triplets,
 )
 from loe_viz.io import read_triplets
+from serverlab import DispatchQueue
 
 CAPITALS = "european_capitals_crowd.csv"
 
@@ -270,21 +271,6 @@ def test_loe_landmark_plan_is_the_library_rule():
 _SMALL = b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n"
 
 
-class _Queue:
-    """A dispatcher that keeps the published functions until the test runs them (the UI thread's turn)."""
-
-    def __init__(self):
-        self.fns = []
-
-    def __call__(self, fn):
-        self.fns.append(fn)
-
-    def run(self):
-        fns, self.fns = self.fns, []
-        for fn in fns:
-            fn()
-
-
 def _blocking_reader(monkeypatch):
     """Make the upload reader wait for ``release``; ``started`` is set when a read begins."""
     import threading
@@ -306,7 +292,7 @@ def _blocking_reader(monkeypatch):
 def test_a_background_upload_is_read_on_a_worker_thread_and_applied_through_dispatch(monkeypatch):
     started, release = _blocking_reader(monkeypatch)
     s = TripletsState()
-    q = _Queue()
+    q = DispatchQueue()
     s.dispatch = q
     assert s.load_sample(CAPITALS)
     try:
@@ -326,7 +312,7 @@ def test_a_background_upload_is_read_on_a_worker_thread_and_applied_through_disp
 def test_a_newer_upload_a_sample_or_closing_supersedes_an_upload_being_read(monkeypatch):
     started, release = _blocking_reader(monkeypatch)
     s = TripletsState()
-    q = _Queue()
+    q = DispatchQueue()
     s.dispatch = q
     try:
         s.load_upload(_SMALL, "first.csv", background=True)
@@ -362,7 +348,7 @@ def test_a_newer_upload_a_sample_or_closing_supersedes_an_upload_being_read(monk
 
 def test_a_rejected_background_upload_sets_the_error_on_the_ui_thread():
     s = TripletsState()
-    q = _Queue()
+    q = DispatchQueue()
     s.dispatch = q
     assert s.load_sample(CAPITALS)
     assert s.load_upload(b"0,1\n", "bad.csv", background=True)
