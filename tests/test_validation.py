@@ -314,6 +314,7 @@ def test_the_item_memory_check_leaves_other_uses_and_small_fits_alone(monkeypatc
     assert looked == []
 
 
+@pytest.mark.filterwarnings("ignore::loe_viz.LOEWarning")  # six items: LOE says they are few
 def test_what_read_triplets_returns_is_fitted_with_its_items():
     """LOE().fit(read_triplets(path)) said 'triplets must be an integer array of shape (m, 3), got objects'."""
     import io
