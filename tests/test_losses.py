@@ -234,3 +234,29 @@ def test_parallel_kernel_compiled_in_another_process_loads_from_the_cache(tmp_pa
         assert run.returncode == 0, f"{call}: exit {run.returncode}\n{run.stderr[-2000:]}"
         out.append(float(run.stdout))
     assert out[1] == out[2] == pytest.approx(out[0] / 400)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("kind", ["ste", "soe"])
+def test_a_pass_in_blocks_equals_one_pass_and_can_be_stopped_between_blocks(kind, n_threads, monkeypatch):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(50, 2))
+    T = random_triplets(50, 2_500, rng)
+    want = L.triplet_loss_grad(X, T, L.KINDS[kind], PARAM[kind], 0.01, n_threads)
+    monkeypatch.setattr(L, "EVAL_BLOCK", 600)
+    calls = []
+    got = L.triplet_loss_grad(X, T, L.KINDS[kind], PARAM[kind], 0.01, n_threads, lambda: calls.append(1))
+    assert len(calls) == 4  # 2,500 triplets: five blocks, a call between each two
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-14)
+    # without ``between`` the pass is one block whatever EVAL_BLOCK says
+    assert L.triplet_loss_grad(X, T, L.KINDS[kind], PARAM[kind], 0.01, n_threads)[0] == want[0]
+
+    class Stop(Exception):
+        pass
+
+    def stop():
+        raise Stop
+
+    with pytest.raises(Stop):
+        L.triplet_loss_grad(X, T, L.KINDS[kind], PARAM[kind], 0.01, n_threads, stop)
