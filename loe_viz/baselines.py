@@ -258,7 +258,9 @@ class TripletEmbedding(ParamsMixin):
             loss has zero gradient there, so no fit could leave it.
         progress : None, True or callable, optional
             True draws a tqdm bar; a callable gets ``progress("iteration", it, max_iter)``
-            after every iteration (see :func:`loe_viz.progress.resolve_progress`).
+            after every iteration, and with unchanged counts every ``2**22`` triplets
+            of a longer pass (see :func:`loe_viz.progress.resolve_progress`). An
+            exception it raises stops the fit and propagates.
 
         Returns
         -------
@@ -295,10 +297,18 @@ class TripletEmbedding(ParamsMixin):
         x_best = X0.ravel().copy()
         hist_it, hist_t, hist_f = [], [], []
 
-        def fun(x):
+        def over_budget():
             if budget is not None and state["n_iter"] > 0 and time.perf_counter() - t_start > budget:
                 raise _Stop("time_budget")
-            f, g = _losses.triplet_loss_grad(x.reshape(n, d), T, kind, param, reg, n_jobs)
+
+        def between_blocks():  # inside a long pass: a heartbeat, and the time limit
+            if progress is not None:
+                progress("iteration", state["n_iter"], cfg.max_iter)
+            over_budget()
+
+        def fun(x):
+            over_budget()
+            f, g = _losses.triplet_loss_grad(x.reshape(n, d), T, kind, param, reg, n_jobs, between_blocks)
             state["n_evals"] += 1
             state["last_x"] = x
             state["last_f"] = f

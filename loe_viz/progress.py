@@ -6,7 +6,8 @@ thread: :class:`loe_viz.LOE` after each landmark ranking (``stage="ranking"``,
 ``done`` = landmarks finished of ``total``, plus a heartbeat with unchanged
 counts while rankings run) and after each later stage (``"shifts"``, ``"edm"``,
 ``"lmds"``, ``"refine"`` with ``done = total = 1``); the baselines after each
-iteration (``stage="iteration"``, ``total`` = ``max_iter``). If the callable
+iteration (``stage="iteration"``, ``total`` = ``max_iter``, plus a heartbeat with
+unchanged counts every ``2**22`` triplets of a longer pass). If the callable
 raises, the fit stops and the exception propagates.
 
 :func:`resolve_progress` turns the argument into such a callable:

@@ -209,6 +209,43 @@ def test_time_budget_stops_a_long_run(truth):
     assert 1 <= est.n_iter_ < 100_000
 
 
+def test_a_long_pass_hears_progress_and_the_time_limit_between_blocks(truth, monkeypatch):
+    """Over more than EVAL_BLOCK triplets, progress is called with unchanged counts inside a pass
+    (a cancel raised there ends the fit before the pass does) and the time limit is checked there."""
+    from loe_viz.kernels import losses
+
+    X, T = truth  # 3,000 triplets
+    monkeypatch.setattr(losses, "EVAL_BLOCK", 500)
+    calls = []
+    est = STE(random_state=2, max_iter=3, tol=0.0).fit(T, progress=lambda *a: calls.append(a))
+    iterations = [c for c in calls if c[1] > 0]
+    assert [c[1] for c in iterations][-1] == est.n_iter_ == 3
+    # five heartbeats per pass (six blocks); every evaluation before the first iteration ends has them
+    assert calls[:5] == [("iteration", 0, 3)] * 5
+    assert len(calls) >= 5 * est.n_evals_
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(stage, done, total):
+        calls.append(done)
+        if len(calls) == 2:
+            raise Cancelled
+
+    calls.clear()
+    with pytest.raises(Cancelled):
+        STE(random_state=2).fit(T, progress=cancel)
+    assert calls == [0, 0]  # stopped inside the first pass
+
+    def slow(stage, done, total):
+        time.sleep(0.01)
+
+    t0 = time.perf_counter()
+    est = STE(random_state=2, max_iter=100_000, tol=0.0, time_budget=0.2).fit(T, progress=slow)
+    assert est.stop_reason_ == "time_budget" and est.n_iter_ >= 1
+    assert time.perf_counter() - t0 < 2.0  # generous: the machine may be busy
+
+
 def test_max_iter(truth):
     X, T = truth
     est = TSTE(random_state=2, max_iter=4, tol=0.0).fit(T)
