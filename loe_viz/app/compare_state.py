@@ -205,7 +205,7 @@ class CompareState(RunsJobs, param.Parameterized):
             # LOE-STE: STE on the uniform triplets, started from the walk-through's LOE embedding
             # (which LOE fitted on its own landmark triplets)
             model = METHODS["STE"].estimator(**common)
-            model.fit(triplets, n_items=n, init=np.array(cfg["loe_embedding"], dtype=np.float64))
+            model.fit(triplets, n_items=n, init=np.array(cfg["loe_embedding"], dtype=np.float64), progress=token)
             token.check()
             sec = time.perf_counter() - t0
             p, t = scores(model.embedding_)
@@ -218,10 +218,9 @@ class CompareState(RunsJobs, param.Parameterized):
             model = METHODS["LOESTE"].estimator(n_landmarks=None, loe_params=loe_params, **common)
         else:
             model = METHODS[name].estimator(**common)
-        if name == "LOESTE":  # its LOE stage hears a cancel through progress (STE's through the callback)
-            model.fit(triplets, n_items=n, progress=lambda *a: token.check())
-        else:
-            model.fit(triplets, n_items=n)
+        # progress raises Cancelled within a pass over many triplets (the callback only hears a cancel
+        # between iterations, and one iteration of the largest run is several seconds)
+        model.fit(triplets, n_items=n, progress=token)
         token.check()  # a cancelled baseline returns its last iterate: not a result
         sec = time.perf_counter() - t0
         p, t = scores(model.embedding_)

@@ -279,8 +279,12 @@ def embed_triplets(triplets, n_items: int, methods, n_components: int = 2, test_
         base, step = i / k, 1.0 / k
         if on_progress is not None:
             on_progress(base, f"Fitting {METHOD_LABELS[name]} ({i + 1}/{k})…")
-        res = _fit_one(name, train, test, n_items, d, n_landmarks, int(seed), float(max_seconds), truth, stop,
-                       on_progress, base, step, M)
+        try:
+            res = _fit_one(name, train, test, n_items, d, n_landmarks, int(seed), float(max_seconds), truth, stop,
+                           on_progress, base, step, M)
+        except Cancelled:  # the methods that finished keep their results; the cancelled one has none
+            info["cancelled"] = True
+            break
         results[name] = res
         if name == "LOE" and res.landmarks is not None:  # what the search chose
             info["n_landmarks"] = int(res.landmarks.size)
@@ -324,7 +328,7 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
             on_progress(base + step * min(now / max_seconds, 0.95), f"Fitting {label}: iteration {iteration}…")
         return bool(stop())
 
-    def loe_progress(stage, done, total):
+    def check_stop(stage, done, total):  # also heard within a baseline's long pass over the triplets
         if stop():
             raise Cancelled()
 
@@ -337,10 +341,7 @@ def _fit_one(name, train, test, n, d, l, seed, max_seconds, truth, stop, on_prog
         else:
             cls = METHODS[name].estimator
             model = cls(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
-        if name in ("LOE", "LOESTE"):  # LOE-STE's LOE stage hears a cancel through progress too
-            model.fit(train, n_items=n, progress=loe_progress)
-        else:
-            model.fit(train, n_items=n)
+        model.fit(train, n_items=n, progress=check_stop)
         Z = np.asarray(model.embedding_, dtype=np.float64)
         if not np.all(np.isfinite(Z)):
             raise ValueError("the fit produced non-finite coordinates")

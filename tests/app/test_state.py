@@ -566,6 +566,34 @@ def test_compare_loe_and_cancel(fitted):
     assert len([r for r in c2.records if r.final]) < len(methods)
 
 
+@pytest.mark.parametrize("method", ["STE", "LOESTE"])
+def test_compare_cancel_stops_a_baseline_inside_its_pass_over_the_triplets(fitted, monkeypatch, method):
+    """At the largest allowed run one pass over the triplets takes seconds and an iteration several
+    passes: a cancel heard only between iterations took up to 5.7 s. The fit now hears it between
+    blocks of a pass (here blocks of 200 triplets), so no pass ends after the cancel."""
+    from loe_viz.kernels import losses
+
+    monkeypatch.setattr(losses, "EVAL_BLOCK", 200)
+    c = CompareState(fitted, methods=[method], max_seconds=60)
+    original = losses.triplet_loss_grad
+    seen = {"passes_after_cancel": 0, "cancelled": False}
+
+    def watched(X, T, kind, param, reg, n_threads, between=None):
+        if T.shape[0] > 1_000 and not seen["cancelled"]:  # the baseline's pass, not a small check
+            seen["cancelled"] = True
+            c.cancel()
+        out = original(X, T, kind, param, reg, n_threads, between)
+        if seen["cancelled"]:
+            seen["passes_after_cancel"] += 1
+        return out
+
+    monkeypatch.setattr(losses, "triplet_loss_grad", watched)
+    c.start(background=True)
+    assert c.wait(120)
+    assert seen["cancelled"] and seen["passes_after_cancel"] == 0
+    assert not c.running and c.message == "Cancelled." and not [r for r in c.records if r.final]
+
+
 def test_compare_baselines_report_progress(fitted):
     c = CompareState(fitted, methods=["STE", "SOE", "LOESTE"], max_seconds=1.5)
     c.start(background=False)

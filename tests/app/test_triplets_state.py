@@ -223,6 +223,35 @@ def test_background_run_can_be_cancelled():
     assert len(s.results) < 3
 
 
+@pytest.mark.parametrize("method", ["STE", "LOESTE"])
+def test_cancel_stops_a_baseline_inside_its_pass_over_the_triplets(monkeypatch, method):
+    """A cancel is heard between blocks of a pass over the triplets (here 500), not only between
+    iterations: no pass ends after it. The method that finished before keeps its result."""
+    from loe_viz.kernels import losses
+
+    monkeypatch.setattr(losses, "EVAL_BLOCK", 500)
+    s = TripletsState(methods=["LOE", method])
+    assert s.load_sample(CAPITALS), s.error
+    original = losses.triplet_loss_grad
+    seen = {"passes_after_cancel": 0, "cancelled": False}
+
+    def watched(X, T, kind, param, reg, n_threads, between=None):
+        if T.shape[0] > 2_000 and not seen["cancelled"]:  # the baseline's pass over the training share
+            seen["cancelled"] = True
+            s.cancel()
+        out = original(X, T, kind, param, reg, n_threads, between)
+        if seen["cancelled"]:
+            seen["passes_after_cancel"] += 1
+        return out
+
+    monkeypatch.setattr(losses, "triplet_loss_grad", watched)
+    assert s.run(background=True)
+    s.wait(120)
+    assert seen["cancelled"] and seen["passes_after_cancel"] == 0
+    assert not s.running and s.run_info["cancelled"] is True and s.message == "Cancelled."
+    assert list(s.results) == ["LOE"] and s.results["LOE"].ok
+
+
 def test_background_run_publishes_through_dispatch():
     s = TripletsState(methods=["LOE", "STE"])
     calls = []
