@@ -306,9 +306,11 @@ class TripletEmbedding(ParamsMixin):
                 progress("iteration", state["n_iter"], cfg.max_iter)
             over_budget()
 
+        between = between_blocks if progress is not None or budget is not None else None  # else one block
+
         def fun(x):
             over_budget()
-            f, g = _losses.triplet_loss_grad(x.reshape(n, d), T, kind, param, reg, n_jobs, between_blocks)
+            f, g = _losses.triplet_loss_grad(x.reshape(n, d), T, kind, param, reg, n_jobs, between)
             state["n_evals"] += 1
             state["last_x"] = x
             state["last_f"] = f
