@@ -808,6 +808,11 @@ def cmd_explore(args) -> int:
 
     def page():
         # as apps/explorer.py
+        from .app.serving import admit_page
+
+        refused = admit_page()  # None unless LOE_VIZ_MAX_PAGES_PER_ADDRESS is set and this address is at it
+        if refused is not None:
+            return refused
         pn.extension("katex", "filedropper", throttled=True, notifications=False)
         return Explorer()
 

@@ -10,7 +10,9 @@ above the confirmation thresholds a run waits for an explicit "Run".
 
 The limits can be changed for a server with environment variables (read when
 this module is imported): ``LOE_VIZ_MAX_N``, ``LOE_VIZ_MAX_D``,
-``LOE_VIZ_MAX_COLUMNS`` and ``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``).
+``LOE_VIZ_MAX_COLUMNS`` and ``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``);
+``LOE_VIZ_MAX_PAGES_PER_ADDRESS`` (:mod:`loe_viz.app.serving`) caps the pages one
+client address may have open.
 """
 
 from __future__ import annotations

@@ -25,17 +25,27 @@
 * :func:`serve_stylesheets_locally`: every stylesheet of Panel's components is
   loaded from the server itself, never from Panel's CDN (a lecture hall may
   have no internet).
+* :data:`MAX_PAGES_PER_ADDRESS` and :func:`admit_page`: an opt-in limit on the
+  pages one client address may have open at once (``LOE_VIZ_MAX_PAGES_PER_ADDRESS``;
+  off by default, since a class behind one NAT address shares one address).
+  A page over the limit is a short message, not an explorer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import sys
+import threading
+import time
+import weakref
+
+from .limits import _env_int
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
-           "serve_stylesheets_locally"]
+           "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +216,125 @@ def harden() -> None:
     if not _hardened:
         _hardened = True
         warn_if_exposed()
+
+
+# ---------------------------------------------------------------------------- pages per address
+
+#: Most pages of the explorer one client address may have open at once; 0 (the default): no limit.
+#: Read from ``LOE_VIZ_MAX_PAGES_PER_ADDRESS`` when this module is imported (a whole number above 0).
+#: Every page builds a full explorer (about 0.6 s of the server's event loop, and its memory until the
+#: page is closed and discarded), so one client opening pages in a loop slows every other visitor.
+#: It is off by default because a class behind one NAT address shows the server one address.
+MAX_PAGES_PER_ADDRESS = _env_int("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0)
+
+_pages: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # document -> _Page, for admitted pages
+_pages_lock = threading.Lock()
+_refusals: dict[str, float] = {}  # address -> when its last refusal was logged as a warning
+_REFUSAL_LOG_SECONDS = 60.0
+
+
+class _Page:
+    """An admitted page: its client's address, and whether its browser ever showed it (``onload``)."""
+
+    __slots__ = ("address", "shown")
+
+    def __init__(self, address: str):
+        self.address, self.shown = address, False
+
+
+def _holds_slot(doc, page: _Page) -> bool:
+    """An admitted page counts until its tab is closed: built but not yet shown (or fetched by a client
+    that never opens the page: then until the server discards the session), or shown and connected."""
+    session = getattr(getattr(doc, "session_context", None), "_session", None)
+    if session is not None and session.destroyed:
+        return False
+    if not page.shown:
+        return True
+    return session is not None and session.connection_count > 0
+
+
+def open_pages(address: str) -> int:
+    """Pages of the explorer that ``address`` holds open now (see :func:`admit_page`)."""
+    with _pages_lock:
+        items = list(_pages.items())
+    return sum(1 for doc, page in items if page.address == address and _holds_slot(doc, page))
+
+
+def _client_address(doc) -> str | None:
+    request = getattr(getattr(doc, "session_context", None), "request", None)
+    try:
+        address = getattr(request, "remote_ip", None)
+    except Exception:
+        return None
+    return str(address) if address else None
+
+
+def too_many_pages_text(address: str, limit: int) -> str:
+    """What a page over the limit says (plain text)."""
+    return (f"Too many pages of this explorer are open from your address ({address}): at most {limit} at once. "
+            "Close one of them, then reload this page.")
+
+
+def admit_page(doc=None, limit: int | None = None):
+    """Let this session's page take one of its address's :data:`MAX_PAGES_PER_ADDRESS` slots, or say why not.
+
+    Call it in the app script before anything of the explorer is built. Returns None when the page
+    may be built (it then holds a slot until its tab is closed or its session is discarded), or a
+    small :class:`panel.pane.HTML` saying that too many pages are open from this address; serve
+    that instead of the explorer. With no limit (the default), outside a server, or for a request
+    without an address, it returns None and counts nothing.
+
+    The address is the client's as the server sees it (Tornado's ``remote_ip``): behind a reverse
+    proxy start ``panel serve`` with ``--use-xheaders``, or every visitor has the proxy's address.
+
+    Parameters
+    ----------
+    doc : bokeh.document.Document, optional
+        Default: the current document (``pn.state.curdoc``).
+    limit : int, optional
+        Default: :data:`MAX_PAGES_PER_ADDRESS`.
+    """
+    import panel as pn
+
+    limit = MAX_PAGES_PER_ADDRESS if limit is None else int(limit)
+    if doc is None:
+        doc = pn.state.curdoc
+    if limit <= 0 or doc is None or doc.session_context is None:
+        return None
+    address = _client_address(doc)
+    if address is None:
+        return None
+    held = open_pages(address)
+    if held < limit:
+        page = _Page(address)
+        with _pages_lock:
+            _pages[doc] = page
+
+        def shown():
+            page.shown = True
+
+        def discarded(session_context):
+            with _pages_lock:
+                _pages.pop(doc, None)
+
+        pn.state.onload(shown)
+        doc.on_session_destroyed(discarded)
+        return None
+    now = time.monotonic()
+    if len(_refusals) > 1000:  # forget addresses not refused for a minute
+        for a, t in list(_refusals.items()):
+            if now - t >= _REFUSAL_LOG_SECONDS:
+                _refusals.pop(a, None)
+    if now - _refusals.get(address, -_REFUSAL_LOG_SECONDS) >= _REFUSAL_LOG_SECONDS:
+        _refusals[address] = now
+        log.warning("Refusing pages from %s: %d are open, LOE_VIZ_MAX_PAGES_PER_ADDRESS = %d (the server's "
+                    "setting); further refusals of this address in the next minute are logged at INFO",
+                    address, held, limit)
+    else:
+        log.info("Refused a page from %s: %d are open (LOE_VIZ_MAX_PAGES_PER_ADDRESS = %d)", address, held, limit)
+    text = html.escape(too_many_pages_text(address, limit))
+    return pn.pane.HTML(f'<p role="alert">{text}</p>', styles={"font-size": "1.25em", "max-width": "40em"},
+                        margin=(20, 20), css_classes=["loe-too-many-pages"])
 
 
 # ---------------------------------------------------------------------------- stylesheets
