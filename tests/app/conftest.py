@@ -33,7 +33,7 @@ _LAUNCH = (
 class Server:
     """``panel serve apps/explorer.py`` in a subprocess, stopped by its pid."""
 
-    def __init__(self, app: Path = APP, port: int | None = None, extra=()):
+    def __init__(self, app: Path = APP, port: int | None = None, extra=(), env: dict | None = None):
         self.port = port or free_port()
         self.url = f"http://localhost:{self.port}/{app.stem}"
         # ``panel serve`` with faulthandler on SIGUSR1, so a failing test can show every thread's stack
@@ -44,7 +44,13 @@ class Server:
         self._log = open(self.log_path, "w")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env=self._environment(env))
+
+    @staticmethod
+    def _environment(env: dict | None) -> dict:
+        """This process's environment with ``env`` applied (a value of None removes the variable)."""
+        merged = {**os.environ, **(env or {})}
+        return {k: v for k, v in merged.items() if v is not None}
 
     def wait_listening(self, timeout: float = 120.0) -> float:
         """Wait until the port accepts connections; return the seconds it took."""

@@ -188,3 +188,90 @@ def test_upload_box_outside_a_server_without_the_extension_is_a_file_input(monke
     assert take_upload(box) is None
     box.param.update(filename="a.csv", value=b"0,1,2\n")
     assert take_upload(box) == ("a.csv", b"0,1,2\n")
+
+
+LIMIT_ENV = "LOE_VIZ_MAX_PAGES_PER_ADDRESS"
+TOO_MANY = "Too many pages of this explorer are open from your address (127.0.0.1): at most 2 at once."
+
+
+def _title(srv, source: str = "127.0.0.1") -> str:
+    """The <title> of a new page of ``srv``, requested from the local address ``source``."""
+    import http.client
+    import re
+
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120, source_address=(source, 0))
+    try:
+        conn.request("GET", "/explorer", headers={"Host": f"127.0.0.1:{srv.port}"})
+        r = conn.getresponse()
+        body = r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+    assert r.status == 200, (r.status, body[:500])
+    return re.search(r"<title>(.*?)</title>", body, re.S).group(1).strip()
+
+
+@pytest.mark.browser
+def test_pages_per_address_limit_refuses_a_page_over_it_and_a_closed_page_frees_its_slot(server_factory, app_title):
+    """With LOE_VIZ_MAX_PAGES_PER_ADDRESS=2, a third page from one address says so and builds no explorer; another
+    address is not limited; closing one of the two pages lets a reload open the explorer (long before the closed
+    page's session is discarded, 15 s later)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from serverlab import CHROMIUM, launch_chromium
+
+    if CHROMIUM is None:
+        pytest.skip("no Chromium")
+    srv = server_factory(env={LIMIT_ENV: "2"})
+    try:
+        srv.wait_listening()
+        with sync_api.sync_playwright() as p:
+            b = launch_chromium(p)
+
+            def explorer_page():
+                ctx = b.new_context(viewport={"width": 1280, "height": 800})
+                page = ctx.new_page()
+                page.goto(f"{srv.url}?n=200", timeout=180_000)
+                page.locator(".loe-status").get_by_text("Procrustes error").wait_for(timeout=180_000)
+                return ctx, page
+
+            first, _ = explorer_page()
+            second, _ = explorer_page()
+            ctx = b.new_context(viewport={"width": 1280, "height": 800})
+            third = ctx.new_page()
+            third.goto(f"{srv.url}?n=200", timeout=180_000)
+            message = third.locator(".loe-too-many-pages").get_by_role("alert")
+            message.wait_for(timeout=60_000)
+            assert message.inner_text().startswith(TOO_MANY), message.inner_text()
+            assert "Close one of them, then reload this page." in message.inner_text()
+            assert third.locator(".loe-status").count() == 0  # no explorer on the page
+            assert third.title() == f"{app_title}: too many pages open"
+            # a script's request (no page shown) from this address is refused too; another address is not limited
+            assert _title(srv) == f"{app_title}: too many pages open"
+            other = _title(srv, source="127.0.0.2")
+            assert app_title in other and "too many" not in other, other
+            # closing a page frees its slot at once (the closed page's session is discarded only after 15 s)
+            first.close()
+            time.sleep(1.0)
+            third.reload(timeout=180_000)
+            third.locator(".loe-status").get_by_text("Procrustes error").wait_for(timeout=180_000)
+            assert third.get_by_text("Too many pages").count() == 0
+            second.close()
+            ctx.close()
+            b.close()
+    finally:
+        srv.stop()
+    log = srv.log()
+    assert "Traceback" not in log, log
+    assert "Refusing pages from 127.0.0.1: 2 are open, LOE_VIZ_MAX_PAGES_PER_ADDRESS = 2" in log, log
+
+
+def test_without_the_setting_one_address_opens_any_number_of_pages(server_factory, app_title):
+    """The limit is opt-in: unset (the default) or 0, every page from one address is the explorer."""
+    for value in (None, "0"):
+        srv = server_factory(env={LIMIT_ENV: value})
+        try:
+            srv.wait_listening()
+            titles = [_title(srv) for _ in range(4)]
+        finally:
+            srv.stop()
+        assert all(app_title in t and "too many" not in t for t in titles), (value, titles)
+        assert "Traceback" not in srv.log() and "Refus" not in srv.log(), srv.log()

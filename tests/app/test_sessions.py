@@ -494,3 +494,37 @@ def test_the_page_shows_an_upload_is_being_read(monkeypatch):
     finally:
         release.set()
         srv.stop()
+
+
+def test_a_page_over_the_per_address_limit_builds_no_explorer_and_a_discarded_session_frees_its_slot(monkeypatch):
+    """LOE_VIZ_MAX_PAGES_PER_ADDRESS = 1: a second page from the address is the message alone (no Explorer, no
+    state, no worker thread); a page requested but never shown (a script's GET) holds its slot until the server
+    discards its session, then the next page is the explorer again."""
+    import re
+    import urllib.request
+
+    import loe_viz.app.serving as serving
+
+    monkeypatch.setattr(serving, "MAX_PAGES_PER_ADDRESS", 1)
+
+    def title():
+        with urllib.request.urlopen(srv.url, timeout=120) as r:
+            assert r.status == 200
+            return re.search(r"<title>(.*?)</title>", r.read().decode(), re.S).group(1).strip()
+
+    before = live(*STATE_CLASSES)
+    srv = InProcessServer(unused_ms=8000)  # long enough for the requests below on a busy machine
+    try:
+        assert "too many" not in title()
+        built = live(*STATE_CLASSES)
+        assert built["Explorer"] == before["Explorer"] + 1 and serving.open_pages("127.0.0.1") == 1
+        for _ in range(3):
+            assert title().endswith(": too many pages open")
+        assert live(*STATE_CLASSES) == built  # the refused pages built nothing of the explorer
+        assert srv.session_count() == 4
+        assert _wait(lambda: serving.open_pages("127.0.0.1") == 0, 60)  # discarded after 8 s unused
+        assert "too many" not in title()
+        assert live("Explorer")["Explorer"] >= before["Explorer"] + 1
+        assert serving.open_pages("127.0.0.1") == 1
+    finally:
+        srv.stop()
