@@ -113,6 +113,23 @@ def test_labels_in_a_crowd_go_out_on_leader_lines_and_stay_apart():
     assert len(leaders) == 1 and len(leaders[0].data_source.data["x0"]) == int((np.hypot(*shift.T) > 0).sum())
 
 
+
+def _crowd():
+    rng = np.random.default_rng(3)
+    xy = np.vstack([[0.0, 0.0], [0.02, 0.01], [0.01, -0.02], rng.normal(scale=0.3, size=(20, 2))])
+    return xy, [str(v) for v in rng.integers(10, 999, size=len(xy))], plots.framed(xy, frame=(450, 450))
+
+
+def test_leader_lines_go_no_further_than_they_must():
+    # leaders were 22.6 px long at the least and up to 50 px (to the label's anchor) in this crowd
+    xy, texts, geo = _crowd()
+    _, _, shift = plots.label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=(450, 450), radius=10,
+                                     leaders=True)
+    length = np.hypot(*shift.T)
+    length = length[length > 0]
+    assert length.size and length.min() < 20 and length.max() <= 48, np.round(length, 1)
+
+
 def test_sample_step_labels_every_marked_item_once_beside_its_marker(explorer):
     texts = _texts(_step_models(explorer, "Sample"))
     assert texts
@@ -205,6 +222,105 @@ def test_your_triplets_names_are_placed_beside_their_points_at_the_hall_size():
     assert "Reykjavík" in list(names.data_source.data["label"])
     # the names' room: a larger frame than the walk-through's squares
     assert fig.width >= plots.SQUARE + 75 + 60
+
+
+
+@pytest.fixture(scope="module")
+def capitals_view():
+    """"Your triplets" with the bundled capitals file, every method fitted."""
+    import warnings
+
+    from loe_viz.app.triplets_state import TRIPLET_METHODS
+    from loe_viz.app.views.triplets import TripletsView
+
+    view = TripletsView(dispatch=lambda fn: fn())
+    view.w_sample.value = "european_capitals_crowd.csv"
+    view.state.methods = list(TRIPLET_METHODS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert view.state.run()
+    return view
+
+
+def _map_troubles(fig, frame):
+    """What a reader could misread on a map of labelled points: a label on another label or marker,
+    nearer another point than its own (or than the end of its leader line) by less than
+    ``plots.LABEL_CLEAR`` pixels, or a leader line over another marker."""
+    (names,) = [r for r in _texts(fig.renderers) if (r.glyph.text_color or "") != "white"]
+    (pts,) = [r for r in fig.renderers if isinstance(r, GlyphRenderer) and type(r.glyph).__name__ == "Scatter"]
+    data = names.data_source.data
+    W, H = frame
+    (x0, x1), (y0, y1) = (fig.x_range.start, fig.x_range.end), (fig.y_range.start, fig.y_range.end)
+
+    def screen(x, y):
+        return (np.asarray(x, float) - x0) / (x1 - x0) * W, (y1 - np.asarray(y, float)) / (y1 - y0) * H
+
+    ax, ay = screen(data["x"], data["y"])
+    px, py = screen(data["px"], data["py"])
+    r = float(pts.glyph.size) / 2
+    font = float(str(getattr(names.glyph.text_font_size, "value", names.glyph.text_font_size)).rstrip("pt")) * 4 / 3
+    gap, h = names.glyph.padding, 1.15 * font
+    boxes = []
+    for x, y, t, a, b in zip(ax, ay, data["label"], _column(names, names.glyph.text_align),
+                             _column(names, names.glyph.text_baseline)):
+        w = plots.text_width_px(t, font)
+        left = x + gap if a == "left" else x - gap - w
+        top = y + gap if b == "top" else y - gap - h if b == "bottom" else y - h / 2
+        boxes.append((left, top, left + w, top + h))
+    boxes = np.array(boxes)
+
+    def to_box(b, x, y):
+        return np.hypot(np.maximum(np.maximum(b[0] - x, x - b[2]), 0), np.maximum(np.maximum(b[1] - y, y - b[3]), 0))
+
+    names_ = list(data["label"])
+    out = []
+    for i, b in enumerate(boxes):
+        own = float(to_box(b, ax[i], ay[i]))
+        other = to_box(b, px, py)
+        other[i] = np.inf
+        j = int(np.argmin(other))
+        if other[j] < r + 1:
+            out.append(f"{names_[i]} on the marker of {names_[j]}")
+        elif other[j] < own + plots.LABEL_CLEAR:
+            out.append(f"{names_[i]}: {other[j]:.1f} px from {names_[j]}, {own:.1f} px from its own point")
+        for k in range(i + 1, len(boxes)):
+            c = boxes[k]
+            apart = max(c[0] - b[2], b[0] - c[2], c[1] - b[3], b[1] - c[3])
+            if apart < 1:
+                out.append(f"{names_[i]} and {names_[k]}: {apart:.1f} px apart")
+        if (ax[i], ay[i]) != (px[i], py[i]):  # its leader line, from its marker's edge to its anchor
+            d = np.array([ax[i] - px[i], ay[i] - py[i]])
+            p0 = np.array([px[i], py[i]]) + d / np.hypot(*d) * (r + 1)
+            seg = np.array([ax[i], ay[i]]) - p0
+            q = np.column_stack([px, py]) - p0
+            t = np.clip(q @ seg / (seg @ seg), 0, 1)
+            near = np.hypot(*(q - t[:, None] * seg).T)
+            near[i] = np.inf
+            j = int(np.argmin(near))
+            if near[j] < r:
+                out.append(f"the leader line of {names_[i]} over the marker of {names_[j]}")
+    return out
+
+
+#: Methods whose capitals' map packs the Balkans within a few pixels (Podgorica and Tirana 5.4 px
+#: apart): no place is found yet for every name there.
+_CROWDED_MAPS = {"TSTE", "CKL"}
+
+
+@pytest.mark.parametrize("method", [
+    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="names still crowded in the Balkans"))
+    if m in _CROWDED_MAPS else m
+    for m in __import__("loe_viz.app.triplets_state", fromlist=["TRIPLET_METHODS"]).TRIPLET_METHODS])
+def test_every_method_s_map_names_each_capital_clearly(capitals_view, method):
+    # on LOE's map "Andorra la Vella" was 8.2 px from Monaco's point and 8.5 px from its own; the
+    # check covered only STE's map, the one shown first
+    from loe_viz.app.views.triplets import _MAP
+
+    assert capitals_view.state.results[method].ok
+    fig = _figure(capitals_view._embedding_figure(method))
+    assert fig.width == _MAP[0] + 95 + 45 and fig.height == _MAP[1] + 40 + 60  # the frame is _MAP exactly
+    troubles = _map_troubles(fig, _MAP)
+    assert not troubles, f"{method}: {troubles}"
 
 
 # --- 2. iteration axes have whole-number ticks -----------------------------------------------
