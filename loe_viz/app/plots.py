@@ -497,8 +497,21 @@ def _label_glyph(plot, element) -> None:
         data["py"] = np.asarray(element.dimension_values("py"), dtype=float)
 
 
-#: Colour of the leader lines joining a label taken further out to its point.
-LEADER_COLOR = "#555555"
+#: Style of the leader lines joining a label taken further out to its point: dotted, thin and in the
+#: labels' near-black, unlike any line that shows data (the Sample step's examples are solid green and
+#: dashed red, 3 to 4 px wide; a solid grey leader read as one more of them).
+LEADER_COLOR = LANDMARK_COLOR
+LEADER_DASH = "dotted"
+LEADER_WIDTH = 1.5
+#: Name of the bokeh renderer of a plot's leader lines (for checks of the plots).
+LEADER_NAME = "leader_lines"
+
+
+def _leader_renderer(plot, element) -> None:
+    """Plot hook of the leader lines: their renderer named :data:`LEADER_NAME`."""
+    renderer = plot.handles.get("glyph_renderer")
+    if renderer is not None:
+        renderer.name = LEADER_NAME
 
 
 def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, font_size: int = LABEL_PT,
@@ -508,7 +521,7 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
     Each label sits off a corner of its point by :data:`LABEL_GAP` screen pixels (whatever
     the zoom), on the side with room: clear of the other markers and labels and inside the
     frame, so a point at the right edge gets its label on its left.  In a crowd, a label with
-    no room beside its point goes a little further out, joined to it by a thin leader line.
+    no room beside its point goes a little further out, joined to it by a thin dotted leader line.
     A white halo keeps the labels legible over points and lines.
 
     Parameters
@@ -549,7 +562,8 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
         length = np.hypot(shift[far, 0], shift[far, 1])
         start = xy[far] + shift[far] * ((r + 1) / length)[:, None] * per_px
         lines = pd.DataFrame({"x0": start[:, 0], "y0": start[:, 1], "x1": anchor[far, 0], "y1": anchor[far, 1]})
-        out = hv.Segments(lines, ["x0", "y0", "x1", "y1"]).opts(color=LEADER_COLOR, line_width=1.5) * out
+        out = hv.Segments(lines, ["x0", "y0", "x1", "y1"]).opts(
+            color=LEADER_COLOR, line_width=LEADER_WIDTH, line_dash=LEADER_DASH, hooks=[_leader_renderer]) * out
     return out
 
 

@@ -130,6 +130,27 @@ def test_leader_lines_go_no_further_than_they_must():
     assert length.size and length.min() < 20 and length.max() <= 48, np.round(length, 1)
 
 
+def test_leader_lines_are_unlike_the_example_lines_of_the_sample_step(explorer):
+    # the leaders were solid grey lines 1.5 px wide, beside the examples' solid green and dashed red ones
+    xy, texts, geo = _crowd()
+    fig = _figure(plots.point_labels(xy, texts, geo=geo, radius=10, frame=(450, 450)).opts(
+        **plots.base_opts(title="t", **geo)))
+    (leader,) = [r for r in fig.renderers if isinstance(r, GlyphRenderer) and type(r.glyph).__name__ == "Segment"]
+    figs = [m for m in _step_models(explorer, "Sample")
+            if type(m).__name__ == "figure" and m.title is not None and m.title.text.startswith("The examples")]
+    (sample,) = figs
+    examples = [r for r in sample.renderers if isinstance(r, GlyphRenderer)
+                and type(r.glyph).__name__ == "Segment" and r.name != plots.LEADER_NAME]
+    assert len(examples) == 2  # closer and farther
+    g = leader.glyph
+    assert list(g.line_dash), "a dotted or dashed leader: a solid one reads as data"
+    for r in examples:
+        e = r.glyph
+        assert list(g.line_dash) != list(e.line_dash) and g.line_color != e.line_color, (g.line_dash, e.line_dash)
+        assert g.line_width <= 0.5 * e.line_width
+    assert leader.name == plots.LEADER_NAME  # found by the checks in the browser
+
+
 def test_sample_step_labels_every_marked_item_once_beside_its_marker(explorer):
     texts = _texts(_step_models(explorer, "Sample"))
     assert texts
