@@ -7,6 +7,7 @@ read the server's RSS and CPU time and count the explorer's live objects::
     python benchmarks/bench_server.py                    # all three parts
     python benchmarks/bench_server.py --parts memory --sessions 50
     python benchmarks/bench_server.py --parts cancel --json results.json
+    python benchmarks/bench_server.py --parts flood --flood-cap 4
 
 Parts
 -----
@@ -26,6 +27,19 @@ cancel
     the session's event loop) or, separately, the tab is closed.  Measured: the
     seconds until the worker thread has ended and until the process's CPU is idle
     (less than 5 % of one core over the next 0.5 s).  Target: idle within 2 s.
+
+flood
+    One client address requests ``--flood-pages`` pages, ``--flood-at-once`` at a
+    time (HTTP GETs of the page, as a script sends them: each builds a page's
+    session, which is never shown and is discarded after Bokeh's default 15 s),
+    once without a per-address cap and once with ``LOE_VIZ_MAX_PAGES_PER_ADDRESS``
+    at ``--flood-cap``, each in a fresh server process, one after the other.
+    Measured: the seconds the server's event loop was busy during the flood (the
+    sum of its callbacks' durations), the load time of another visitor's page
+    (HTTP GET from 127.0.0.2, every second during the flood) against its time on
+    the idle server, pages built and refused, and the RSS once every session was
+    discarded (after ``gc.collect()``, and after ``malloc_trim``) against the RSS
+    after a warm-up.  No target: the figures compare the two settings.
 
 Timings depend on the machine's load: the script prints ``uptime``'s load
 average beside them.
@@ -182,6 +196,133 @@ def bench_concurrent(browser, count: int = 8) -> dict:
         srv.stop()
 
 
+# ---------------------------------------------------------------------------- flood
+def loop_busy_meter(loop):
+    """A function returning the seconds ``loop`` (on another thread) spent running callbacks since this call.
+
+    Every callback of an asyncio loop, Tornado's included, runs through ``Handle._run``; the wrapper
+    times the calls made on the loop's thread and lets every other thread's through untouched.
+    """
+    import asyncio.events
+    import queue
+
+    q = queue.Queue()
+    loop.call_soon_threadsafe(lambda: q.put(threading.get_ident()))
+    tid = q.get(timeout=30)
+    original = asyncio.events.Handle._run
+    busy = [0.0]
+
+    def _run(self):
+        if threading.get_ident() != tid:
+            return original(self)
+        t0 = time.perf_counter()
+        try:
+            return original(self)
+        finally:
+            busy[0] += time.perf_counter() - t0
+
+    asyncio.events.Handle._run = _run
+    start = busy[0]
+    return lambda: busy[0] - start
+
+
+def get_page(port: int, source: str, timeout: float = 300.0) -> tuple[float, bool]:
+    """Seconds to receive a new page of the explorer requested from local address ``source``, and
+    whether it was refused (the per-address cap's page)."""
+    import http.client
+
+    t0 = time.perf_counter()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
+    try:
+        conn.request("GET", "/explorer", headers={"Host": f"127.0.0.1:{port}"})
+        r = conn.getresponse()
+        body = r.read()
+    finally:
+        conn.close()
+    if r.status != 200:
+        raise RuntimeError(f"HTTP {r.status}")
+    return time.perf_counter() - t0, b"too many pages open" in body
+
+
+def bench_flood_one(cap: int, pages: int, at_once: int, unused_ms: int = 15_000) -> dict:
+    """One flood on a fresh server in this process (see the module's docstring), with the cap at ``cap`` (0: off)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import loe_viz.app.serving as serving
+
+    serving.MAX_PAGES_PER_ADDRESS = cap
+    srv = InProcessServer(unused_ms=unused_ms)
+    try:
+        for _ in range(2):  # warm-up from a third address: imports, Bokeh's first documents, the kernels
+            get_page(srv.port, "127.0.0.3")
+        wait_for(lambda: not any(t.name == "loe-viz-warm-up" for t in threading.enumerate()), 300)
+        wait_for(lambda: srv.session_count() == 0, 120)
+        gc.collect()
+        malloc_trim()
+        warm = rss_bytes()
+        idle = sorted(get_page(srv.port, "127.0.0.2")[0] for _ in range(3))
+        wait_for(lambda: srv.session_count() == 0, 120)
+        meter = loop_busy_meter(srv.bokeh_server.io_loop.asyncio_loop)
+        c0 = cpu_seconds()
+        done = threading.Event()
+        visitor = []
+
+        def visit():
+            while not done.is_set():
+                visitor.append(get_page(srv.port, "127.0.0.2")[0])
+                done.wait(1.0)
+
+        probe = threading.Thread(target=visit, daemon=True)
+        t0 = time.perf_counter()
+        probe.start()
+        with ThreadPoolExecutor(at_once) as pool:
+            results = list(pool.map(lambda _: get_page(srv.port, "127.0.0.1"), range(pages)))
+        seconds = time.perf_counter() - t0
+        busy = meter()
+        cpu = cpu_seconds() - c0
+        done.set()
+        probe.join(300)
+        peak = rss_bytes()
+        wait_for(lambda: srv.session_count() == 0, unused_ms / 1000 * 3 + 60)
+        gc.collect()
+        after_gc = rss_bytes()
+        malloc_trim()
+        after_trim = rss_bytes()
+        flood_times = sorted(t for t, _ in results)
+        out = dict(
+            cap=cap or "off", pages=pages, at_once=at_once, unused_session_ms=unused_ms,
+            built=sum(not refused for _, refused in results), refused=sum(refused for _, refused in results),
+            flood_seconds=round(seconds, 1), event_loop_busy_s=round(busy, 1), server_cpu_s=round(cpu, 1),
+            flood_page_median_s=round(flood_times[len(flood_times) // 2], 2), flood_page_max_s=round(flood_times[-1], 2),
+            visitor_idle_median_s=round(idle[1], 2), visitor_pages=len(visitor),
+            visitor_median_s=round(sorted(visitor)[len(visitor) // 2], 2) if visitor else None,
+            visitor_max_s=round(max(visitor), 2) if visitor else None,
+            rss_warm_mb=round(warm / MB), rss_peak_mb=round(peak / MB), rss_after_gc_mb=round(after_gc / MB),
+            rss_after_trim_mb=round(after_trim / MB), growth_after_gc_mb=round((after_gc - warm) / MB),
+            growth_after_trim_mb=round((after_trim - warm) / MB), sessions_left=srv.session_count(), load=load())
+        return out
+    finally:
+        srv.stop()
+
+
+def bench_flood(cap: int, pages: int, at_once: int, orders=("off", "cap")) -> list[dict]:
+    """:func:`bench_flood_one` without and with the cap, each in a fresh process of this script."""
+    import subprocess
+
+    rows = []
+    for which in orders:
+        cmd = [sys.executable, __file__, "--parts", "flood-one", "--flood-cap", str(cap if which == "cap" else 0),
+               "--flood-pages", str(pages), "--flood-at-once", str(at_once)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("flood-one: ")]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(f"the flood with {which} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        row = json.loads(lines[-1][len("flood-one: "):])
+        print("flood:", json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 # ---------------------------------------------------------------------------- cancel
 def _triplet_file(n: int = 2000, m: int = 300_000, seed: int = 1) -> bytes:
     import numpy as np
@@ -309,10 +450,13 @@ def bench_cancel(browser, modes, how=("cancel", "close"), settle: float = 3.0) -
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--parts", default="memory,concurrent,cancel")
+    ap.add_argument("--parts", default="memory,concurrent,cancel", help="any of memory, concurrent, cancel, flood")
     ap.add_argument("--sessions", type=int, default=50)
     ap.add_argument("--modes", default="walk-through,compare,your-triplets,sweep")
     ap.add_argument("--json", default=None, help="also write the results to this file")
+    ap.add_argument("--flood-cap", type=int, default=4, help="LOE_VIZ_MAX_PAGES_PER_ADDRESS of the capped flood")
+    ap.add_argument("--flood-pages", type=int, default=100)
+    ap.add_argument("--flood-at-once", type=int, default=20)
     args = ap.parse_args(argv)
     import logging
     logging.basicConfig(level=logging.WARNING)
@@ -324,10 +468,17 @@ def main(argv=None) -> int:
     from _runinfo import code_version
 
     parts = args.parts.split(",")
+    if parts == ["flood-one"]:  # one side of the flood part, in a process of its own
+        print("flood-one:", json.dumps(bench_flood_one(args.flood_cap, args.flood_pages, args.flood_at_once)),
+              flush=True)
+        return 0
     out = {"code": code_version(), "load_at_start": load()}
+    if "flood" in parts:
+        out["flood"] = bench_flood(args.flood_cap, args.flood_pages, args.flood_at_once)
+        parts = [x for x in parts if x != "flood"]
     print(f"load average at start: {out['load_at_start']}", flush=True)
     with sync_playwright() as p:
-        browser = launch_chromium(p)
+        browser = launch_chromium(p) if parts else None
         try:
             if "memory" in parts:
                 out["memory"] = bench_memory(browser, args.sessions)
@@ -338,7 +489,8 @@ def main(argv=None) -> int:
             if "cancel" in parts:
                 out["cancel"] = bench_cancel(browser, args.modes.split(","))
         finally:
-            browser.close()
+            if browser is not None:
+                browser.close()
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     ok = all(v.get("ok", True) for k, v in out.items() if isinstance(v, dict)) and all(
