@@ -222,8 +222,8 @@ def harden() -> None:
 
 #: Most pages of the explorer one client address may have open at once; 0 (the default): no limit.
 #: Read from ``LOE_VIZ_MAX_PAGES_PER_ADDRESS`` when this module is imported (a whole number above 0).
-#: Every page builds a full explorer (about 0.6 s of the server's event loop, and its memory until the
-#: page is closed and discarded), so one client opening pages in a loop slows every other visitor.
+#: Every page builds a full explorer (about half a second of the server's event loop, and its memory
+#: until the page is closed and discarded), so one client opening pages in a loop slows every other visitor.
 #: It is off by default because a class behind one NAT address shows the server one address.
 MAX_PAGES_PER_ADDRESS = _env_int("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0)
 
