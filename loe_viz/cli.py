@@ -807,9 +807,10 @@ def cmd_explore(args) -> int:
     from .app import Explorer
 
     def page():
-        # as apps/explorer.py
-        from .app.serving import admit_page
+        # as apps/explorer.py: refuse websockets without an Origin header, read any link and query
+        from .app.serving import admit_page, harden
 
+        harden()
         refused = admit_page()  # None unless LOE_VIZ_MAX_PAGES_PER_ADDRESS is set and this address is at it
         if refused is not None:
             return refused

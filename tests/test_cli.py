@@ -3,6 +3,7 @@ and the bundled samples found as package data."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import fnmatch
 import importlib.resources
@@ -391,6 +392,18 @@ def test_explore_serves_the_page(tmp_path):
                 time.sleep(0.5)
         assert status == 200, proc.poll()
         assert "<title>Landmark Ordinal Embedding</title>" in page and "bokeh" in page.lower()
+        # hardened as apps/explorer.py is: a websocket without an Origin header (a script, not a
+        # browser) is refused, and a query value that is not UTF-8 is no server error
+        key = base64.b64encode(os.urandom(16)).decode()
+        request = (f"GET /ws?bokeh-protocol-version=1.0&bokeh-session-id=x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                   f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                   "Sec-WebSocket-Version: 13\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+            s.sendall(request.encode())
+            reply = s.recv(4096).decode("latin-1")
+        assert reply.startswith("HTTP/1.1 403"), reply
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/?theme=%FF", timeout=60) as r:
+            assert r.status == 200
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the group of the one server process started here
         out, _ = proc.communicate(timeout=30)
