@@ -268,16 +268,20 @@ _LEADER_COST = 150.0
 #: Lengths in pixels of the leader lines tried (to the label's anchor, from the point's centre),
 #: shortest first: a label goes only as far out as it must.
 _LEADER_LENGTHS = (13.0, 18.0, 24.0, 31.0, 39.0, 48.0)
+#: Pixels of a leader line shown at the least, beyond its marker's edge (a star's label on a line
+#: 13 px from its centre had 2 px of line: none to see).
+_LEADER_SHOWN = 5.0
 #: Directions of the leader lines tried: every 22.5 degrees around the point.
 _LEADER_ANGLES = np.arange(16) * np.pi / 8
 
 
-def _far_anchors(h: float):
+def _far_anchors(radius: float):
     """Places further out for a label that has no room beside its point, joined to it by a leader
     line: (text_align, text_baseline, x, y) with the label's anchor x, y pixels from the point,
-    the label on the far side of its anchor (its line does not run under it)."""
+    the label on the far side of its anchor (its line does not run under it).  ``radius`` is the
+    point's marker's: the line starts a pixel off its edge and shows at least :data:`_LEADER_SHOWN`."""
     out = []
-    for a in _LEADER_LENGTHS:
+    for a in [a for a in _LEADER_LENGTHS if a >= radius + 1 + _LEADER_SHOWN]:
         for t in _LEADER_ANGLES:
             c, s = float(np.cos(t)), float(np.sin(t))  # s > 0: down on screen
             tb = "bottom" if s < -0.3 else "top" if s > 0.3 else "middle"
@@ -336,14 +340,13 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     r = np.broadcast_to(np.asarray(radius, dtype=float), (k,))
     h = 1.15 * font_px
     m = LABEL_MARGIN
-    far = _far_anchors(h) if leaders else []
     # every candidate place of every label: its box, its cost alone (outside the frame, closeness
     # to another labelled point, the leader's length), points along its leader line and its ends
     cand_meta, cand_box, cand_base, cand_line, cand_ends = [], [], [], [], []
     for i in range(k):
         w = text_width_px(texts[i], font_px)
         near_ones = [(ta, tb, 0.0, 0.0) for ta, tb, _, _ in _CORNERS + (_SIDES if r[i] <= gap + 1 else ())]
-        meta = near_ones + far
+        meta = near_ones + (_far_anchors(r[i]) if leaders else [])
         ax = np.array([c[2] for c in meta])
         ay = np.array([c[3] for c in meta])
         cx, cy = sx[i] + ax, sy[i] + ay  # the anchors

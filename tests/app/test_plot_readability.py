@@ -128,6 +128,7 @@ def test_leader_lines_go_no_further_than_they_must():
     length = np.hypot(*shift.T)
     length = length[length > 0]
     assert length.size and length.min() < 20 and length.max() <= 48, np.round(length, 1)
+    assert (length - 10 - 1).min() >= 5, "a line of 2 px from a star's edge: none to see"
 
 
 def test_leader_lines_are_unlike_the_example_lines_of_the_sample_step(explorer):
