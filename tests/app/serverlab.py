@@ -133,3 +133,29 @@ class DispatchQueue:
             fns, self.fns = self.fns, []
             for fn in fns:
                 fn()
+
+
+def cancel_at_first_long_pass(monkeypatch, cancel, min_rows: int, block: int) -> dict:
+    """Cancel a run from inside the first baseline pass over more than ``min_rows`` triplets.
+
+    Passes run in blocks of ``block`` triplets (``losses.EVAL_BLOCK``). The returned dict says whether
+    the cancel came (``cancelled``) and how many passes ended after it (``passes_after_cancel``;
+    0 when the fit heard it between the blocks of that pass).
+    """
+    from loe_viz.kernels import losses
+
+    monkeypatch.setattr(losses, "EVAL_BLOCK", block)
+    original = losses.triplet_loss_grad
+    seen = {"passes_after_cancel": 0, "cancelled": False}
+
+    def watched(X, T, kind, param, reg, n_threads, between=None):
+        if T.shape[0] > min_rows and not seen["cancelled"]:
+            seen["cancelled"] = True
+            cancel()
+        out = original(X, T, kind, param, reg, n_threads, between)
+        if seen["cancelled"]:
+            seen["passes_after_cancel"] += 1
+        return out
+
+    monkeypatch.setattr(losses, "triplet_loss_grad", watched)
+    return seen

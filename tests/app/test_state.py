@@ -17,7 +17,7 @@ from loe_viz.app.jobs import Cancelled, JobRunner, direct_dispatch
 from loe_viz.app.limits import estimate_run
 from loe_viz.app.state import CONFIG_PARAMS, STEPS, URL_PARAMS, ExplorerState
 from loe_viz.app.warmup import warm_up
-from serverlab import DispatchQueue
+from serverlab import DispatchQueue, cancel_at_first_long_pass
 
 SMALL = dict(n=200, seed=1)
 
@@ -571,23 +571,8 @@ def test_compare_cancel_stops_a_baseline_inside_its_pass_over_the_triplets(fitte
     """At the largest allowed run one pass over the triplets takes seconds and an iteration several
     passes: a cancel heard only between iterations took up to 5.7 s. The fit now hears it between
     blocks of a pass (here blocks of 200 triplets), so no pass ends after the cancel."""
-    from loe_viz.kernels import losses
-
-    monkeypatch.setattr(losses, "EVAL_BLOCK", 200)
     c = CompareState(fitted, methods=[method], max_seconds=60)
-    original = losses.triplet_loss_grad
-    seen = {"passes_after_cancel": 0, "cancelled": False}
-
-    def watched(X, T, kind, param, reg, n_threads, between=None):
-        if T.shape[0] > 1_000 and not seen["cancelled"]:  # the baseline's pass, not a small check
-            seen["cancelled"] = True
-            c.cancel()
-        out = original(X, T, kind, param, reg, n_threads, between)
-        if seen["cancelled"]:
-            seen["passes_after_cancel"] += 1
-        return out
-
-    monkeypatch.setattr(losses, "triplet_loss_grad", watched)
+    seen = cancel_at_first_long_pass(monkeypatch, c.cancel, min_rows=1_000, block=200)  # the baseline's pass
     c.start(background=True)
     assert c.wait(120)
     assert seen["cancelled"] and seen["passes_after_cancel"] == 0

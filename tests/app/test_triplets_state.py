@@ -17,7 +17,7 @@ from loe_viz.app.triplets_state import (
     embed_triplets,
 )
 from loe_viz.io import read_triplets
-from serverlab import DispatchQueue
+from serverlab import DispatchQueue, cancel_at_first_long_pass
 
 CAPITALS = "european_capitals_crowd.csv"
 
@@ -227,24 +227,9 @@ def test_background_run_can_be_cancelled():
 def test_cancel_stops_a_baseline_inside_its_pass_over_the_triplets(monkeypatch, method):
     """A cancel is heard between blocks of a pass over the triplets (here 500), not only between
     iterations: no pass ends after it. The method that finished before keeps its result."""
-    from loe_viz.kernels import losses
-
-    monkeypatch.setattr(losses, "EVAL_BLOCK", 500)
     s = TripletsState(methods=["LOE", method])
     assert s.load_sample(CAPITALS), s.error
-    original = losses.triplet_loss_grad
-    seen = {"passes_after_cancel": 0, "cancelled": False}
-
-    def watched(X, T, kind, param, reg, n_threads, between=None):
-        if T.shape[0] > 2_000 and not seen["cancelled"]:  # the baseline's pass over the training share
-            seen["cancelled"] = True
-            s.cancel()
-        out = original(X, T, kind, param, reg, n_threads, between)
-        if seen["cancelled"]:
-            seen["passes_after_cancel"] += 1
-        return out
-
-    monkeypatch.setattr(losses, "triplet_loss_grad", watched)
+    seen = cancel_at_first_long_pass(monkeypatch, s.cancel, min_rows=2_000, block=500)  # the training share
     assert s.run(background=True)
     s.wait(120)
     assert seen["cancelled"] and seen["passes_after_cancel"] == 0
