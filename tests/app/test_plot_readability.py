@@ -131,6 +131,14 @@ def test_leader_lines_go_no_further_than_they_must():
     assert (length - 10 - 1).min() >= 5, "a line of 2 px from a star's edge: none to see"
 
 
+def _dash_pattern(value) -> list[int]:
+    """A bokeh ``line_dash`` as on/off lengths in pixels (named patterns as BokehJS draws them)."""
+    named = {"solid": [], "dashed": [6], "dotted": [2, 4], "dotdash": [2, 4, 6, 4], "dashdot": [6, 4, 2, 4]}
+    if isinstance(value, str):
+        return named[value] if value in named else [int(x) for x in value.split()]
+    return [int(x) for x in value]
+
+
 def test_leader_lines_are_unlike_the_example_lines_of_the_sample_step(explorer):
     # the leaders were solid grey lines 1.5 px wide, beside the examples' solid green and dashed red ones
     xy, texts, geo = _crowd()
@@ -149,6 +157,10 @@ def test_leader_lines_are_unlike_the_example_lines_of_the_sample_step(explorer):
         e = r.glyph
         assert list(g.line_dash) != list(e.line_dash) and g.line_color != e.line_color, (g.line_dash, e.line_dash)
         assert g.line_width <= 0.5 * e.line_width
+        # a dashed example line's dashes are at least three times as long as the line is wide:
+        # bokeh's "dashed" (6 px on, 6 px off) at 3 px wide read as dots, like the leaders
+        dashes = _dash_pattern(e.line_dash)
+        assert not dashes or min(dashes[::2]) >= 3 * e.line_width, (e.line_dash, e.line_width)
     assert leader.name == plots.LEADER_NAME  # found by the checks in the browser
 
 
