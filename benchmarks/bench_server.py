@@ -22,8 +22,9 @@ concurrent
     result.
 cancel
     For every mode (the walk-through's LOE at n = 20,000; Compare with STE and
-    LOE-STE at n = 5,000; a "Your triplets" fit of a generated 2,000-item file; a lesson's
-    sweep) a long run is started, then Cancel is pressed (the button's click, on
+    LOE-STE at n = 5,000 and c = 400; a "Your triplets" run of all seven methods on a
+    generated file of 2,000 items and 650,000 triplets; a lesson's sweep up to
+    n = 100,000) a long run is started, then Cancel is pressed (the button's click, on
     the session's event loop) or, separately, the tab is closed.  Measured: the
     seconds until the worker thread has ended and until the process's CPU is idle
     (less than 5 % of one core over the next 0.5 s).  Target: idle within 2 s.
@@ -324,7 +325,7 @@ def bench_flood(cap: int, pages: int, at_once: int, orders=("off", "cap")) -> li
 
 
 # ---------------------------------------------------------------------------- cancel
-def _triplet_file(n: int = 2000, m: int = 300_000, seed: int = 1) -> bytes:
+def _triplet_file(n: int = 2000, m: int = 650_000, seed: int = 1) -> bytes:
     import numpy as np
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 2))
@@ -368,12 +369,12 @@ def _start(e, mode: str, triplets: bytes) -> None:
         def go():
             t = e._triplets.state
             assert t.load_upload(triplets, "generated.csv"), t.error
-            t.param.update(methods=["LOE", "STE", "LOESTE"], max_seconds=600.0)
+            t.param.update(methods=["LOE", "STE", "TSTE", "SOE", "GNMDS", "CKL", "LOESTE"], max_seconds=600.0)
             e._triplets.b_run.clicks += 1
     else:
         def go():
             sw = e._lessons.sweep
-            sw.param.update(variable="n", values=[10_000, 20_000], seeds=3, budget=20.0, n_landmarks=20)
+            sw.param.update(variable="n", values=[50_000, 100_000], seeds=3, budget=50.0, n_landmarks=20)
             e._lessons._sweep_view._run.clicks += 1
     on_session(e, go)
 
@@ -402,7 +403,7 @@ def bench_cancel(browser, modes, how=("cancel", "close"), settle: float = 3.0) -
     try:
         for mode in modes:
             for action in how:
-                url = f"{srv.url}?n={5000 if mode == 'compare' else 300}"
+                url = f"{srv.url}?{'n=5000&budget=400' if mode == 'compare' else 'n=300'}"
                 ctx, page, ref = open_explorer(browser, url)
                 e = ref()
                 wait_for(lambda: not e.state.jobs.busy, 120)
