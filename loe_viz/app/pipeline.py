@@ -258,7 +258,7 @@ def budget_message(n: int, l: int, unit: str, budget: float, lo: float, hi: floa
     what = "comparisons per landmark" if unit == "per_landmark" else "c (c·n·ln n comparisons in total)"
     f = (lambda x: f"{x:,.0f}") if unit == "per_landmark" else (lambda x: f"{x:,.6g}")
     return (f"Budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and l = {l} landmarks "
-            f"(got {budget:g}): each landmark needs at least n/2 comparisons, and a larger budget needs more "
+            f"(got {f(budget) if abs(budget) < 1e12 else f'{budget:g}'}): each landmark needs at least n/2 comparisons, and a larger budget needs more "
             "memory than this explorer allows")
 
 

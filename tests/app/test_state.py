@@ -566,6 +566,13 @@ def test_compare_loe_and_cancel(fitted):
     assert len([r for r in c2.records if r.final]) < len(methods)
 
 
+def test_a_refused_per_landmark_budget_is_quoted_as_typed():
+    """100,000,000 comparisons per landmark was quoted back as "1e+08" beside a range in full digits."""
+    s = ExplorerState(n=20_000, n_landmarks=50, budget_unit="per_landmark", budget=1e8, auto_update=False)
+    s.run(force=True)
+    assert s.error.startswith("Budget must be between 10,000 and ") and "(got 100,000,000)" in s.error, s.error
+
+
 @pytest.mark.parametrize("method", ["STE", "LOESTE"])
 def test_compare_cancel_stops_a_baseline_inside_its_pass_over_the_triplets(fitted, monkeypatch, method):
     """At the largest allowed run one pass over the triplets takes seconds and an iteration several
