@@ -12,17 +12,7 @@ may have at most 4 pages open at once (off by default); a page over the limit
 says so and builds no explorer.
 """
 
-import panel as pn
+from loe_viz.app.serving import serve_explorer_page
 
-from loe_viz.app import Explorer
-from loe_viz.app.serving import admit_page, harden
-
-# refuse websocket clients without an Origin header; warn when listening on every interface
-harden()
-
-refused = admit_page()  # None unless LOE_VIZ_MAX_PAGES_PER_ADDRESS is set and this address is at it
-if refused is not None:
-    refused.servable(title="Landmark Ordinal Embedding: too many pages open")
-else:
-    pn.extension("katex", "filedropper", throttled=True, notifications=False)
-    Explorer().servable()
+# refuses websocket clients without an Origin header and warns when listening on every interface
+serve_explorer_page()

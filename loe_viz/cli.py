@@ -804,24 +804,13 @@ def cmd_explore(args) -> int:
 
     import panel as pn
 
-    from .app import Explorer
-
-    def page():
-        # as apps/explorer.py: refuse websockets without an Origin header, read any link and query
-        from .app.serving import admit_page, harden
-
-        harden()
-        refused = admit_page()  # None unless LOE_VIZ_MAX_PAGES_PER_ADDRESS is set and this address is at it
-        if refused is not None:
-            return refused
-        pn.extension("katex", "filedropper", throttled=True, notifications=False)
-        return Explorer()
+    from .app.serving import serve_explorer_page  # as apps/explorer.py: the explorer in its template
 
     if args.warm:  # as panel serve --warm: build one page, and compile the kernels, before the first visitor
         from .app.warmup import warm_up
 
         t0 = time.perf_counter()
-        page()
+        serve_explorer_page()
         warm_up()
         _say(f"warmed up in {_seconds(time.perf_counter() - t0)}")
     host = address
@@ -831,8 +820,8 @@ def cmd_explore(args) -> int:
         host = socket.gethostname()
     _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
     try:
-        pn.serve(page, port=port, address=address, websocket_origin=origins, show=args.show,
-                 title="Landmark Ordinal Embedding", start=True, threaded=False)
+        pn.serve(serve_explorer_page, port=port, address=address, websocket_origin=origins, show=args.show,
+                 start=True, threaded=False)
     except OSError as exc:
         raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
     return 0

@@ -391,7 +391,10 @@ def test_explore_serves_the_page(tmp_path):
             except OSError:
                 time.sleep(0.5)
         assert status == 200, proc.poll()
-        assert "<title>Landmark Ordinal Embedding</title>" in page and "bokeh" in page.lower()
+        # the page apps/explorer.py serves: the explorer in its template (header bar, collapsible sidebar)
+        from loe_viz.app.explorer import TITLE
+
+        assert f"<title>{TITLE}</title>" in page and "bootstraptemplate" in page and 'id="sidebar"' in page
         # hardened as apps/explorer.py is: a websocket without an Origin header (a script, not a
         # browser) is refused, and a query value that is not UTF-8 is no server error
         key = base64.b64encode(os.urandom(16)).decode()

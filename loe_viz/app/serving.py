@@ -337,6 +337,26 @@ def admit_page(doc=None, limit: int | None = None):
                         margin=(20, 20), css_classes=["loe-too-many-pages"])
 
 
+def serve_explorer_page() -> None:
+    """Build one visitor's page, as ``panel serve apps/explorer.py`` and ``loe-viz explore`` both do.
+
+    Hardens the server (:func:`harden`), asks :func:`admit_page` for a slot, and marks servable
+    either the explorer in its template or the sentence that says too many pages are open.
+    Outside a server (``--warm``) it builds one explorer and serves nothing.
+    """
+    import panel as pn
+
+    from .explorer import Explorer
+
+    harden()
+    refused = admit_page()  # None unless LOE_VIZ_MAX_PAGES_PER_ADDRESS is set and this address is at it
+    if refused is not None:
+        refused.servable(title="Landmark Ordinal Embedding: too many pages open")
+        return
+    pn.extension("katex", "filedropper", throttled=True, notifications=False)
+    Explorer().servable()
+
+
 # ---------------------------------------------------------------------------- stylesheets
 
 _stylesheets_guarded = False
