@@ -271,6 +271,8 @@ _LEADER_LENGTHS = (13.0, 18.0, 24.0, 31.0, 39.0, 48.0)
 #: Pixels of a leader line shown at the least, beyond its marker's edge (a star's label on a line
 #: 13 px from its centre had 2 px of line: none to see).
 _LEADER_SHOWN = 5.0
+#: Layouts :func:`point_labels` tries with ``thin``, each without the labels the last one left unclear.
+_THIN_ROUNDS = 4
 #: Directions of the leader lines tried: every 22.5 degrees around the point.
 _LEADER_ANGLES = np.arange(16) * np.pi / 8
 
@@ -292,7 +294,7 @@ def _far_anchors(radius: float):
 
 
 def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = LABEL_PT * 4 / 3,
-                 radius=5.0, gap: float = LABEL_GAP, leaders: bool = False):
+                 radius=5.0, gap: float = LABEL_GAP, leaders: bool = False, shown=None):
     """Choose a corner for each point's label: clear of the markers, of the other labels,
     nearer its own point than any other labelled point, and inside the plot's frame.
 
@@ -317,7 +319,10 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     radius : float or sequence of float
         Radius in pixels of each point's marker (an obstacle for every label).
     leaders : bool
-        Also return how far out each label's anchor is.
+        Also return how far out each label's anchor is, and which labels are unclear.
+    shown : ndarray of bool of shape (k,), optional
+        The points whose labels are placed; the others are obstacles only (their markers, and
+        their nearness: a label must be clearly nearer its own point than theirs). Default: all.
 
     Returns
     -------
@@ -327,11 +332,17 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     shift : ndarray of shape (k, 2)
         Only with ``leaders``: each label's anchor in screen pixels from its point (x right,
         y down; zero for a label beside its point).
+    unclear : ndarray of bool of shape (k,)
+        Only with ``leaders``: the placed labels a reader could misread, as placed: less than
+        :data:`LABEL_CLEAR` pixels nearer their own point (or the end of their leader line)
+        than another point, on another marker, within a pixel of a label placed before them
+        (in the order given), or with a leader line over another marker.
     """
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     k = xy.shape[0]
     if k == 0:
-        return ([], [], np.zeros((0, 2))) if leaders else ([], [])
+        return ([], [], np.zeros((0, 2)), np.zeros(0, bool)) if leaders else ([], [])
+    shown = np.ones(k, bool) if shown is None else np.asarray(shown, bool)
     W, H = (float(v) for v in frame)
     x0, x1 = (float(v) for v in xlim)
     y0, y1 = (float(v) for v in ylim)
@@ -448,7 +459,8 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     # again among all the others a few times; the layout of the lower total cost is kept
     crowd = np.hypot(sx[:, None] - sx[None, :], sy[:, None] - sy[None, :]) < 4 * h
     best = None
-    for order in (everyone, np.argsort(-crowd.sum(axis=1), kind="stable")):
+    for order in (everyone[shown], np.argsort(-crowd.sum(axis=1), kind="stable")):
+        order = order[shown[order]]
         sel[:] = -1
         chosen_box[:], chosen_line[:], chosen_ends[:] = np.nan, np.nan, np.nan
         for _ in range(1 + (_LAYOUT_PASSES if k > 1 else 0)):
@@ -457,16 +469,35 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
                 place(i)
             if (sel == before).all():
                 break
-        total = sum(float(costs(i)[sel[i]]) for i in range(k))
+        total = sum(float(costs(i)[sel[i]]) for i in order)
         if best is None or total < best[0]:
             best = (total, sel.copy())
         if k < 3:
             break
-    picked = [cand_meta[i][c] for i, c in enumerate(best[1])]
+    picked = [cand_meta[i][max(c, 0)] for i, c in enumerate(best[1])]
     align, baseline = [c[0] for c in picked], [c[1] for c in picked]
-    if leaders:
-        return align, baseline, np.array([[c[2], c[3]] for c in picked], dtype=float)
-    return align, baseline
+    if not leaders:
+        return align, baseline
+    unclear = np.zeros(k, bool)
+    boxes = np.array([cand_box[i][max(c, 0)] for i, c in enumerate(best[1])])
+    for i in np.flatnonzero(shown):
+        b, (ax, ay) = boxes[i], picked[i][2:]
+        dist = np.hypot(np.maximum(np.maximum(b[0] - sx, sx - b[2]), 0), np.maximum(np.maximum(b[1] - sy, sy - b[3]), 0))
+        cx, cy = sx[i] + ax, sy[i] + ay
+        own = np.hypot(max(b[0] - cx, cx - b[2], 0), max(b[1] - cy, cy - b[3], 0))
+        dist[i] = np.inf
+        before = boxes[np.flatnonzero(shown[:i])]
+        apart = np.maximum.reduce([before[:, 0] - b[2], b[0] - before[:, 2], before[:, 1] - b[3], b[1] - before[:, 3]])
+        unclear[i] = (dist < own + LABEL_CLEAR).any() or (dist < r + 1).any() or (apart < 1).any()
+        if ax or ay:  # its leader line, from a pixel off its marker's edge to its anchor
+            length = np.hypot(ax, ay)
+            p0 = np.array([sx[i], sy[i]]) + np.array([ax, ay]) * (r[i] + 1) / length
+            seg, q = np.array([cx, cy]) - p0, np.column_stack([sx, sy]) - p0
+            t = np.clip(q @ seg / (seg @ seg), 0, 1)
+            near = np.hypot(*(q - t[:, None] * seg).T)
+            near[i] = np.inf
+            unclear[i] |= (near < r).any()
+    return align, baseline, np.array([[c[2], c[3]] for c in picked], dtype=float), unclear
 
 
 def _label_glyph(plot, element) -> None:
@@ -518,7 +549,8 @@ def _leader_renderer(plot, element) -> None:
 
 
 def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, font_size: int = LABEL_PT,
-                 color: str = LANDMARK_COLOR, hooks=(), frame: tuple[float, float] | None = None):
+                 color: str = LANDMARK_COLOR, hooks=(), frame: tuple[float, float] | None = None,
+                 thin: bool = False):
     """Labels beside points (never on them), placed by :func:`label_layout`.
 
     Each label sits off a corner of its point by :data:`LABEL_GAP` screen pixels (whatever
@@ -539,21 +571,36 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
         Marker radius of each point in pixels (half its ``size``).
     frame : (float, float), optional
         The frame's width and height in pixels, when known better than :func:`frame_px`'s estimate.
+    thin : bool
+        Leave out the labels that no place makes clear (see ``unclear`` of :func:`label_layout`),
+        fewest first: the ones the last layout found unclear are dropped and the rest placed again,
+        up to :data:`_THIN_ROUNDS` times. Returns ``(overlay, hidden)`` then, ``hidden`` the
+        positions of the points left without a label (name them elsewhere: a hover tooltip).
     """
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     texts = [str(t) for t in texts]
     font_px = font_size * 4 / 3
     k = len(texts)
-    anchor = xy.copy()
+    anchor, shown = xy.copy(), np.ones(k, bool)
     if geo is not None:
         frame = frame or frame_px(geo)
-        align, baseline, shift = label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=frame,
-                                              font_px=font_px, radius=radius, leaders=True)
+        for _ in range(_THIN_ROUNDS if thin else 1):
+            align, baseline, shift, unclear = label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=frame,
+                                                           font_px=font_px, radius=radius, leaders=True, shown=shown)
+            if not thin or not unclear.any():
+                break
+            shown &= ~unclear
         # the anchors of labels taken further out, in data units (a leader line joins them to their point)
         per_px = np.array([(geo["xlim"][1] - geo["xlim"][0]) / frame[0], -(geo["ylim"][1] - geo["ylim"][0]) / frame[1]])
         anchor = xy + shift * per_px
     else:
         align, baseline, shift = ["left"] * k, ["bottom"] * k, np.zeros((k, 2))
+    hidden = np.flatnonzero(~shown)
+    if hidden.size:
+        xy, anchor, shift, texts = xy[shown], anchor[shown], shift[shown], [t for t, v in zip(texts, shown) if v]
+        align, baseline = [a for a, v in zip(align, shown) if v], [b for b, v in zip(baseline, shown) if v]
+        radius = np.broadcast_to(np.asarray(radius, dtype=float), (k,))[shown]
+        k = len(texts)
     df = pd.DataFrame({"x": anchor[:, 0], "y": anchor[:, 1], "label": texts, "ta": align, "tb": baseline,
                        "px": xy[:, 0], "py": xy[:, 1]})
     out = _haloed(hv.Labels(df, ["x", "y"], ["label", "ta", "tb", "px", "py"]), f"{font_size}pt", color,
@@ -567,7 +614,7 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
         lines = pd.DataFrame({"x0": start[:, 0], "y0": start[:, 1], "x1": anchor[far, 0], "y1": anchor[far, 1]})
         out = hv.Segments(lines, ["x0", "y0", "x1", "y1"]).opts(
             color=LEADER_COLOR, line_width=LEADER_WIDTH, line_dash=LEADER_DASH, hooks=[_leader_renderer]) * out
-    return out
+    return (out, hidden) if thin else out
 
 
 #: Style of point labels: alignment from the layout's columns, a white halo for legibility.
