@@ -110,9 +110,10 @@ def method_advice(s: dict, d: int = 2) -> str:
     if per_item >= LOE_DESIGN_PER_ITEM:
         return (f"LOE's design: its d + 3 = {need} busiest heads hold {per_item:,.3g} or more triplets per item each "
                 f"({LOE_DESIGN_PER_ITEM} or more suit LOE's own rankings)")
-    return (f"LOE ranks the items from each landmark's own triplets, and the {_ordinal(need)} busiest head holds "
-            f"{per_item:,.3g} per item, below the {LOE_DESIGN_PER_ITEM} that suit those rankings: LOE-STE or STE, "
-            "which fit every triplet, place these items better")
+    return (f"Too few triplets for LOE alone: LOE ranks every item from its landmarks' own triplets, and the "
+            f"{_ordinal(need)} busiest head (d + 3 = {need} landmarks at the least) has {per_item:,.3g} triplets per "
+            f"item, where LOE's rankings need about {LOE_DESIGN_PER_ITEM}; LOE-STE or STE, which fit every triplet, "
+            "place these items better")
 
 
 def _ordinal(k: int) -> str:

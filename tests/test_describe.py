@@ -56,9 +56,10 @@ def test_method_advice_follows_the_triplets_per_item_of_loes_landmarks():
         "LOE's own rankings)")
     spread = _data(oracle.uniform_triplets(20_000))  # about 100 per head
     text = method_advice(summarize(spread))
-    assert text.startswith("LOE ranks the items from each landmark's own triplets, and the 5th busiest head holds "
-                           "0.") and text.endswith(" per item, below the 5 that suit those rankings: LOE-STE or STE, "
-                                                   "which fit every triplet, place these items better")
+    assert text.startswith("Too few triplets for LOE alone: LOE ranks every item from its landmarks' own triplets, "
+                           "and the 5th busiest head (d + 3 = 5 landmarks at the least) has 0.") and text.endswith(
+        " triplets per item, where LOE's rankings need about 5; LOE-STE or STE, which fit every triplet, place these "
+        "items better")
     assert method_advice(summarize(design), d=4).startswith("LOE needs triplets headed by at least d + 3 = 7 items "
                                                             "(d = 4); these have 6 head(s): STE fits them")
 

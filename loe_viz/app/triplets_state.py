@@ -387,7 +387,7 @@ def _detail(name, model, m_train) -> str:
         k = model.loe_.landmarks_.size
         why = ""
         if model.n_landmarks is None:  # LOE-STE's own choice, not LOE's held-out search (see LOESTE)
-            why = (f": the busiest heads, at most {START_HEADS} (d + 3) = {START_HEADS * (model.n_components + 3)}, "
+            why = (f": the busiest heads, at most {START_HEADS} × (d + 3) = {START_HEADS * (model.n_components + 3)}, "
                    "without LOE's held-out search, as it only gives STE its start")
         text = (f"LOE ({k} landmarks{why}) on {model.n_landmark_triplets_:,} landmark triplets, "
                 f"then STE on all {m_train:,}: "
