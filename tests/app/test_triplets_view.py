@@ -58,7 +58,7 @@ def test_view_runs_draws_and_downloads():
     acc = {m: s.results[m].test_accuracy for m in ("LOE", "STE", "LOESTE")}
     assert min(acc["STE"], acc["LOESTE"]) > acc["LOE"] + 0.05, acc
     table = view.results_table.object
-    assert "the busiest heads, at most 4 × (d + 3) = 20," in table  # read "at most 4 (d + 3) = 20" as two claims
+    assert r"the busiest heads, at most 4 × \(d \+ 3\) \= 20," in table  # "at most 4 (d + 3) = 20" read as two claims
     for name in ("| LOE |", "| STE |", "| LOE-STE |", "Procrustes error vs truth"):
         assert name in table, table
     assert view.w_shown.value == s.best_method() and not view.download.disabled
