@@ -249,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ===================================================================== helpers
 def _say(*parts, err: bool = False) -> None:
-    print(*parts, file=sys.stderr if err else sys.stdout, flush=True)
+    """Print one line; control characters of a file's name or label (an escape sequence, a line break) as '?'."""
+    print(*map(_printable, parts), file=sys.stderr if err else sys.stdout, flush=True)
 
 
 #: The library's names in its messages -> this command's options.
@@ -868,7 +869,7 @@ def _run(args, prog: str) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush of stdout must not fail again
         return 128 + signal.SIGPIPE
     except UsageError as exc:
-        print(f"{prog}: error: {exc} (see {prog} --help)", file=sys.stderr)
+        print(f"{prog}: error: {_printable(exc)} (see {prog} --help)", file=sys.stderr)
         return 2
     except (DataError, ValueError, OSError, MemoryError) as exc:
         msg = str(exc) or type(exc).__name__

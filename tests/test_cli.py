@@ -437,6 +437,24 @@ def test_samples_are_package_data_found_by_importlib_resources():
 
 
 # ------------------------------------------------------------- what a researcher at a terminal meets
+def test_control_characters_of_a_file_name_never_reach_the_terminal(tmp_path):
+    """A name carrying an escape sequence or a line break was printed raw by info's file line, embed's read and
+    wrote lines and the "output exists" error (others showed it as '?'): it could recolour the terminal or fake a
+    line of output."""
+    name = "e\x1b[31mvil\nline.csv"
+    (tmp_path / name).write_text("head,near,far\n" + "".join(f"{i},{(i + 1) % 9},{(i + 2) % 9}\n" for i in range(40)),
+                                 encoding="utf-8")
+    info = run("info", name, cwd=tmp_path)
+    embed = run("embed", name, "--method", "ste", "--heldout", "0", cwd=tmp_path)
+    again = run("embed", name, "--method", "ste", "--heldout", "0", cwd=tmp_path)  # its output exists now
+    assert info.returncode == 0 and embed.returncode == 0, (info.stderr, embed.stderr)
+    one_line_error(again, 2, "loe-viz embed: error: the output")
+    for proc in (info, embed, again):
+        out = proc.stdout + proc.stderr
+        assert "\x1b" not in out and "e?[31mvil?line" in out, out
+    assert any(line.startswith("file ") and line.endswith("e?[31mvil?line.csv") for line in info.stdout.splitlines())
+
+
 def test_outputs_that_exist_are_replaced_only_with_force(simulated, tmp_path):
     """simulate's default -o triplets.csv and embed's default FILE_METHOD.csv replaced a file of that name
     without a word; the user's own triplets.csv was gone."""
