@@ -39,8 +39,8 @@ def _link_value(v: str):
     """
     if len(v) > MAX_PARSED_CHARS or not v.isascii():
         return v
-    if v.isdigit():
-        return int(v)
+    if v.isdigit() or (v[:1] == "-" and v[1:].isdigit()):
+        return int(v)  # "-2" too (Panel read it as -2.0, and a message quoted the seed as "-2.0")
     try:
         return float(v)  # "1.5", "1e400" (inf), "NaN": the state says a value is not finite
     except ValueError:

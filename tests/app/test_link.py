@@ -97,6 +97,7 @@ def test_link_values_are_read_as_panel_reads_them_and_never_raise():
     assert q["n"] == 500 and q["t"] == 1.5 and q["b"] != q["b"] and q["c"] is True and q["l"] == [1, 2]
     assert (q["k"], q["x"], q["y"], q["z"]) == ("moons", "[1,", "²", "7" * 41)  # text the state refuses by name
     assert parse_link_query("?n=5&n=7") == {"n": 7}  # the last one, as in Panel
+    assert parse_link_query("?seed=-2")["seed"] == -2 and isinstance(parse_link_query("?s=-2")["s"], int)
 
 
 def test_a_setting_given_twice_in_the_link_is_said():
