@@ -9,18 +9,30 @@ syncs a copy of the state's link parameters instead, and copies the state into
 it when no run is in progress: at once for a change that starts no run (the
 step), with the results for one that does.  A link the page opens is applied
 to the state at once, as before.  No Panel import here: it takes the location.
+
+A link is anyone's text.  :func:`refused_link_settings` says which of its settings
+the explorer cannot run with (``n`` above :data:`~loe_viz.app.limits.MAX_N`, a
+temperature of ``nan``, a budget out of range, ...): those are ignored as the
+settings that do not parse are, keeping the value in use (the default on a page
+just opened), and the others are applied, so the page computes a result and one
+message names every ignored setting.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
+import math
+import numbers
 import urllib.parse
 from typing import Callable, Iterable
 
 import param
 
-__all__ = ["DeferredLink", "parse_link_query", "repeated_settings", "quote_link_value"]
+__all__ = ["DeferredLink", "parse_link_query", "repeated_settings", "quote_link_value", "refused_link_settings"]
+
+log = logging.getLogger(__name__)
 
 #: Longest value of a link read as a number or as JSON; a longer one stays text (the state names it).
 MAX_PARSED_CHARS = 40
@@ -89,6 +101,118 @@ def quote_link_value(raw) -> str:
     return f"{text[:QUOTED_CHARS]!r}… ({len(text):,} characters)"
 
 
+def _whole(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _finite(v) -> bool:
+    """A real number other than nan and ±inf (an int beyond the floats is not finite either)."""
+    try:
+        return _real(v) and math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
+
+
+def refused_link_settings(values: dict, state) -> dict[str, str]:
+    """The settings of a link among ``values`` that the explorer cannot run with, each with why.
+
+    ``values`` are of the state's parameter types (``n`` an int, ...); each is checked on its
+    own and against the settings it depends on, the values in use (``state``'s) standing for
+    those the link does not give or that are refused themselves. What is left can be applied
+    together, and a run of it starts (a combination the checks do not cover, such as an upload
+    with fewer rows than ``n``, is still refused by the run, with its message).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> s = SimpleNamespace(kind="gaussian", n=1000, d=2, n_landmarks=None, temperature=1.0,
+    ...                     budget_unit="total_c", budget=100.0, uploaded_name="")
+    >>> refused_link_settings({"n": 10**8, "d": 3, "temperature": float("nan")}, s)
+    {'n': 'must be at most 200,000', 'temperature': 'must be a number of 0 or more'}
+    """
+    from . import limits
+    from ..points import POINT_KINDS, min_dimensions
+
+    use = {p: getattr(state, p, None) for p in ("kind", "n", "d", "n_landmarks", "budget_unit", "budget")}
+    refused: dict[str, str] = {}
+
+    def check(name, problem: str | None) -> None:
+        if problem:
+            refused[name] = problem
+        else:
+            use[name] = values[name]
+
+    if "d" in values:
+        d, kind = values["d"], use["kind"]
+        need = min_dimensions(kind) if "kind" not in values and kind in POINT_KINDS else 1
+        check("d", None if _whole(d) and need <= d <= limits.MAX_D else
+              f"must be between {need} and {limits.MAX_D}" + (f" for kind={kind!r}" if need > 1 else ""))
+    if "kind" in values:
+        kind, d = values["kind"], use["d"]
+        if kind == "uploaded":
+            check("kind", None if getattr(state, "uploaded_name", "") else "no points were uploaded in this page")
+        else:
+            need = min_dimensions(kind) if kind in POINT_KINDS else 1
+            check("kind", None if not _whole(d) or d >= need else f"needs d >= {need}, d is {d}")
+    d = use["d"] if _whole(use["d"]) else None
+    if "n_landmarks" in values and values["n_landmarks"] is not None and d is not None:
+        l, n = values["n_landmarks"], use["n"]
+        most = n - 2 if "n" not in values and _whole(n) else None
+        ok = _whole(l) and l >= d + 3 and (most is None or l <= most)
+        check("n_landmarks", None if ok else f"must be at least d + 3 = {d + 3}" + (f" and at most n - 2 = {most}"
+                                                                             if most is not None else ""))
+    if "n" in values:
+        n = values["n"]
+        l = use["n_landmarks"] if _whole(use["n_landmarks"]) else (d + 3 if d is not None else 4)
+        if not _whole(n) or n < l + 2:
+            check("n", f"must be at least l + 2 = {l + 2}, for l = {l} landmarks")
+        else:
+            check("n", None if n <= limits.MAX_N else f"must be at most {limits.MAX_N:,}")
+    if "seed" in values:
+        seed = values["seed"]
+        check("seed", None if _whole(seed) and seed >= 0 else "must be a whole number of 0 or more")
+    if "temperature" in values:
+        t = values["temperature"]
+        check("temperature", None if _finite(t) and t >= 0 else "must be a number of 0 or more")
+    if "budget_unit" in values:
+        check("budget_unit", None)
+    if "budget" in values:
+        b = values["budget"]
+        check("budget", _budget_problem(float(b), use) if _finite(b) and b > 0 else "must be a finite number above 0")
+    if "budget" in refused and "budget_unit" in values and values["budget_unit"] != getattr(state, "budget_unit",
+                                                                                            None):
+        # the budget in use is in the unit in use: with the other unit it would mean another budget
+        refused["budget_unit"] = "it goes with the ignored budget"
+    return refused
+
+
+def _budget_problem(budget: float, use: dict) -> str | None:
+    """Why ``budget`` cannot run with the settings ``use`` (None: it can, or the run will say)."""
+    from ..points import POINT_KINDS
+    from .pipeline import budget_range, per_landmark_of
+
+    n, d, l, unit = use["n"], use["d"], use["n_landmarks"], use["budget_unit"]
+    l = d + 3 if l is None and _whole(d) else l
+    if use["kind"] not in POINT_KINDS or not all(_whole(v) for v in (n, d, l)) or not 3 <= n <= 10**7:
+        return None  # an upload's columns, or settings the run refuses with their own message
+    try:
+        lo, hi = budget_range(n, d, d, l, unit)
+    except Exception:  # the run says what is wrong with these settings
+        return None
+    if lo <= budget <= hi and per_landmark_of(n, l, unit, budget) >= n // 2:
+        return None
+    what = "comparisons per landmark" if unit == "per_landmark" else "c"
+    return f"must be between {_fmt(lo)} and {_fmt(hi)} {what} for n = {n:,} and l = {l}"
+
+
 class DeferredLink:
     """Keeps ``location``'s query in step with ``state``'s parameters ``names``, between runs.
 
@@ -113,21 +237,43 @@ class DeferredLink:
         # the same parameter definitions: the link's text is read and written as the state's would be
         cls = param.parameterized_class("ExplorerLink", {p: copy.deepcopy(type(state).param[p]) for p in self._names})
         self.mirror = cls(**{p: getattr(state, p) for p in self._names})
-        self.mirror.param.watch(self._to_state, list(self._names))
+        # after the location's own watcher: a refused value it writes into the address is then replaced
+        self.mirror.param.watch(self._to_state, list(self._names), precedence=1)
         state.param.watch(self._from_state, list(self._names) + ["busy"])
-        location.sync(self.mirror, {p: p for p in self._names}, on_error=on_error)
+        location.sync(self.mirror, {p: p for p in self._names}, on_error=self._not_applied)
 
     def _to_state(self, *events) -> None:
-        """The address changed (a link opened): apply it to the state."""
+        """The address changed (a link opened): apply it to the state, but the settings it cannot run with."""
         if self._copying:
             return
         values = {e.name: e.new for e in events}
+        refused = refused_link_settings(values, self._state)
+        if refused and self._on_error is not None:
+            self._not_applied(values)  # one message names them all, with those that do not parse
+            return
+        if refused:
+            log.info("ignored settings of the link: %s", ", ".join(refused))
+        good = {k: v for k, v in values.items() if k not in refused}
         try:
-            self._state.param.update(**values)
+            self._state.param.update(**good)
         except Exception:
             if self._on_error is None:
                 raise
+            self._not_applied(values)
+            return
+        if refused:
+            self._write_back()
+
+    def _not_applied(self, values: dict) -> None:
+        """Some of the link's ``values`` cannot be used: ``on_error`` applies the others and says why."""
+        if self._on_error is not None:
             self._on_error(values)
+        self._write_back()
+
+    def _write_back(self) -> None:
+        """The address and the widgets show the values in use, never a refused one of the link."""
+        if not getattr(self._state, "busy", False):
+            self.flush()  # else with the results of the run in progress
 
     def _from_state(self, *events) -> None:
         if getattr(self._state, "busy", False):

@@ -31,7 +31,7 @@ import param
 
 from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, RunsJobs, Token
-from .link import quote_link_value
+from .link import quote_link_value, refused_link_settings
 from .uploads import ReadsUploads, upload_name
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
@@ -288,7 +288,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         return out
 
     def from_query(self, query: dict[str, str]) -> None:
-        """Apply URL query values; values that do not parse set :attr:`error`."""
+        """Apply URL query values; values that do not parse or cannot run are ignored, named in :attr:`error`."""
         updates, bad = {}, []
         for p in URL_PARAMS:
             if p not in query:
@@ -305,14 +305,20 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
                 bad.append(f"{p}={quote_link_value(raw)}")  # a value of 5,000 characters is cut
                 continue
             updates[p] = v
+        # values that parse but cannot run (n above the limit, a budget of inf) are ignored too
+        refused = refused_link_settings(updates, self)
+        unusable = [f"{p}={quote_link_value(query[p])} ({why})" for p, why in refused.items()]
+        updates = {p: v for p, v in updates.items() if p not in refused}
         if updates:
             try:
                 self.param.update(**updates)
             except Exception as exc:
                 self.report_link_problem(f"The link's settings could not be applied: {exc}")
                 return
-        if bad:
-            self.report_link_problem("Ignored settings in the link that do not parse: " + ", ".join(bad))
+        said = ["that do not parse: " + ", ".join(bad)] if bad else []
+        said += ["that cannot be used: " + ", ".join(unusable)] if unusable else []
+        if said:
+            self.report_link_problem("Ignored settings in the link " + "; ".join(said))
 
     def report_link_problem(self, message: str) -> None:
         """Say that some of the link's settings were refused; the message outlives the first run.

@@ -119,11 +119,95 @@ def test_a_budget_beyond_the_floats_is_refused_with_a_message_and_no_traceback(c
     s = ExplorerState(auto_update=False, n=200)
     try:
         s.from_query({"budget": "1" * 400})  # read as an int of 400 digits: float() overflowed
+        assert s.budget == 100.0  # ignored, as a link's value that cannot run
+        assert s.error.startswith("Ignored settings in the link that cannot be used: budget='111"), s.error
+        assert "(400 characters) (must be a finite number above 0)" in s.error, s.error
+        s.budget = int("1" * 400)  # typed in the sidebar: the run says it
         s.run(force=True)
         assert s.error == "budget must be finite, got an integer of about 400 digits", s.error
         assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
     finally:
         s.close()
+
+
+@pytest.fixture
+def explorer():
+    from loe_viz.app.explorer import Explorer
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    yield e
+    e.close()
+
+
+def _open(e, link: str) -> Location:
+    """The explorer opening ``link`` as the served page does: the link applied, then the first run."""
+    from loe_viz.app.serving import read_links_safely
+
+    read_links_safely()
+    loc = Location(search=link)
+    DeferredLink(e.state, URL_PARAMS, loc, on_error=e._on_url_error)
+    e.state.run()
+    assert e.state.wait(120)
+    return loc
+
+
+@pytest.mark.parametrize("link, named, kept", [
+    # an n above the limit stopped the run; its message alone was shown, the bad d never named
+    ("?n=99999999&d=**PWNSTAR**&seed=3", ["n=99999999 (must be at most 200,000)", "d='**PWNSTAR**'"],
+     dict(n=1000, d=2, seed=3)),
+    # numbers that parse but cannot run: only the first the run met was said (the temperature)
+    ("?temperature=nan&budget=inf&seed=4&kind=circle", ["temperature=nan (must be a number of 0 or more)",
+                                                         "budget=inf (must be a finite number above 0)"],
+     dict(temperature=1.0, budget=100.0, seed=4, kind="circle")),
+    ("?n=400&d=30&n_landmarks=3&temperature=-1&seed=-2",
+     ["d=30 (must be between 1 and 20)", "n_landmarks=3 (must be at least d + 3 = 5", "temperature=-1",
+      "seed=-2 (must be a whole number of 0 or more)"], dict(n=400, d=2, n_landmarks=None, seed=0)),
+    ("?kind=uploaded&budget=0.001&d=3", ["kind='uploaded' (no points were uploaded in this page)",
+                                         "budget=0.001 (must be between "], dict(kind="gaussian", d=3, budget=100.0)),
+])
+def test_every_setting_a_link_cannot_run_with_is_named_and_the_others_apply_and_run(explorer, link, named, kept):
+    s = explorer.state
+    loc = _open(explorer, link)
+    assert {k: getattr(s, k) for k in kept} == kept  # a refused setting keeps the value in use: the default
+    assert s.error.startswith("Ignored settings in the link "), s.error
+    for name in named:
+        assert name in s.error, (name, s.error)
+    assert s.version == 1 and s.metrics["n"] == s.n  # a result, computed with what was kept
+    for k, v in kept.items():  # the address names the values in use, never a refused one
+        assert loc.query_params.get(k) == ("null" if v is None else v), (k, loc.query_params)
+
+
+def test_the_sidebar_never_shows_a_value_the_link_gave_and_the_explorer_refused(explorer):
+    """``?n=99999999`` showed 99999999 in the n box (its slider pinned at the end) beside the refusal."""
+    e = explorer
+    _open(e, "?n=99999999&d=25&temperature=inf&budget=-5&seed=7")
+    assert (e.w_n.value, e.w_d.value, e.w_temp.value, e.w_budget.value, e.w_seed.value) == (1000, 2, 1.0, 100.0, 7)
+    assert "Procrustes error" in e.status.object
+
+
+def test_a_link_opened_later_in_the_page_is_checked_the_same_way(explorer):
+    s = explorer.state
+    loc = _open(explorer, "?n=500&seed=2")
+    loc.search = "?n=500&seed=9&n=250000&temperature=nan"  # the page goes to another link
+    assert (s.n, s.seed, s.temperature) == (500, 9, 1.0)  # the values in use stay
+    assert "n=250000 (must be at most 200,000)" in s.error and "temperature=nan" in s.error, s.error
+    assert (loc.query_params["n"], loc.query_params["temperature"]) == (500, 1.0)
+
+
+def test_no_refused_value_of_a_link_reaches_the_page_as_markup(explorer):
+    e = explorer
+    link = ("?n=99999999&d=%3Cb%3Ebold%3C%2Fb%3E&seed=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E"
+            "&kind=%3Cscript%3Ealert(2)%3C%2Fscript%3E&offset=**x**&temperature=nan")
+    _open(e, link)
+    s = e.state
+    for shown in ("d='<b>bold</b>'", "seed='<img src=x onerror=alert(1)>'", "kind='<script>alert(2)</script>'",
+                  "offset='**x**'", "n=99999999", "temperature=nan"):
+        assert shown in s.error, (shown, s.error)
+    assert e.alert.visible
+    shown = e.alert.object  # Markdown, which renders raw HTML: every character of the link's text escaped
+    assert "<" not in shown and ">" not in shown and "**" not in shown, shown
+    assert "&lt;b&gt;bold&lt;/b&gt;" in shown and "&lt;script&gt;alert\\(2\\)" in shown, shown
 
 
 def test_a_whole_number_the_page_sends_as_a_float_reaches_the_state_from_the_number_boxes():
