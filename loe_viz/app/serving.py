@@ -12,7 +12,10 @@
   ``--websocket-max-message-size``), so an upload never closes the connection.
   The server side drops a file that grows past the limit anyway (a client
   other than the page), and :func:`take_upload` hands the handler the file
-  just received and lets the box forget it.
+  just received and lets the box forget it.  The reader of that file (see
+  :class:`loe_viz.app.uploads.ReadsUploads`) tells the box what became of it:
+  a refused file leaves the box (no "Upload complete" beside the refusal),
+  and removing a file that was taken (FilePond's ×) undoes the upload.
 * :func:`warn_if_exposed`: logs a warning when ``panel serve`` was started
   without ``--address`` (it then listens on every interface).
 * :func:`quiet_closed_page_writes`: a tab closed while the server wrote to it
@@ -40,10 +43,11 @@ import sys
 import threading
 import time
 import weakref
+from typing import Callable
 
 from .limits import _env_int
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload",
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "claim_upload",
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
            "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
@@ -442,17 +446,42 @@ def _bounded_dropper():
     global _dropper_class
     if _dropper_class is not None:
         return _dropper_class
+    import param
     from panel.widgets import FileDropper
 
     class BoundedFileDropper(FileDropper):
+
+        clears = param.Integer(default=0, precedence=-1, doc="""
+            Counts the times the box was emptied from the server (:meth:`clear`); the page
+            empties its list of files when it changes.""")
+
+        # FilePond's list of files is the page's own (FileDropper never sends ``value`` to it): a change
+        # of the model's tags, which nothing else of a widget uses, runs _CLEAR_JS there
+        _rename = {**FileDropper._rename, "clears": "tags"}
 
         def __init__(self, **params):
             super().__init__(**params)
             self._received = 0
             self._refused: str | None = None
+            self._files = 0  # files begun so far: which file the box shows (see _Handed)
+            self._held: tuple[str, Callable[[], None]] | None = None  # a taken file, and what removing it undoes
+
+        def _get_model(self, doc, root=None, parent=None, comm=None):
+            model = super()._get_model(doc, root, parent, comm)
+            from bokeh.models import CustomJS
+
+            model.js_on_change("tags", CustomJS(code=_CLEAR_JS))
+            return model
+
+        def clear(self) -> None:
+            """Empty the box, in the page too (the file's name on its "Upload complete" band goes)."""
+            self._held = None
+            self.param.update(value={}, mime_type={}, clears=self.clears + 1)
 
         def _process_param_change(self, params):
             props = super()._process_param_change(params)
+            if "tags" in props:
+                props["tags"] = [f"loe-cleared-{props['tags']}"]
             if "previews" in props and not props["previews"]:
                 # an empty list is the model's Python default, so it is never sent, and the page then uses
                 # its own default: FilePond's image and pdf previews. The pdf one (1.0.2, bundled with Panel
@@ -463,10 +492,16 @@ def _bounded_dropper():
 
         def _process_event(self, event):
             if event.event_name != "upload_event":
-                return super()._process_event(event)
+                held, name = self._held, (event.data or {}).get("name")
+                super()._process_event(event)
+                if event.event_name == "delete_event" and held is not None and held[0] == name:
+                    self._held = None
+                    held[1]()  # the taken file was removed from the box (FilePond's ×, or another file in its place)
+                return
             data = event.data or {}
             name, chunk, total = data.get("name"), data.get("chunk"), data.get("total_chunks")
             if chunk == 1:  # a new file: forget any unfinished one
+                self._files += 1
                 self._file_buffer.clear()
                 self._received = 0
                 self._refused = None
@@ -546,8 +581,11 @@ def take_upload(box) -> tuple[str, bytes | str] | None:
     ``content`` is bytes, or str for a text file FileDropper decoded as UTF-8 (the
     readers take both).  A FileDropper then forgets the file (its ``value`` is
     emptied: the widget keeps no copy, and the same file uploaded again is seen
-    again); its removal in the box changes nothing.
+    again).  The box stays with the file's reader, which claims it
+    (:func:`claim_upload`) to say what became of the file: refused, the box is
+    emptied; taken, removing it from the box undoes the upload.
     """
+    global _handed
     value = box.value
     if isinstance(value, dict):
         if not value:
@@ -555,8 +593,74 @@ def take_upload(box) -> tuple[str, bytes | str] | None:
         name, content = list(value.items())[-1]
         box.value = {}
         box.mime_type = {}
+        _handed = _Handed(box, str(name))
         return str(name), content if content is not None else b""
     # FileInput: value and filename arrive together (an empty file as a name with no value)
     if not box.filename and value is None:
         return None
     return box.filename or "upload", value or b""
+
+
+#: Run in the page when a box's ``clears`` changes: FilePond's list empties (without telling the
+#: server: a list emptied this way sends no removal).
+_CLEAR_JS = """
+const index = window.Bokeh && window.Bokeh.index
+if (index && typeof index.find === "function") {
+  for (const view of index.find(cb_obj)) {
+    if (view._file_pond) view._file_pond.removeFiles()
+  }
+}
+"""
+
+
+class _Handed:
+    """A file :func:`take_upload` handed over, and the box it came from (see :func:`claim_upload`)."""
+
+    def __init__(self, box, name: str):
+        self._box = weakref.ref(box)
+        self.name = name
+        self._file = getattr(box, "_files", None)  # which file the box showed then
+        self._thread = threading.get_ident()
+        self._doc = _current_doc()
+
+    def _shown(self):
+        """The box, while it still shows this file (no newer file was dropped on it since)."""
+        box = self._box()
+        if box is None or getattr(box, "_files", None) != self._file:
+            return None
+        return box
+
+    def refused(self) -> None:
+        """The reader refused the file (or other data replaced it before it was read): the box is emptied."""
+        box = self._shown()
+        if box is not None and hasattr(box, "clear"):
+            box.clear()
+
+    def taken(self, undo: Callable[[], None] | None) -> None:
+        """The file's data are in use: removing the file from the box calls ``undo``."""
+        box = self._shown()
+        if box is not None and hasattr(box, "_held"):
+            box._held = (self.name, undo) if undo is not None else None
+
+
+#: The file :func:`take_upload` handed over last, until its reader claims it.
+_handed: _Handed | None = None
+
+
+def _current_doc():
+    import panel as pn
+
+    return pn.state.curdoc
+
+
+def claim_upload() -> _Handed | None:
+    """The file :func:`take_upload` just handed over, for its reader to report on (once), or None.
+
+    A handler reads the file it took at once, in the same call: only then (same thread, same page)
+    is it claimed, so data that did not come from a box (a sample, a notebook call) claim nothing.
+    """
+    global _handed
+    handed, _handed = _handed, None
+    if handed is None or handed._thread != threading.get_ident() or handed._doc is not _current_doc():
+        return None
+    return handed

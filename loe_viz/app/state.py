@@ -165,6 +165,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         self._cache = Cache()
         self._uploaded = None
         self._upload_token = 0
+        self._before_upload = None  # kind, n and d before the points upload in use (see leave_upload)
         self._link_problem = ""  # a refused setting of the link, shown with the first result
         self._link_said = ""  # the last such message shown (a later one is added to it while it is on screen)
         self._upload_note = ""  # an upload larger than the explorer takes, said with its first result
@@ -258,6 +259,9 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
 
     def _take_points(self, filename: str, X) -> bool:
         """Points just read become the ground truth (on the UI thread), and a run starts."""
+        if self.kind != "uploaded" or self._before_upload is None:
+            self._before_upload = {"kind": self.kind if self.kind != "uploaded" else self.param.kind.default,
+                                   "n": self.n, "d": self.d}
         self._uploaded = X
         self._upload_token += 1
         self.uploaded_name = filename
@@ -275,6 +279,28 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         elif self.auto_update:
             self.run()
         return True
+
+    def leave_upload(self, token: int | None = None) -> None:
+        """Stop using the uploaded points: the ground truth, ``n`` and ``d`` before the upload come back.
+
+        What removing the file from its box does. Every other setting stays, and "uploaded" is no
+        longer offered. With ``token`` (an upload's ``_upload_token``), only while that upload is the
+        one in use.
+        """
+        if self._closed or (token is not None and token != self._upload_token) or self._uploaded is None:
+            return
+        before, self._before_upload = self._before_upload or {"kind": self.param.kind.default}, None
+        self._uploaded = None
+        self._upload_token += 1
+        self._upload_note = ""
+        self.uploaded_name = ""
+        if self.kind == "uploaded":
+            self.param.update(**before)  # the watcher reruns
+        # another ground truth was chosen since: it stays, the upload is no longer offered
+
+    def _upload_undo(self):
+        """Removing the points file just taken from its box leaves it (see :meth:`leave_upload`)."""
+        return partial(self.leave_upload, self._upload_token)
 
     def to_query(self) -> dict[str, str]:
         """The URL-able configuration as strings (what the explorer puts in the URL)."""

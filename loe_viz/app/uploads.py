@@ -5,7 +5,11 @@
 loop, which serves every visitor: the state names the file in ``reading``
 meanwhile, and a newer upload, another choice of data or a closed page
 supersede the read (its result is dropped). Both upload boxes of the
-explorer (the walk-through's points, "Your triplets") read this way.
+explorer (the walk-through's points, "Your triplets") read this way, and the
+box a file came from (:func:`loe_viz.app.serving.claim_upload`) is told what
+became of it: a refused file, or one other data replaced before it was read,
+leaves the box; removing a file that was taken undoes the upload where the
+state says how (``_upload_undo``).
 
 The readers' messages are written for the library's users ("pass
 encoding='utf-16'", "raise it with read_triplets(..., limits=...)"): a visitor of
@@ -84,6 +88,11 @@ class ReadsUploads:
         # uploads are read on a thread of their own: a read never waits for a run, nor cancels one
         self._reads = JobRunner("loe-viz-upload", dispatch=self._dispatch_read)
         self._read_seq = 0  # the read whose result is still wanted
+        self._read_box = None  # the upload box the wanted read's file came from (told what became of it)
+
+    def _upload_undo(self) -> Callable[[], None] | None:
+        """What removing the file just taken from its box does (called right after ``take``); None: nothing."""
+        return None
 
     def _dispatch_read(self, fn) -> None:
         """The state's dispatcher, the new data applied unheld.
@@ -132,8 +141,13 @@ class ReadsUploads:
         """
         if self._closed:
             return False
+        from .serving import claim_upload
+
         self._read_seq += 1
         seq = self._read_seq
+        if self._read_box is not None:
+            self._read_box.refused()  # a read superseded: its file will not be used (unless a newer one is in its box)
+        self._read_box = claim_upload()
         if not background:
             got, why = self._try_read(read, name)
             return self._take_read(seq, take, got, why)
@@ -154,21 +168,34 @@ class ReadsUploads:
         """Apply a read (on the UI thread) unless a newer one, other data or closing superseded it."""
         if self._closed or seq != self._read_seq:
             return False
+        box, self._read_box = self._read_box, None
         if self.reading:
             self.reading = ""
         if why:
             self.error = why
+            if box is not None:
+                box.refused()  # no "Upload complete" beside the refusal
             return False
-        return take(got)
+        taken = take(got)
+        if box is not None:
+            if taken:
+                box.taken(self._upload_undo())
+            else:
+                box.refused()
+        return taken
 
     def _forget_read(self) -> None:
         """Drop an upload still being read (its result will not be applied)."""
         self._read_seq += 1
         self._reads.cancel()
+        box, self._read_box = self._read_box, None
+        if box is not None:
+            box.refused()  # its file will not be used
         if self.reading:
             self.reading = ""
 
     def _close_reads(self) -> None:
         """Drop a read in progress and publish nothing more (the page is closing)."""
         self._read_seq += 1
+        self._read_box = None
         self._reads.close()

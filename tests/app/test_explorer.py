@@ -391,6 +391,38 @@ def test_uploaded_is_offered_once_there_is_an_upload():
         e.close()
 
 
+def test_the_points_box_empties_for_a_refused_file_and_removing_a_taken_file_brings_back_the_truth():
+    """A refused file stayed on the box's green "Upload complete" band beside "Upload rejected"; removing
+    a taken one (the box's ×) emptied the box only: "uploaded" and n = 200 stayed."""
+    import io
+    from pathlib import Path
+
+    from panel.models.file_dropper import DeleteEvent
+
+    from serverlab import drop_file
+
+    huge = io.BytesIO()  # a .npy header declaring 2.4 TB, and 64 bytes
+    np.lib.format.write_array_header_1_0(huge, {"descr": "<f8", "fortran_order": False, "shape": (10**11, 3)})
+    pn.extension("filedropper")  # the upload box is then the served one (FileDropper)
+    e = Explorer(n=300, seed=4, temperature=0.5)
+    try:
+        s, box = e.state, e.w_upload
+        assert s.wait(120) and isinstance(box, pn.widgets.FileDropper)
+        drop_file(box, "huge.npy", huge.getvalue() + bytes(64), mime="application/octet-stream")
+        assert s.wait(120) and s.error.startswith("Upload rejected: huge.npy") and e.alert.visible
+        assert box.clears == 1 and s.kind == "gaussian"
+        sample = Path(__file__).resolve().parents[2] / "sample_data" / "gaussian_2d_points.csv"
+        drop_file(box, "gaussian_2d_points.csv", sample.read_bytes())
+        assert s.wait(120) and s.kind == "uploaded" and s.metrics["n"] == 200 and box.clears == 1
+        box._process_event(DeleteEvent(model=None, data={"name": "gaussian_2d_points.csv"}))
+        assert s.wait(120) and s.error == ""
+        assert (s.kind, s.n, s.d, s.seed, s.temperature) == ("gaussian", 300, 2, 4, 0.5)
+        assert s.metrics["n"] == 300 and s.config_used["kind"] == "gaussian"
+        assert e.w_kind.value == "gaussian" and "uploaded" not in e.w_kind.options
+    finally:
+        e.close()
+
+
 def test_a_points_file_name_writes_no_row_into_the_download_and_reverses_no_sentence():
     """The points upload kept its name as sent: a line break in it started a row of the embedding CSV
     (the name is in its comment line), and a right-to-left override reversed the text after it."""

@@ -175,6 +175,76 @@ def test_upload_box_asks_the_page_for_no_preview_plugin():
     assert box.previews == []  # the widget's own value is unchanged
 
 
+def test_an_upload_box_empties_itself_for_a_refused_file_and_a_removed_file_undoes_its_upload():
+    """A refused file stayed in the box on its green "Upload complete" band beside the red "Upload
+    rejected", and removing a taken file (FilePond's ×) emptied the box only: its data stayed in use."""
+    import panel as pn
+    from bokeh.document import Document
+    from panel.models.file_dropper import DeleteEvent
+
+    from loe_viz.app.serving import claim_upload, take_upload, upload_box
+    from loe_viz.app.uploads import ReadsUploads
+    from serverlab import drop_file
+
+    class Reader(ReadsUploads):  # a state that reads each file its box hands over, and can undo it
+        def __init__(self):
+            self.error = self.reading = ""
+            self._closed, self.dispatch, self.undone = False, lambda fn: fn(), []
+            self._init_reads()
+
+        def read(self, content, name):
+            def parse():
+                if "bad" in name:
+                    raise ValueError(f"{name}: line 1: not a table")
+                return content
+            return self._start_read(parse, name, lambda got: True)
+
+        def _upload_undo(self):
+            return lambda: self.undone.append(self.taken_name)
+
+    pn.extension("filedropper")
+    box, reader = upload_box("Upload", accept=".csv"), Reader()
+    doc = Document()
+    model = box.get_root(doc)
+    doc.add_root(model)
+
+    def on_file(event):
+        got = take_upload(box)
+        if got is not None:
+            reader.taken_name = got[0]
+            reader.read(got[1], got[0])
+
+    box.param.watch(on_file, "value")
+    clears = model.tags
+    drop_file(box, "bad.csv", b"0,1\n")
+    assert reader.error == "Upload rejected: bad.csv: line 1: not a table"
+    # the page is told to empty its list (a change of the model's tags runs a script there)
+    assert box.clears == 1 and model.tags != clears and model.js_property_callbacks.get("change:tags")
+    assert "removeFiles" in model.js_property_callbacks["change:tags"][0].code
+    # a taken file stays in the box; removing it undoes its upload, once
+    drop_file(box, "good.csv", b"0,1\n")
+    assert box.clears == 1 and reader.undone == []
+    box._process_event(DeleteEvent(model=None, data={"name": "other.csv"}))
+    assert reader.undone == []
+    box._process_event(DeleteEvent(model=None, data={"name": "good.csv"}))
+    box._process_event(DeleteEvent(model=None, data={"name": "good.csv"}))
+    assert reader.undone == ["good.csv"] and box.clears == 1
+    # what becomes of a file said when a newer one is in the box leaves the newer one there
+    other = upload_box("Upload", accept=".csv")
+    drop_file(other, "late.csv", b"0,1\n")
+    assert take_upload(other) == ("late.csv", "0,1\n")
+    handed = claim_upload()
+    assert handed is not None and claim_upload() is None  # claimed once
+    drop_file(other, "next.csv", b"0,1\n")
+    handed.refused()
+    handed.taken(lambda: None)
+    assert other.clears == 0 and other._held is None and other.value == {"next.csv": "0,1\n"}
+    # data that did not come from the box (a sample, a notebook call) claim nothing of it
+    reader.read("0,1\n", "bad_sample.csv")
+    assert box.clears == 1 and reader.error.startswith("Upload rejected: bad_sample.csv")
+    reader._close_reads()
+
+
 def test_upload_box_outside_a_server_without_the_extension_is_a_file_input(monkeypatch):
     import panel as pn
     from panel.config import panel_extension

@@ -373,6 +373,32 @@ def test_upload_good_table_then_d_too_large():
     assert s.error.startswith("n must be <= 60")
 
 
+def test_leaving_an_upload_brings_back_the_ground_truth_before_it():
+    """Removing the points file from its box emptied the box only: the upload stayed in use (n = 200)."""
+    s = ExplorerState(**{**SMALL, "seed": 3, "temperature": 0.5})
+    before = (s.kind, s.n, s.d)
+    points = np.random.default_rng(5).normal(size=(60, 3))
+    text = "\n".join(",".join(f"{v:.5f}" for v in row) for row in points).encode()
+    assert s.load_file(text, "first.csv") and (s.kind, s.n) == ("uploaded", 60)
+    undo_first = s._upload_undo()
+    assert s.load_file(text[: text.rfind(b"\n")], "second.csv") and s.n == 59
+    undo_first()  # the first file's removal: the second is in use, nothing changes
+    assert s.kind == "uploaded" and s.uploaded_name == "second.csv" and s.n == 59
+    v = s.version
+    s._upload_undo()()  # the second file's removal: the truth before both uploads, recomputed
+    assert (s.kind, s.n, s.d) == before and s.uploaded_name == "" and s._uploaded is None
+    assert s.version > v and s.error == "" and s.points.shape == (before[1], before[2])
+    assert (s.seed, s.temperature) == (3, 0.5)  # nothing else changes
+    # an upload left after another ground truth was chosen: that one stays, the upload is no longer offered
+    assert s.load_file(text, "third.csv") and s.kind == "uploaded"
+    undo = s._upload_undo()
+    s.kind = "moons"
+    v = s.version
+    undo()
+    assert s.kind == "moons" and s.uploaded_name == "" and s._uploaded is None and s.version == v
+    s.close()
+
+
 def test_url_params_round_trip():
     a = ExplorerState(kind="moons", n=321, d=2, seed=7, temperature=0.25, budget_unit="per_landmark",
                       budget=900.0, n_landmarks=6, landmark_selection="maxmin", offset="mean", step=3,

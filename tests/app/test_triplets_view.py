@@ -150,6 +150,21 @@ def test_the_show_select_never_loses_its_options_while_a_run_clears_the_results(
     assert all(value not in (None, {}) for _, value in changes), changes
 
 
+def test_the_triplets_box_empties_itself_when_its_file_is_refused():
+    """A refused triplet file stayed on the box's green "Upload complete" band beside "Upload rejected"."""
+    pn.extension("filedropper")
+    view = TripletsView(dispatch=lambda fn: fn())
+    try:
+        box, s = view.w_upload, view.state
+        drop_file(box, "mine.csv", b"0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n")
+        assert s.wait(60) and s.source == "mine.csv" and box.clears == 0  # a taken file stays in the box
+        drop_file(box, "bad_file.csv", b"head,winner,loser\n0,1\n")
+        assert s.wait(60) and view.alert.visible and s.error.startswith("Upload rejected: bad_file.csv")
+        assert box.clears == 1 and box.value == {} and s.source == "mine.csv"
+    finally:
+        view.close()
+
+
 def test_picking_the_3d_sample_sets_the_dimension_box_to_3():
     # the 3-D sample was fitted at d = 2 (72 to 84 % held out where d = 3 gives 95 %)
     view = TripletsView()
