@@ -423,6 +423,36 @@ def test_the_points_box_empties_for_a_refused_file_and_removing_a_taken_file_bri
         e.close()
 
 
+def test_3d_points_are_embedded_in_3_d_and_their_plot_says_so_in_words_that_fit():
+    """3-D points kept the sidebar's d = 2 (Procrustes error 0.339, no hint), and the plot's title
+    "Ground truth: gaussian…ipal axes of 3-D data)" was cut in its middle at 1280 px."""
+    from pathlib import Path
+
+    from loe_viz.app import plots
+    from loe_viz.app.views.configure import ConfigureView
+
+    e = Explorer(n=300, seed=0)
+    try:
+        s = e.state
+        assert s.wait(120)
+        sample = Path(__file__).resolve().parents[2] / "sample_data" / "gaussian_3d_points.csv"
+        assert s.load_file(sample.read_bytes(), "gaussian_3d_points.csv") and s.wait(120)
+        assert s.d == 3 and e.w_d.value == 3 and s.metrics["d"] == 3 and s.metrics["procrustes"] < 0.2
+        view = ConfigureView(state=s)
+        summary, pane = view._render()
+        title = pane.object.opts.get().kwargs["title"]
+        assert title == "Ground truth: gaussian_3d_points.csv, n = 100", title
+        assert plots.fit_title(title, plots.SQUARE + 75) == title  # whole at the plot's width
+        assert pane.object.kdims[0].label == "principal axis 1 of 3"
+        assert "set" not in summary.object
+        s.d = 2  # lower than the data's: the summary says so, and what to set
+        assert s.wait(120)
+        summary, _ = view._render()
+        assert "The points are **3-D**: set *Dimension d* to **3** in the sidebar" in summary.object
+    finally:
+        e.close()
+
+
 def test_a_points_file_name_writes_no_row_into_the_download_and_reverses_no_sentence():
     """The points upload kept its name as sent: a line break in it started a row of the embedding CSV
     (the name is in its comment line), and a right-to-left override reversed the text after it."""

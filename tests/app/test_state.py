@@ -359,18 +359,32 @@ def test_upload_good_table_then_d_too_large():
     text = "a,b,c\n" + "\n".join(",".join(f"{v:.6f}" for v in row) for row in X)
     s = ExplorerState(**SMALL)
     assert s.load_file(text.encode(), "pts.csv") is True
-    assert s.error == "" and s.kind == "uploaded" and s.n == 60 and s.d == 2
+    # d becomes the points' dimension (3-D points at d = 2 scored 0.34 with nothing saying why)
+    assert s.error == "" and s.kind == "uploaded" and s.n == 60 and s.d == 3
     np.testing.assert_allclose(s.points, X, atol=1e-6)
     assert s.config_used["uploaded_name"] == "pts.csv"
     v = s.version
     s.d = 4  # more than the 3 columns
     assert s.error.startswith("d must be <= 3") and s.version == v
-    s.d = 3
+    s.d = 3  # back from the refused 4
     assert s.error == "" and s.aligned.shape == (60, 3)
     s.n = 40  # a seeded subsample of the rows
     assert s.error == "" and s.points.shape == (40, 3)
     s.n = 61
     assert s.error.startswith("n must be <= 60")
+
+
+def test_uploaded_points_set_d_to_their_dimension_where_the_sidebar_offers_it():
+    """3-D points were embedded at the sidebar's d = 2: a Procrustes error of 0.34 and no hint why
+    ("Your triplets" fits its 3-D sample at d = 3)."""
+    X = np.random.default_rng(4).normal(size=(50, 12))
+    s = ExplorerState(**SMALL)
+    wide = "\n".join(",".join(f"{v:.5f}" for v in row) for row in X).encode()
+    assert s.load_file(wide, "wide.csv") and s.d == 2  # 12-D: more than the sidebar's 10, d stays
+    assert s.load_file(wide.replace(b",", b"\t"), "wide.tsv") and s.d == 2
+    narrow = "\n".join(",".join(f"{v:.5f}" for v in row[:5]) for row in X).encode()
+    assert s.load_file(narrow, "five.csv") and s.d == 5 and s.error == "" and s.aligned.shape == (50, 5)
+    s.close()
 
 
 def test_leaving_an_upload_brings_back_the_ground_truth_before_it():
@@ -379,7 +393,7 @@ def test_leaving_an_upload_brings_back_the_ground_truth_before_it():
     before = (s.kind, s.n, s.d)
     points = np.random.default_rng(5).normal(size=(60, 3))
     text = "\n".join(",".join(f"{v:.5f}" for v in row) for row in points).encode()
-    assert s.load_file(text, "first.csv") and (s.kind, s.n) == ("uploaded", 60)
+    assert s.load_file(text, "first.csv") and (s.kind, s.n, s.d) == ("uploaded", 60, 3)
     undo_first = s._upload_undo()
     assert s.load_file(text[: text.rfind(b"\n")], "second.csv") and s.n == 59
     undo_first()  # the first file's removal: the second is in use, nothing changes

@@ -33,15 +33,20 @@ sidebar, or upload a CSV table of points (one row per item, numeric columns).
         X, cfg = s.points, s.config_used
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
-        name = plots.short_text(cfg.get("uploaded_name") or cfg.get("kind", ""))  # a file name the user chose
-        sub = "" if X.shape[1] <= 2 else f" (first two principal axes of {X.shape[1]}-D data)"
+        D, d = X.shape[1], cfg["d"]
+        # a file name the user chose, cut in its middle: the title's own words must stay whole at 1280 px
+        name = plots.short_text(cfg.get("uploaded_name") or cfg.get("kind", ""), 26)
+        # more than 2 dimensions: the axes say which plane is drawn (a title of 80 characters was cut mid-word)
+        axes = ("x₁", "x₂") if D <= 2 else (f"principal axis 1 of {D}", f"principal axis 2 of {D}")
         plot = plots.scatter(P, s.colors, hue_lightness=s.hue_lightness,
-                             title=f"Ground truth: {name}, n = {X.shape[0]:,}{sub}",
-                             xlabel="x₁", ylabel="x₂")
-        D = X.shape[1]
+                             title=f"Ground truth: {name}, n = {X.shape[0]:,}", xlabel=axes[0], ylabel=axes[1])
+        lower = ""
+        if isinstance(d, int) and d < D <= s.param.d.softbounds[1]:
+            lower = (f" The points are **{D}-D**: set *Dimension d* to **{D}** in the sidebar to embed them in "
+                     "their own dimension (in fewer, some of their distances cannot be kept).")
         summary = pn.pane.Markdown(
             f"**{X.shape[0]:,} items** in **{D}** dimension{'s' if D > 1 else ''}; "
-            f"embedding dimension **d = {cfg['d']}**; mean squared distance "
-            f"≈ {fmt(2 * X.var(axis=0).sum())}.",
-            styles={"font-size": "1.1em"})
+            f"embedding dimension **d = {d}**; mean squared distance "
+            f"≈ {fmt(2 * X.var(axis=0).sum())}.{lower}",
+            styles={"font-size": "1.1em"}, css_classes=["loe-configure-summary"])
         return [summary, hvpane(plot, name="configure_plot")]
