@@ -32,7 +32,7 @@ import param
 from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, RunsJobs, Token
 from .link import quote_link_value, refused_link_settings
-from .uploads import ReadsUploads, upload_name
+from .uploads import ReadsUploads, read_point_table, upload_name
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
 
 __all__ = [
@@ -254,7 +254,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             return False
         name = upload_name(filename, "points.csv")
         self.last_upload = name
-        return self._start_read(partial(read_points_upload, content, name), name,
+        return self._start_read(partial(read_point_table, read_points_upload, content, name), name,
                                 partial(self._take_points, name), background)
 
     def _take_points(self, filename: str, X) -> bool:

@@ -19,6 +19,7 @@ the page's own controls, or drops it where the page offers nothing.
 
 from __future__ import annotations
 
+import codecs
 import re
 from functools import partial
 from typing import Any, Callable
@@ -26,7 +27,7 @@ from typing import Any, Callable
 from .jobs import JobRunner
 from .text import display_name
 
-__all__ = ["ReadsUploads", "SKIP_BAD_ROWS", "in_app_terms", "rejection", "upload_name"]
+__all__ = ["ReadsUploads", "SKIP_BAD_ROWS", "in_app_terms", "read_point_table", "rejection", "upload_name"]
 
 #: Label of the "Your triplets" checkbox that reads a file with ``errors="skip"``.
 SKIP_BAD_ROWS = "Skip rows with problems"
@@ -61,6 +62,57 @@ def in_app_terms(message: str) -> str:
 def upload_name(filename, default: str) -> str:
     """The name of an uploaded file as given (no path cut at ``/``), safe to show and to write in a comment line."""
     return display_name(filename, default)
+
+
+def _text_problem(raw: bytes, name: str) -> str | None:
+    """What keeps ``raw`` from being a point table as text, with its line (and byte), or None.
+
+    Worded as the triplet reader words the same problems (:mod:`loe_viz.io`), so both boxes say
+    a file's problem alike.
+    """
+    from .limits import MAX_COLUMNS
+
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return f"{name}: is UTF-16 text; save it as UTF-8"
+    if b"\x00" in raw:
+        line = raw[:raw.find(b"\x00")].count(b"\n") + 1
+        return (f"{name}: is not a point table: binary content (a NUL byte on line {line}); supported: "
+                "CSV/TSV/whitespace text, .npy")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        return f"{name}: line {line}: is not valid UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8"
+    for no, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        delim = "\t" if "\t" in line else "," if "," in line else ";" if ";" in line else None
+        k = line.count(delim) + 1 if delim else len(line.split())
+        if k > MAX_COLUMNS:
+            return (f"{name}: line {no}: {k:,} fields on one line; a point table has one column per coordinate "
+                    f"(at most {MAX_COLUMNS:,} here): is this a point table?")
+    return None
+
+
+def read_point_table(read: Callable[[Any, str], Any], content, name: str):
+    """``read(content, name)``, a text file it refuses said with its line and byte where the text is at fault.
+
+    The point reader says "not a text file (it is not UTF-8)" with no place, and a table of
+    1,000,000 columns on one line "must have at least 3 points, got 1"; the triplet reader names
+    the line, the byte or the fields. A refused file's text is looked at again (never a taken one).
+    """
+    try:
+        return read(content, name)
+    except ValueError as exc:
+        if (not isinstance(content, (bytes, bytearray, str)) or name.lower().endswith(".npy")
+                or "columns, one per coordinate" in str(exc)):  # the explorer's own limit is said already
+            raise
+        raw = content.encode() if isinstance(content, str) else bytes(content)
+        problem = _text_problem(raw, name)
+        if problem is None:
+            raise
+        raise ValueError(problem) from None
 
 
 def rejection(exc: BaseException, filename: str) -> str:

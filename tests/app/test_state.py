@@ -413,6 +413,23 @@ def test_leaving_an_upload_brings_back_the_ground_truth_before_it():
     s.close()
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"x,y\n1,2\n\xfc,3\n4,5\n", "bad.csv: line 3: is not valid UTF-8 text (byte 0xfc); save it as UTF-8"),
+    (",".join(["1"] * 10**6).encode(), "bad.csv: line 1: 1,000,000 fields on one line; a point table has one "
+                                      "column per coordinate (at most 1,000 here): is this a point table?"),
+    (b"\xff\xfex\x00,\x00", "bad.csv: is UTF-16 text; save it as UTF-8"),
+    (b"1,2\n3,4\n\x00\x01", "bad.csv: is not a point table: binary content (a NUL byte on line 3); supported: "
+                             "CSV/TSV/whitespace text, .npy"),
+])
+def test_a_points_file_that_is_no_text_table_is_refused_with_its_line_and_byte(content, message):
+    """The points box said "not a text file (it is not UTF-8)" where the triplets box named line and byte,
+    and "must have at least 3 points, got 1" for a line of 1,000,000 fields."""
+    s = ExplorerState(**SMALL)
+    assert s.load_file(content, "bad.csv") is False
+    assert s.error == f"Upload rejected: {message}"
+    s.close()
+
+
 def test_url_params_round_trip():
     a = ExplorerState(kind="moons", n=321, d=2, seed=7, temperature=0.25, budget_unit="per_landmark",
                       budget=900.0, n_landmarks=6, landmark_selection="maxmin", offset="mean", step=3,
