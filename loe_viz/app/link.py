@@ -233,6 +233,7 @@ class DeferredLink:
         self._state = state
         self._names = tuple(names)
         self._on_error = on_error
+        self._location = location
         self._copying = False
         # the same parameter definitions: the link's text is read and written as the state's would be
         cls = param.parameterized_class("ExplorerLink", {p: copy.deepcopy(type(state).param[p]) for p in self._names})
@@ -262,18 +263,28 @@ class DeferredLink:
             self._not_applied(values)
             return
         if refused:
-            self._write_back()
+            self._write_back(refused)
 
     def _not_applied(self, values: dict) -> None:
         """Some of the link's ``values`` cannot be used: ``on_error`` applies the others and says why."""
         if self._on_error is not None:
             self._on_error(values)
-        self._write_back()
+        self._write_back(values)
 
-    def _write_back(self) -> None:
-        """The address and the widgets show the values in use, never a refused one of the link."""
-        if not getattr(self._state, "busy", False):
-            self.flush()  # else with the results of the run in progress
+    def _write_back(self, names: Iterable[str]) -> None:
+        """The address and the widgets show the values in use, never a refused one of the link.
+
+        The settings ``names`` are written even where the copy already holds the value in use
+        (a value that does not parse never reached it): the page's address still had ``d=**x**``.
+        """
+        if getattr(self._state, "busy", False):
+            return  # written with the results of the run in progress
+        self.flush()
+        query = {}
+        for p in names:
+            v = self.mirror.param[p].serialize(getattr(self.mirror, p))
+            query[p] = v if isinstance(v, str) else json.dumps(v)
+        self._location.update_query(**query)
 
     def _from_state(self, *events) -> None:
         if getattr(self._state, "busy", False):
