@@ -125,6 +125,7 @@ def test_hostile_uploads_get_a_message_or_are_shown_as_text(server, browser):
         points = page.locator(".loe-upload input[type=file]")
         points.set_input_files({"name": "empty.csv", "mimeType": "text/csv", "buffer": b""})
         _wait_text(page, "Upload rejected: \u2068empty.csv\u2069: the file is empty")
+        _wait_box_empty(page, ".loe-upload")  # no green "Upload complete" beside the refusal
         rows = "".join(f"{i % 7},{(i * i) % 11}\n" for i in range(60))
         points.set_input_files({"name": NAME_PAYLOAD, "mimeType": "text/csv", "buffer": f"x,y\n{rows}".encode()})
         _wait_status(page, r"Procrustes error [0-9.]+.*n = 60,")
@@ -133,6 +134,7 @@ def test_hostile_uploads_get_a_message_or_are_shown_as_text(server, browser):
         triplets.first.wait_for(state="attached", timeout=60_000)
         triplets.set_input_files({"name": "empty.csv", "mimeType": "text/csv", "buffer": b""})
         _wait_text(page, "Upload rejected: \u2068empty.csv\u2069: the file is empty")
+        _wait_box_empty(page, ".loe-tr-upload")
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as z:  # 2.4 TB declared in a file of a few hundred bytes
             z.writestr("triplets.npy", _npy_header((10**11, 3), "<i8") + bytes(64))
@@ -147,6 +149,19 @@ def test_hostile_uploads_get_a_message_or_are_shown_as_text(server, browser):
         _assert_not_run(page)
     finally:
         ctx.close()
+
+
+def _wait_box_empty(page, box: str, timeout: float = 30) -> None:
+    """Wait until the upload box ``box`` (a CSS selector) lists no file: a refused one left it on its
+    green "Upload complete" band beside the red "Upload rejected"."""
+    deadline = time.perf_counter() + timeout
+    items = -1
+    while time.perf_counter() < deadline:
+        items = page.locator(f"{box} .filepond--item").count()
+        if items == 0:
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"{box} still lists {items} file(s)")
 
 
 def test_an_upload_box_drawn_again_after_an_upload_throws_nothing_in_the_page(server, browser):
