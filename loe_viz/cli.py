@@ -84,6 +84,16 @@ _nonnegative_float = _checked(float, "a number >= 0", lambda v: v >= 0.0 and v !
                               "a finite number >= 0")
 
 
+def _origin(text: str) -> str:
+    """``--allow-websocket-origin``: a host name or address, and optionally a port, as browsers send them."""
+    host, _, port = text.rpartition(":") if re.fullmatch(r".*:\d*", text) else (text, "", "")
+    if not re.fullmatch(r"[A-Za-z0-9*]([A-Za-z0-9.*-]*[A-Za-z0-9*])?|\[[0-9A-Fa-f:.]+\]", host or "") or (
+            port and not 1 <= int(port) <= 65535) or text.endswith(":"):
+        raise argparse.ArgumentTypeError(f"expected HOST[:PORT] such as lecture.example.org:5006 (a host name or "
+                                         f"address, no scheme or path; a port in 1..65535), got {text!r}")
+    return text
+
+
 def _positive_int_or_auto(text: str):
     """``--landmarks`` and ``-d``: a count, or ``auto`` (chosen from the data)."""
     if text == "auto":
@@ -156,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0: every "
                    "network interface, see --allow-websocket-origin)")
-    p.add_argument("--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
+    p.add_argument("--allow-websocket-origin", type=_origin, action="append", default=[], metavar="HOST[:PORT]",
                    help="a host name browsers may open the app under (repeatable); with an --address "
                    "other than localhost this machine's names are allowed already, add the one your "
                    "users type, e.g. --allow-websocket-origin=lecture.example.org:5006")
@@ -819,12 +829,17 @@ def cmd_explore(args) -> int:
         host = "localhost"
     elif address in ("0.0.0.0", "::", ""):
         host = socket.gethostname()
-    _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
-    try:
-        pn.serve(serve_explorer_page, port=port, address=address, websocket_origin=origins, show=args.show,
-                 start=True, threaded=False)
+    try:  # listening first: "serving" is said only of a server that listens
+        server = pn.serve(serve_explorer_page, port=port, address=address, websocket_origin=origins,
+                          show=args.show, start=False, threaded=False, verbose=False)
     except OSError as exc:
         raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+    _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
+    server.start()
+    try:
+        server.io_loop.start()
+    except RuntimeError:  # the loop was stopped from a signal handler
+        pass
     return 0
 
 

@@ -373,6 +373,17 @@ def test_explore_refuses_an_address_or_port_it_cannot_listen_on_before_saying_se
         proc = run("explore", "--port", busy.getsockname()[1], cwd=tmp_path)
     assert one_line_error(proc, 1, "loe-viz explore: error: cannot listen on 127.0.0.1:").endswith(
         ": Address already in use") and proc.stdout == ""
+    # an origin browsers never send was Bokeh's "Invalid host value" after "serving ..."; a port out of range
+    # or an empty value was taken without a word
+    for bad in ("http://x.org:80", "x.org:99999", "", "x.org:", "a b"):
+        proc = run("explore", "--port", free_port(), f"--allow-websocket-origin={bad}", cwd=tmp_path)
+        assert one_line_error(proc, 2, "loe-viz explore: error: argument --allow-websocket-origin: expected "
+                                       "HOST[:PORT] such as lecture.example.org:5006").endswith(
+            f"got {bad!r} (see loe-viz explore --help)") and proc.stdout == ""
+    from loe_viz.cli import _origin
+
+    for good in ("lecture.example.org:5006", "lecture-pc", "192.168.1.5:8080", "[::1]:5006", "*.example.org"):
+        assert _origin(good) == good
 
 
 def test_explore_serves_the_page(tmp_path):
