@@ -814,10 +814,12 @@ def test_huge_configuration_refused_before_any_allocation():
 
 
 def test_url_values_beyond_the_bounds_are_refused():
+    # the link's n is named and ignored; the value in use stays, and the run computes with it
     s = ExplorerState(auto_update=False)
     s.from_query({"n": "100000000", "d": "2"})
+    assert s.n == 1000 and "cannot be used: n='100000000' (must be at most 200,000)" in s.error
     s.run()
-    assert s.error.startswith("n must be <= ") and s.points is None
+    assert s.points is not None and s.points.shape == (1000, 2)
 
 
 def test_truth_helpers():
