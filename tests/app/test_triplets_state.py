@@ -156,7 +156,7 @@ def test_run_gives_accuracies_for_every_method(capitals_run):
     assert info["n_train"] + info["n_test"] == 4000 and info["n_test"] == 800
     assert info["n_landmarks"] == 44 and info["loe_triplets"] == info["n_train"]  # every head, evenly covered
     assert loe.landmarks.size == 44 and warm.landmarks.size == 20 and ste.landmarks is None  # 4 (d + 3) for its start
-    assert re.match(r"LOE \(20 landmarks: the busiest heads, at most 4 \(d \+ 3\) = 20, without LOE's held-out "
+    assert re.match(r"LOE \(20 landmarks: the busiest heads, at most 4 × \(d \+ 3\) = 20, without LOE's held-out "
                     r"search, as it only gives STE its start\) on [\d,]+ landmark triplets, then STE on all 3,200: "
                     r"\d+ iterations", warm.detail), warm.detail
     assert 0.0 <= info["agreement_loe_ste"] <= 1.0
