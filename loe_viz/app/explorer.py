@@ -21,7 +21,7 @@ from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
 from .serving import (read_links_safely, readable_request_arguments, serve_stylesheets_locally, take_upload,
-                      upload_box)
+                      upload_box, upload_receipt)
 from .link import DeferredLink, quote_link_value, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md, md_name, md_quoting
@@ -562,7 +562,7 @@ class Explorer(Viewer):
         if got is not None:
             name, content = got
             # read on a worker thread: a large file takes seconds, and the server's event loop serves every page
-            self.state.load_file(content, name or "upload.csv", background=True)
+            self.state.load_file(content, name or "upload.csv", background=True, box=upload_receipt(self.w_upload))
 
     # ------------------------------------------------------------------ lessons
     def open_lesson(self, key: str) -> None:

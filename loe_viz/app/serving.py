@@ -47,7 +47,7 @@ from typing import Callable
 
 from .limits import _env_int
 
-__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "claim_upload",
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "upload_receipt",
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
            "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
@@ -465,6 +465,7 @@ def _bounded_dropper():
             self._refused: str | None = None
             self._files = 0  # files begun so far: which file the box shows (see _Handed)
             self._held: tuple[str, Callable[[], None]] | None = None  # a taken file, and what removing it undoes
+            self._receipt = None  # of the file take_upload handed over last, until upload_receipt hands it on
 
         def _get_model(self, doc, root=None, parent=None, comm=None):
             model = super()._get_model(doc, root, parent, comm)
@@ -581,11 +582,10 @@ def take_upload(box) -> tuple[str, bytes | str] | None:
     ``content`` is bytes, or str for a text file FileDropper decoded as UTF-8 (the
     readers take both).  A FileDropper then forgets the file (its ``value`` is
     emptied: the widget keeps no copy, and the same file uploaded again is seen
-    again).  The box stays with the file's reader, which claims it
-    (:func:`claim_upload`) to say what became of the file: refused, the box is
+    again).  The box stays with the file's reader, which gets its receipt
+    (:func:`upload_receipt`) to say what became of the file: refused, the box is
     emptied; taken, removing it from the box undoes the upload.
     """
-    global _handed
     value = box.value
     if isinstance(value, dict):
         if not value:
@@ -593,7 +593,8 @@ def take_upload(box) -> tuple[str, bytes | str] | None:
         name, content = list(value.items())[-1]
         box.value = {}
         box.mime_type = {}
-        _handed = _Handed(box, str(name))
+        if hasattr(box, "_held"):  # the server's box (see _bounded_dropper)
+            box._receipt = _Handed(box, str(name))
         return str(name), content if content is not None else b""
     # FileInput: value and filename arrive together (an empty file as a name with no value)
     if not box.filename and value is None:
@@ -614,14 +615,12 @@ if (index && typeof index.find === "function") {
 
 
 class _Handed:
-    """A file :func:`take_upload` handed over, and the box it came from (see :func:`claim_upload`)."""
+    """A file :func:`take_upload` handed over, and the box it came from (see :func:`upload_receipt`)."""
 
     def __init__(self, box, name: str):
         self._box = weakref.ref(box)
         self.name = name
         self._file = getattr(box, "_files", None)  # which file the box showed then
-        self._thread = threading.get_ident()
-        self._doc = _current_doc()
 
     def _shown(self):
         """The box, while it still shows this file (no newer file was dropped on it since)."""
@@ -643,24 +642,13 @@ class _Handed:
             box._held = (self.name, undo) if undo is not None else None
 
 
-#: The file :func:`take_upload` handed over last, until its reader claims it.
-_handed: _Handed | None = None
+def upload_receipt(box) -> _Handed | None:
+    """The receipt of the file :func:`take_upload` just took from ``box`` (once), or None.
 
-
-def _current_doc():
-    import panel as pn
-
-    return pn.state.curdoc
-
-
-def claim_upload() -> _Handed | None:
-    """The file :func:`take_upload` just handed over, for its reader to report on (once), or None.
-
-    A handler reads the file it took at once, in the same call: only then (same thread, same page)
-    is it claimed, so data that did not come from a box (a sample, a notebook call) claim nothing.
+    Pass it to the reader (``load_file(..., box=...)``, ``load_upload(..., box=...)``): it says
+    through it what became of the file, ``refused()`` or ``taken(undo)``.
     """
-    global _handed
-    handed, _handed = _handed, None
-    if handed is None or handed._thread != threading.get_ident() or handed._doc is not _current_doc():
-        return None
-    return handed
+    receipt = getattr(box, "_receipt", None)
+    if receipt is not None:
+        box._receipt = None
+    return receipt

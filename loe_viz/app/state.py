@@ -228,7 +228,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         """Wait for an upload being read, then for background runs (immediately True when synchronous)."""
         return self._reads.wait(timeout) and self._jobs.wait(timeout)
 
-    def load_file(self, content, filename: str = "points.csv", background: bool = False) -> bool:
+    def load_file(self, content, filename: str = "points.csv", background: bool = False, box=None) -> bool:
         """Use an uploaded point table as the ground truth.
 
         Parameters
@@ -243,6 +243,9 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             :attr:`reading` names it meanwhile, and the points (or the error) arrive through
             :attr:`dispatch`. A newer upload, another ground truth chosen meanwhile or
             :meth:`close` supersede it: its result is then dropped.
+        box : optional
+            The receipt of the upload box the file came from
+            (:func:`loe_viz.app.serving.upload_receipt`), told what became of the file.
 
         Returns
         -------
@@ -255,7 +258,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         name = upload_name(filename, "points.csv")
         self.last_upload = name
         return self._start_read(partial(read_point_table, read_points_upload, content, name), name,
-                                partial(self._take_points, name), background)
+                                partial(self._take_points, name), background, box)
 
     def _take_points(self, filename: str, X) -> bool:
         """Points just read become the ground truth (on the UI thread), and a run starts.

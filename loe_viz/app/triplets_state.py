@@ -528,7 +528,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         self._set_data(data, name, sample=name, truth=truth, **dim)
         return True
 
-    def load_upload(self, content, filename: str = "triplets.csv", background: bool = False) -> bool:
+    def load_upload(self, content, filename: str = "triplets.csv", background: bool = False, box=None) -> bool:
         """Read an uploaded triplet file (any layout :func:`loe_viz.io.read_triplets` reads).
 
         Parameters
@@ -543,6 +543,9 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             meanwhile, and the data (or the error) arrive through :attr:`dispatch`.
             A newer upload, a sample chosen meanwhile or :meth:`close` supersede it:
             its result is then dropped.
+        box : optional
+            The receipt of the upload box the file came from
+            (:func:`loe_viz.app.serving.upload_receipt`), told what became of the file.
 
         Returns
         -------
@@ -557,7 +560,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         skip = bool(self.skip_bad_rows)
         self.last_upload = name
         return self._start_read(partial(_read_triplet_upload, content, name, skip), name,
-                                partial(self._take_triplets, name), background)
+                                partial(self._take_triplets, name), background, box)
 
     def _take_triplets(self, name, got) -> bool:
         """The data of an upload just read (on the UI thread)."""

@@ -6,7 +6,7 @@ loop, which serves every visitor: the state names the file in ``reading``
 meanwhile, and a newer upload, another choice of data or a closed page
 supersede the read (its result is dropped). Both upload boxes of the
 explorer (the walk-through's points, "Your triplets") read this way, and the
-box a file came from (:func:`loe_viz.app.serving.claim_upload`) is told what
+box a file came from (its :func:`loe_viz.app.serving.upload_receipt`) is told what
 became of it: a refused file, or one other data replaced before it was read,
 leaves the box; removing a file that was taken undoes the upload where the
 state says how (``_upload_undo``).
@@ -169,7 +169,7 @@ class ReadsUploads:
             return None, rejection(exc, filename)
 
     def _start_read(self, read: Callable[[], Any], name: str, take: Callable[[Any], bool],
-                    background: bool = False) -> bool:
+                    background: bool = False, box=None) -> bool:
         """Read an upload with ``read()``, then hand what it returned to ``take`` (on the UI thread).
 
         Parameters
@@ -184,6 +184,10 @@ class ReadsUploads:
             Read on the ``loe-viz-upload`` thread: :attr:`reading` names the file meanwhile, and the
             data (or the error) arrive through ``dispatch``, unless a newer read, :meth:`_forget_read`
             or closing superseded it.
+        box : optional
+            The receipt of the upload box the file came from
+            (:func:`loe_viz.app.serving.upload_receipt`): told ``refused()`` when the file is not
+            used, ``taken(undo)`` when it is (removing it from the box then calls ``undo``).
 
         Returns
         -------
@@ -193,13 +197,11 @@ class ReadsUploads:
         """
         if self._closed:
             return False
-        from .serving import claim_upload
-
         self._read_seq += 1
         seq = self._read_seq
         if self._read_box is not None:
             self._read_box.refused()  # a read superseded: its file will not be used (unless a newer one is in its box)
-        self._read_box = claim_upload()
+        self._read_box = box
         if not background:
             got, why = self._try_read(read, name)
             return self._take_read(seq, take, got, why)

@@ -182,7 +182,7 @@ def test_an_upload_box_empties_itself_for_a_refused_file_and_a_removed_file_undo
     from bokeh.document import Document
     from panel.models.file_dropper import DeleteEvent
 
-    from loe_viz.app.serving import claim_upload, take_upload, upload_box
+    from loe_viz.app.serving import take_upload, upload_box, upload_receipt
     from loe_viz.app.uploads import ReadsUploads
     from serverlab import drop_file
 
@@ -192,12 +192,12 @@ def test_an_upload_box_empties_itself_for_a_refused_file_and_a_removed_file_undo
             self._closed, self.dispatch, self.undone = False, lambda fn: fn(), []
             self._init_reads()
 
-        def read(self, content, name):
+        def read(self, content, name, box=None):
             def parse():
                 if "bad" in name:
                     raise ValueError(f"{name}: line 1: not a table")
                 return content
-            return self._start_read(parse, name, lambda got: True)
+            return self._start_read(parse, name, lambda got: True, box=box)
 
         def _upload_undo(self):
             return lambda: self.undone.append(self.taken_name)
@@ -212,7 +212,7 @@ def test_an_upload_box_empties_itself_for_a_refused_file_and_a_removed_file_undo
         got = take_upload(box)
         if got is not None:
             reader.taken_name = got[0]
-            reader.read(got[1], got[0])
+            reader.read(got[1], got[0], upload_receipt(box))
 
     box.param.watch(on_file, "value")
     clears = model.tags
@@ -233,8 +233,8 @@ def test_an_upload_box_empties_itself_for_a_refused_file_and_a_removed_file_undo
     other = upload_box("Upload", accept=".csv")
     drop_file(other, "late.csv", b"0,1\n")
     assert take_upload(other) == ("late.csv", "0,1\n")
-    handed = claim_upload()
-    assert handed is not None and claim_upload() is None  # claimed once
+    handed = upload_receipt(other)
+    assert handed is not None and upload_receipt(other) is None  # handed on once
     drop_file(other, "next.csv", b"0,1\n")
     handed.refused()
     handed.taken(lambda: None)

@@ -14,7 +14,7 @@ from panel.viewable import Viewer
 
 from .. import plots
 from ..colors import quantized
-from ..serving import take_upload, upload_box
+from ..serving import take_upload, upload_box, upload_receipt
 from ..session import session_dispatcher
 from ..text import md as _md, md_name, md_quoting, plain
 from ..uploads import SKIP_BAD_ROWS, in_app_terms
@@ -214,7 +214,7 @@ class TripletsView(Viewer):
         self._activated = True
         name, content = got
         # read on a worker thread: a large file takes seconds, and the server's event loop serves every page
-        self.state.load_upload(content, name or "triplets.csv", background=True)
+        self.state.load_upload(content, name or "triplets.csv", background=True, box=upload_receipt(self.w_upload))
 
     def _box(self, cls, name, **kw):
         """A box for a run setting, without bounds of its own: a value out of range reaches the state, which
