@@ -161,7 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     # ---------------------------------------------------------------- explore
     p = sub.add_parser("explore", help="serve the interactive explorer in a browser",
                        description="Serve the LOE explorer (the app of 'panel serve apps/explorer.py') "
-                       "on this machine. It listens on 127.0.0.1 only unless --address says otherwise.")
+                       "on this machine. It listens on 127.0.0.1 only unless --address says otherwise. "
+                       "A shared server's limits come from the environment: LOE_VIZ_MAX_N, LOE_VIZ_MAX_D, "
+                       "LOE_VIZ_MAX_COLUMNS (whole numbers such as 5000 or 1e5), LOE_VIZ_MAX_BYTES (a run's "
+                       "memory, such as 4GiB or 4e9) and LOE_VIZ_MAX_PAGES_PER_ADDRESS (0: no limit).")
     p.add_argument("--port", type=_port, default=5006, help="port to listen on (default 5006; 0: any free port)")
     p.add_argument("--address", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0: every "
@@ -798,8 +801,18 @@ def websocket_origins(address: str, port: int, extra=()) -> list[str]:
 
 def cmd_explore(args) -> int:
     """``loe-viz explore``: serve the explorer with Panel (imported here only)."""
+    import logging
     import socket
 
+    quiet = logging.NullHandler()  # the limits' warnings at import: said once, as this command's error below
+    logging.getLogger("loe_viz.app.limits").addHandler(quiet)
+    try:
+        from .app.limits import environment_problems  # the server's limits, without importing Panel
+    finally:
+        logging.getLogger("loe_viz.app.limits").removeHandler(quiet)
+    problems = environment_problems()  # a mistyped limit would otherwise be served with its default
+    if problems:
+        raise UsageError("; ".join(problems))
     address, port = args.address, int(args.port)
     if port == 0:  # any free port, chosen here so that the allowed origins name it
         with socket.socket() as s:

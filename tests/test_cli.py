@@ -386,6 +386,23 @@ def test_explore_refuses_an_address_or_port_it_cannot_listen_on_before_saying_se
         assert _origin(good) == good
 
 
+def test_explore_refuses_a_limit_it_cannot_read_before_serving(tmp_path):
+    # each bad value was served with its default without a word (the page cap off, 2 GiB per run)
+    env = {**ENV, "LOE_VIZ_MAX_PAGES_PER_ADDRESS": "abc", "LOE_VIZ_MAX_BYTES": "4XB", "LOE_VIZ_MAX_N": "-5"}
+    proc = subprocess.run([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(free_port())],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert one_line_error(proc, 2, "") == (
+        "loe-viz explore: error: LOE_VIZ_MAX_N='-5': expected a whole number >= 1; LOE_VIZ_MAX_BYTES='4XB': "
+        "expected a size in bytes above 0, such as 4GiB or 4e9; LOE_VIZ_MAX_PAGES_PER_ADDRESS='abc': expected a "
+        "whole number >= 0 (see loe-viz explore --help)") and proc.stdout == ""
+    # the forms an admin may well type are read (a value that is whole; bytes with TB or an exponent)
+    good = {"LOE_VIZ_MAX_BYTES": "8TB", "LOE_VIZ_MAX_N": "1e6", "LOE_VIZ_MAX_PAGES_PER_ADDRESS": "4.0"}
+    probe = subprocess.run([sys.executable, "-c", "from loe_viz.app import limits, serving; "
+                            "print(limits.MAX_BYTES, limits.MAX_N, serving.MAX_PAGES_PER_ADDRESS)"],
+                           cwd=tmp_path, env={**ENV, **good}, capture_output=True, text=True, timeout=120)
+    assert probe.stdout.split() == [str(8 * 2**40), "1000000", "4"] and probe.stderr == "", probe.stderr
+
+
 def test_explore_serves_the_page(tmp_path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(port)], cwd=tmp_path,

@@ -10,9 +10,11 @@ above the confirmation thresholds a run waits for an explicit "Run".
 
 The limits can be changed for a server with environment variables (read when
 this module is imported): ``LOE_VIZ_MAX_N``, ``LOE_VIZ_MAX_D``,
-``LOE_VIZ_MAX_COLUMNS`` and ``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``);
+``LOE_VIZ_MAX_COLUMNS`` and ``LOE_VIZ_MAX_BYTES`` (bytes, or e.g. ``4GiB``, ``1e9``);
 ``LOE_VIZ_MAX_PAGES_PER_ADDRESS`` (:mod:`loe_viz.app.serving`) caps the pages one
-client address may have open.
+client address may have open. A value that is not a number (``abc``, ``4XB``, ``-5``)
+is logged as a warning and the default used; :func:`environment_problems` names such
+values (``loe-viz explore`` refuses to serve with one).
 """
 
 from __future__ import annotations
@@ -26,35 +28,83 @@ from .._format import format_bytes, format_seconds
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_N", "MAX_D", "MAX_COLUMNS", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "RunEstimate",
-           "estimate_run", "check_size", "check_columns", "check_run"]
+__all__ = ["MAX_N", "MAX_D", "MAX_COLUMNS", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "ENVIRONMENT",
+           "environment_problems", "parse_amount", "RunEstimate", "estimate_run", "check_size", "check_columns", "check_run"]
 
-_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "m": 2**20, "mb": 2**20, "mib": 2**20,
-          "g": 2**30, "gb": 2**30, "gib": 2**30}
+#: The limits a server sets in its environment, and their defaults (0: no limit).
+ENVIRONMENT = {"LOE_VIZ_MAX_N": 200_000, "LOE_VIZ_MAX_D": 20, "LOE_VIZ_MAX_COLUMNS": 1_000,
+               "LOE_VIZ_MAX_BYTES": 2 * 2**30, "LOE_VIZ_MAX_PAGES_PER_ADDRESS": 0}
+_SIZES = ("LOE_VIZ_MAX_BYTES",)
+#: Binary units, whichever way they are written (``GB`` is read as ``GiB``, as before).
+_UNITS = {"": 1, "b": 1, **{f"{p}{s}": 2 ** (10 * k) for k, p in enumerate("kmgtp", 1) for s in ("", "b", "ib")}}
+_AMOUNT = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(?:e\+?(\d{1,3}))?([a-z]*)")
+
+
+def parse_amount(text: str, size: bool = False, minimum: int = 1) -> int:
+    """A whole number written as people write limits: ``200000``, ``200_000``, ``2e5``, ``4.0``; with ``size``, a
+    number of bytes with an optional binary unit (``4GiB``, ``1.5 TB``, ``1e9``; KB, MB, GB, TB are read as KiB,
+    MiB, GiB, TiB). ``ValueError`` saying what was expected if ``text`` is none of these, or is below ``minimum``.
+
+    >>> parse_amount("2e5"), parse_amount("4.0"), parse_amount("8TB", size=True), parse_amount("1.5 KiB", size=True)
+    (200000, 4, 8796093022208, 1536)
+    """
+    from decimal import Decimal
+
+    expected = f"a size in bytes above {minimum - 1}, such as 4GiB or 4e9" if size else f"a whole number >= {minimum}"
+    m = _AMOUNT.fullmatch(text.strip().lower().replace(" ", "").replace("_", ""))
+    if not m or m[3] not in (_UNITS if size else ("",)):
+        raise ValueError(f"expected {expected}")
+    value = Decimal(m[1]) * 10 ** int(m[2] or 0) * _UNITS[m[3]]
+    if not size and value != value.to_integral_value():
+        raise ValueError(f"expected {expected}")
+    if value < minimum or value >= 2**63:
+        raise ValueError(f"expected {expected}" + ", below 2**63" * (value >= 2**63))
+    return int(value)
+
+
+def _env_problem(name: str, default: int) -> tuple[int, str | None]:
+    """The value of ``name`` in force, and what is wrong with the value given (None: nothing, or not set)."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default, None
+    try:  # 0 is a value only where it is the default (no limit)
+        return parse_amount(raw, size=name in _SIZES, minimum=0 if default == 0 else 1), None
+    except ValueError as exc:
+        return default, f"{name}={raw!r}: {exc}"
+
+
+def environment_problems() -> list[str]:
+    """What is wrong with the limits set in the environment (:data:`ENVIRONMENT`), one message per variable, read
+    now; ``loe-viz explore`` refuses to serve with any. Importing this module uses the default in place of such
+    a value, with a warning in the log."""
+    return [p for p in (_env_problem(name, default)[1] for name, default in ENVIRONMENT.items()) if p]
+
+
+def _env_value(name: str, default: int) -> int:
+    value, problem = _env_problem(name, default)
+    if problem is not None:  # the server runs on, with the limit it would have without the variable
+        shown = (f"{value:,}" + (f" ({format_bytes(value)})" if name in _SIZES else "")) if value else "0 (no limit)"
+        log.warning("%s; using the default, %s", problem, shown)
+    return value
 
 
 def _env_bytes(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip().lower().replace(" ", "")
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]*)", raw)
-    if not m or m.group(2) not in _UNITS:
-        return default
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
+    return _env_value(name, default)
 
 
 def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+    return _env_value(name, default)
 
 
 #: Largest number of items a walk-through run accepts.
-MAX_N = _env_int("LOE_VIZ_MAX_N", 200_000)
+MAX_N = _env_int("LOE_VIZ_MAX_N", ENVIRONMENT["LOE_VIZ_MAX_N"])
 #: Largest dimension a walk-through run accepts.
-MAX_D = _env_int("LOE_VIZ_MAX_D", 20)
+MAX_D = _env_int("LOE_VIZ_MAX_D", ENVIRONMENT["LOE_VIZ_MAX_D"])
 #: Most coordinates (columns) of an uploaded ground truth. A run aligns the embedding to the truth
 #: through a D x D matrix: 83,000 columns (a 10 MB file of 60 rows) asked for 51 GiB; at 1,000 it is 8 MB.
-MAX_COLUMNS = _env_int("LOE_VIZ_MAX_COLUMNS", 1_000)
+MAX_COLUMNS = _env_int("LOE_VIZ_MAX_COLUMNS", ENVIRONMENT["LOE_VIZ_MAX_COLUMNS"])
 #: Never start a run whose estimated peak memory is above this.
-MAX_BYTES = _env_bytes("LOE_VIZ_MAX_BYTES", 2 * 2**30)
+MAX_BYTES = _env_bytes("LOE_VIZ_MAX_BYTES", ENVIRONMENT["LOE_VIZ_MAX_BYTES"])
 #: Above these estimates an automatic run waits for an explicit "Run".
 CONFIRM_SECONDS = 8.0
 CONFIRM_BYTES = min(512 * 2**20, MAX_BYTES)
