@@ -271,6 +271,9 @@ _LEADER_LENGTHS = (13.0, 18.0, 24.0, 31.0, 39.0, 48.0)
 #: Pixels of a leader line shown at the least, beyond its marker's edge (a star's label on a line
 #: 13 px from its centre had 2 px of line: none to see).
 _LEADER_SHOWN = 5.0
+#: Cost of each 3 px of a drawn line (``lines`` of :func:`label_layout`) under a label: a label on the
+#: Sample step's example lines hid which item each line ends at; less than a short leader line.
+_ON_LINE_COST = 25.0
 #: Layouts :func:`point_labels` tries with ``thin``, each without the labels the last one left unclear.
 _THIN_ROUNDS = 4
 #: Directions of the leader lines tried: every 22.5 degrees around the point.
@@ -294,7 +297,7 @@ def _far_anchors(radius: float):
 
 
 def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = LABEL_PT * 4 / 3,
-                 radius=5.0, gap: float = LABEL_GAP, leaders: bool = False, shown=None):
+                 radius=5.0, gap: float = LABEL_GAP, leaders: bool = False, shown=None, lines=None):
     """Choose a corner for each point's label: clear of the markers, of the other labels,
     nearer its own point than any other labelled point, and inside the plot's frame.
 
@@ -323,6 +326,8 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     shown : ndarray of bool of shape (k,), optional
         The points whose labels are placed; the others are obstacles only (their markers, and
         their nearness: a label must be clearly nearer its own point than theirs). Default: all.
+    lines : ndarray of shape (s, 4), optional
+        Segments ``x0, y0, x1, y1`` drawn on the plot (data coordinates): a label avoids lying on them.
 
     Returns
     -------
@@ -351,6 +356,14 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     r = np.broadcast_to(np.asarray(radius, dtype=float), (k,))
     h = 1.15 * font_px
     m = LABEL_MARGIN
+    on_lines = np.zeros((0, 2))  # points every 3 px or so along the lines drawn, in screen pixels
+    if lines is not None and len(lines):
+        seg = np.asarray(lines, dtype=float).reshape(-1, 4)
+        a = np.column_stack([(seg[:, 0] - x0) / ((x1 - x0) or 1.0) * W, (y1 - seg[:, 1]) / ((y1 - y0) or 1.0) * H])
+        b = np.column_stack([(seg[:, 2] - x0) / ((x1 - x0) or 1.0) * W, (y1 - seg[:, 3]) / ((y1 - y0) or 1.0) * H])
+        steps = int(np.clip(np.hypot(*(b - a).T).max() / 3.0, 2, 200))
+        t = np.linspace(0.0, 1.0, steps)[None, :, None]
+        on_lines = (a[:, None, :] + t * (b - a)[:, None, :]).reshape(-1, 2)
     # every candidate place of every label: its box, its cost alone (outside the frame, closeness
     # to another labelled point, the leader's length), points along its leader line and its ends
     cand_meta, cand_box, cand_base, cand_line, cand_ends = [], [], [], [], []
@@ -378,8 +391,10 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
         dist[:, i] = np.inf
         ambiguous = (np.clip(own + LABEL_CLEAR + 3.0 - dist.min(axis=1), 0, None) if k > 1
                      else np.zeros(len(meta)))
+        crossed = ((on_lines[:, None, 0] > box[:, 0]) & (on_lines[:, None, 0] < box[:, 2])
+                   & (on_lines[:, None, 1] > box[:, 1]) & (on_lines[:, None, 1] < box[:, 3])).sum(axis=0)
         base = (1e3 * (w * h - inside) + 60.0 * ambiguous ** 2 + 0.01 * np.arange(len(meta))
-                + np.where(length > 0, _LEADER_COST + 6.0 * length, 0.0))
+                + np.where(length > 0, _LEADER_COST + 6.0 * length, 0.0) + _ON_LINE_COST * crossed)
         # points along the leader line from the marker's edge, NaN where there is no line
         t = np.linspace(0.0, 1.0, 8)[None, :]
         t0 = np.minimum(1.0, (r[i] + 1) / np.where(length > 0, length, 1.0))[:, None]
@@ -550,7 +565,7 @@ def _leader_renderer(plot, element) -> None:
 
 def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, font_size: int = LABEL_PT,
                  color: str = LANDMARK_COLOR, hooks=(), frame: tuple[float, float] | None = None,
-                 thin: bool = False):
+                 thin: bool = False, lines=None):
     """Labels beside points (never on them), placed by :func:`label_layout`.
 
     Each label sits off a corner of its point by :data:`LABEL_GAP` screen pixels (whatever
@@ -576,6 +591,8 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
         fewest first: the ones the last layout found unclear are dropped and the rest placed again,
         up to :data:`_THIN_ROUNDS` times. Returns ``(overlay, hidden)`` then, ``hidden`` the
         positions of the points left without a label (name them elsewhere: a hover tooltip).
+    lines : ndarray of shape (s, 4), optional
+        Segments drawn on the plot, which the labels avoid (see :func:`label_layout`).
     """
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     texts = [str(t) for t in texts]
@@ -586,7 +603,8 @@ def point_labels(xy: np.ndarray, texts, *, geo: dict | None = None, radius=5.0, 
         frame = frame or frame_px(geo)
         for _ in range(_THIN_ROUNDS if thin else 1):
             align, baseline, shift, unclear = label_layout(xy, texts, xlim=geo["xlim"], ylim=geo["ylim"], frame=frame,
-                                                           font_px=font_px, radius=radius, leaders=True, shown=shown)
+                                                           font_px=font_px, radius=radius, leaders=True, shown=shown,
+                                                           lines=lines)
             if not thin or not unclear.any():
                 break
             shown &= ~unclear

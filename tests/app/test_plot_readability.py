@@ -147,6 +147,31 @@ def test_thinned_labels_leave_out_only_what_no_place_makes_clear():
     assert not isinstance(plots.point_labels(xy, texts, geo=geo, radius=5, frame=frame), tuple)
 
 
+def test_labels_keep_off_the_lines_drawn_on_the_plot():
+    # the Sample step's labels lay on its example lines ("12" and "746" on a closer and a farther line):
+    # a line leaving a point up and to the right, its label's first choice, sends the label elsewhere
+    xy = np.array([[0.5, 0.5], [0.2, 0.8], [0.8, 0.2]])
+    texts = ["123", "456", "789"]
+    frame, line = (400.0, 400.0), np.array([[0.5, 0.5, 0.7, 0.7]])
+
+    def box(align, base):  # the first label's box in screen pixels, as bokeh draws it
+        w, h, g = plots.text_width_px("123", plots.LABEL_PT * 4 / 3), 1.15 * plots.LABEL_PT * 4 / 3, plots.LABEL_GAP
+        left = 200 + g if align == "left" else 200 - g - w
+        top = 200 - g - h if base == "bottom" else 200 + g if base == "top" else 200 - h / 2
+        return left, top, left + w, top + h
+
+    on_line = np.linspace(0, 1, 200)[:, None] * np.array([80.0, -80.0]) + 200  # the line in screen pixels
+
+    def crossed(b):
+        return int(((on_line[:, 0] > b[0]) & (on_line[:, 0] < b[2]) & (on_line[:, 1] > b[1])
+                    & (on_line[:, 1] < b[3])).sum())
+
+    a, b = plots.label_layout(xy, texts, xlim=(0, 1), ylim=(0, 1), frame=frame, radius=5)
+    assert crossed(box(a[0], b[0])) > 0  # without the line, the label takes the corner it runs through
+    a, b = plots.label_layout(xy, texts, xlim=(0, 1), ylim=(0, 1), frame=frame, radius=5, lines=line)
+    assert crossed(box(a[0], b[0])) == 0
+
+
 def test_leader_lines_go_no_further_than_they_must():
     # leaders were 22.6 px long at the least and up to 50 px (to the label's anchor) in this crowd
     xy, texts, geo = _crowd()

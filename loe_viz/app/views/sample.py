@@ -105,8 +105,9 @@ either a count per landmark or the paper's total
         marked = np.concatenate([landmarks, ends]).astype(int)
         radius = np.concatenate([np.full(landmarks.size, plots.STAR_SIZE / 2),
                                  np.full(ends.size, plots.marker_size(n) / 2 + 1)])
+        drawn = np.column_stack([np.repeat(P[i_], 2, axis=0), np.column_stack([P[j_], P[k_]]).reshape(-1, 2)])
         labels = plots.point_labels(P[marked], [str(v) for v in marked], geo=plots.square(P), radius=radius,
-                                    font_size=14)
+                                    font_size=14, lines=drawn)
         # the legend below the picture, not over its points; the plot grows by the legend's
         # height so that the frame stays square (distances undistorted)
         picture = (base * near * far * plots.landmark_marks(P[landmarks], labels=landmarks, text=False)
