@@ -525,6 +525,8 @@ def cmd_embed(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     if d == "auto":
         d = _choose_dimension(args, train, n, label, err)
+    elif (short := _too_few_heads(args, train, n, d)) is not None:
+        raise DataError(short)
     model = _estimator(args.method, d, args.landmarks, args.seed, args.max_seconds)
     split = f"{len(train):,} training, {len(test):,} held out" if test is not None else f"all {m:,}"
     _say(f"fitting {label} in d = {d} on {split} triplets (seed {args.seed}) ...", err=err)
@@ -565,6 +567,35 @@ def cmd_embed(args) -> int:
     return 0
 
 
+def _heads(train) -> int:
+    import numpy as np
+
+    return int(np.unique(np.asarray(train)[:, 0]).size) if len(train) else 0
+
+
+def _too_few_heads(args, train, n: int, d: int, auto: bool = False) -> str | None:
+    """Why LOE, or LOE-STE's start, cannot fit ``-d d`` with the landmarks it chooses itself (None: it can).
+
+    Both need d + 3 landmarks that head training triplets: checked before the fit, so that the message names
+    what is short (items or heads) and a -d that works, or --method ste when none does."""
+    if args.method not in ("loe", "loeste") or args.landmarks != "auto":
+        return None  # a --landmarks given is checked against the items, and named, by the fit
+    heads = _heads(train)
+    if d + 3 <= heads:
+        return None
+    who = ("-d auto: LOE" if auto else f"-d {d}") if args.method == "loe" else (
+        f"-d {'auto' if auto else d}: LOE-STE's start (LOE)")
+    if heads >= n:
+        short = f"{who} needs at least d + 3 = {d + 3} landmarks, but there are only {n} items"
+    else:
+        short = (f"{who} needs at least d + 3 = {d + 3} landmarks, items that head training triplets, but the "
+                 f"{len(train):,} training triplet{'s' * (len(train) != 1)} have only {heads} distinct head item(s)")
+    if heads - 3 < 1:
+        return f"{short}; no -d works with {heads} head(s): use --method ste, which fits every triplet"
+    ste = ", or --method ste" * (args.method == "loeste" or heads < n)
+    return f"{short}; use -d {heads - 3} or less{ste}"
+
+
 def _choose_dimension(args, train, n: int, label: str, err: bool) -> int:
     """``-d auto``: cross-validate the method on the training triplets over the dimensions it can fit."""
     from .evaluation import select_dimension
@@ -573,9 +604,14 @@ def _choose_dimension(args, train, n: int, label: str, err: bool) -> int:
     dims = [k for k in AUTO_DIMENSIONS if k <= cap]
     if not dims:
         raise DataError(f"-d auto needs more than {AUTO_DIMENSIONS[0]} item(s); {args.file} has {n}")
+    if (short := _too_few_heads(args, train, n, dims[0], auto=True)) is not None:
+        raise DataError(short)
+    why = f" (--landmarks {args.landmarks} allows d <= {cap})" if cap < AUTO_DIMENSIONS[-1] and cap < n - 1 else ""
+    if args.method in ("loe", "loeste") and args.landmarks == "auto" and _heads(train) - 3 < dims[-1]:
+        cap = _heads(train) - 3  # LOE's landmarks head training triplets
+        dims, why = [k for k in dims if k <= cap], f" ({cap + 3} items head training triplets: d <= {cap})"
     if len(train) < 30:
         raise DataError(f"-d auto needs at least 30 training triplets to cross-validate; there are {len(train)}")
-    why = f" (--landmarks {args.landmarks} allows d <= {cap})" if cap < AUTO_DIMENSIONS[-1] and cap < n - 1 else ""
     _say(f"choosing d among {', '.join(map(str, dims))}{why}: {label} on 3 folds of the {len(train):,} training "
          "triplets ...", err=err)
     with warnings.catch_warnings():

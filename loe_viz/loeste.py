@@ -29,6 +29,12 @@ _STE_OWNED = ("n_components", "callback", "time_budget")
 START_HEADS = 4
 
 
+def _start_needs(d: int, have: int, why: str) -> str:
+    """The start's landmarks LOESTE chose itself are more than the data has: what it needs, and what fits."""
+    fix = f"use n_components <= {have - 3}" if have > 3 else "STE, which fits every triplet, needs no landmarks"
+    return f"LOESTE's start (LOE) needs at least n_components + 3 = {d + 3} landmarks, {why}; {fix}"
+
+
 class LOESTE(ParamsMixin):
     """LOE-STE: Landmark Ordinal Embedding, then STE started from its embedding.
 
@@ -156,6 +162,9 @@ class LOESTE(ParamsMixin):
                 # No held-out search (it cost several STE runs' time): a few times d + 3 of the heads the
                 # search would consider, which spread the start far better than d + 3 of them do
                 plan = auto_landmark_plan(counts, d)
+                if plan.heads.size < d + 3:  # LOE would name an n_landmarks the caller never set
+                    raise ValueError(_start_needs(d, plan.heads.size, "items that head triplets, but the triplets "
+                                                  f"have only {plan.heads.size} distinct head item(s)"))
                 l = min(plan.n_landmarks, START_HEADS * (d + 3))  # the plan has d + 3 or more
                 if counts[plan.heads[min(l, plan.heads.size) - 1]] < WELL_COVERED * counts.size:
                     loe_kw.setdefault("regularization", AUTO_REGULARIZATION[0])
@@ -202,6 +211,8 @@ class LOESTE(ParamsMixin):
             l = len(np.atleast_1d(loe.landmarks))
         else:
             l = d + 3
+            if l > n:  # LOE would name an n_landmarks the caller never set
+                raise ValueError(_start_needs(d, n, f"but there are only {n} items"))
         per_landmark = int(eps * total) // max(l, 1)
         if per_landmark < 1:
             raise ValueError(

@@ -624,6 +624,35 @@ def test_a_dimension_that_needs_more_landmarks_than_items_names_the_dimension(si
     line = one_line_error(run("embed", "t.csv", "-d", 58, cwd=d), 1, "loe-viz embed: error: ")
     assert line == ("loe-viz embed: error: -d 58 needs at least d + 3 = 61 landmarks, but there are only 60 items; "
                     "use -d 57 or less")
+    line = one_line_error(run("embed", "t.csv", "-d", 58, "--method", "loeste", cwd=d), 1, "loe-viz embed: error: ")
+    assert line == ("loe-viz embed: error: -d 58: LOE-STE's start (LOE) needs at least d + 3 = 61 landmarks, but "
+                    "there are only 60 items; use -d 57 or less, or --method ste")  # was: --landmarks 61 is larger ...
+
+
+def test_too_few_heads_are_named_with_a_dimension_or_method_that_works(tmp_path):
+    """LOE and LOE-STE's own start need d + 3 landmarks heading training triplets: the message said --landmarks
+    (never passed) for LOE-STE, and for LOE suggested -d 1, which failed next on the heads."""
+    (tmp_path / "big.csv").write_text("head,winner,loser\n0,1,2\n1,2,2000000000\n2,0,1\n", encoding="utf-8")
+    heads = ("landmarks, items that head training triplets, but the 2 training triplets have only 2 distinct head "
+             "item(s); no -d works with 2 head(s): use --method ste, which fits every triplet")
+    for extra, who in [((), "-d 2"), (("-d", 1), "-d 1"), (("--method", "loeste"), "-d 2: LOE-STE's start (LOE)"),
+                       (("--method", "loeste", "-d", 1), "-d 1: LOE-STE's start (LOE)"),
+                       (("-d", "auto"), "-d auto: LOE")]:
+        d = 1 if "1" in map(str, extra) or "auto" in extra else 2
+        line = one_line_error(run("embed", "big.csv", *extra, "-o", "e.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
+        assert line == f"loe-viz embed: error: {who} needs at least d + 3 = {d + 3} {heads}", extra
+    # a landmark design with 6 heads: -d 3 or less, and -d auto tries only those
+    proc = run("simulate", "gaussian", "-n", 60, "--budget", 30, "--landmarks", 6, "-o", "l6.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for method, who in [("loe", "-d 4"), ("loeste", "-d 4: LOE-STE's start (LOE)")]:
+        line = one_line_error(run("embed", "l6.csv", "-d", 4, "--method", method, "-o", "e.csv", cwd=tmp_path), 1,
+                              "loe-viz embed: error: ")
+        assert line == (f"loe-viz embed: error: {who} needs at least d + 3 = 7 landmarks, items that head training "
+                        "triplets, but the 5,894 training triplets have only 6 distinct head item(s); use -d 3 or "
+                        "less, or --method ste")
+    proc = run("embed", "l6.csv", "-d", "auto", "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "choosing d among 1, 2, 3 (6 items head training triplets: d <= 3): LOE on 3 folds" in proc.stderr
 
 
 def test_embed_says_how_it_read_the_file(tmp_path):
