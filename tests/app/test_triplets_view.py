@@ -59,6 +59,9 @@ def test_view_runs_draws_and_downloads():
     assert min(acc["STE"], acc["LOESTE"]) > acc["LOE"] + 0.05, acc
     table = view.results_table.object
     assert r"the busiest heads, at most 4 × \(d \+ 3\) \= 20," in table  # "at most 4 (d + 3) = 20" read as two claims
+    # the walk-through's names for the same measures: one glossary line under the table
+    assert "| Procrustes error vs STE |" in table and "disparity" not in table
+    assert "100 % minus the walk-through's triplet error" in table and "training triplets satisfied" in table
     for name in ("| LOE |", "| STE |", "| LOE-STE |", "Procrustes error vs truth"):
         assert name in table, table
     assert view.w_shown.value == s.best_method() and not view.download.disabled

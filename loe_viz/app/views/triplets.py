@@ -392,7 +392,7 @@ class TripletsView(Viewer):
                      "training triplet (no method can place it). ")
         a = info.get("agreement_loe_ste", float("nan"))
         if a == a:  # not NaN
-            text += f"LOE and STE agree up to a Procrustes disparity of **{a:.3f}** (0: identical shapes). "
+            text += f"LOE's map and STE's differ by a Procrustes error of **{a:.3f}** (0: identical shapes). "
         text += "Chance is 50\u00a0%."
         return text
 
@@ -403,7 +403,7 @@ class TripletsView(Viewer):
             return ""
         truth = s.truth is not None
         best = s.best_method()
-        head = "| method | held-out accuracy | training accuracy | disparity to STE |"
+        head = "| method | held-out accuracy | training accuracy | Procrustes error vs STE |"
         sep = "|---|---|---|---|"
         if truth:
             head += " Procrustes error vs truth |"
@@ -424,6 +424,12 @@ class TripletsView(Viewer):
                 row = f"| {r.label} | — | — | — |" + (" — |" if truth else "")
                 row += f" {fmt(r.seconds)}\u00a0s | ⚠ could not run: {_md(plain(r.error))} |"
             lines.append(row)
+        lines.append("")
+        lines.append("*Held-out accuracy*: the share of the held-out answers the map agrees with (100 % minus the "
+                     "walk-through's triplet error, measured on answers instead of the truth); *training accuracy*: "
+                     "the same on the answers it was fitted to (the Embedding step's “training triplets "
+                     "satisfied”); *Procrustes error vs STE*: the walk-through's Procrustes error with STE's map in "
+                     "place of the truth (0: the same shape).")
         if truth:
             lines.append("")
             lines.append("*This sample's true positions are known, so the Procrustes error against them is "
