@@ -115,16 +115,19 @@ _LIMITS = ("array_bytes", "compression_ratio", "label_bytes")
 
 
 def _limit(text: str):
-    """``--limit KEY=VALUE``: one of read_triplets' limits."""
+    """``--limit KEY=VALUE``: one of read_triplets' limits; a size may be written 4GiB or 4e9."""
+    from .app.limits import parse_amount  # the explorer's own sizes: the same units (no Panel imported)
+
     key, _, value = text.partition("=")
+    key = key.strip()
     try:
-        value = _positive_float(value)
-    except argparse.ArgumentTypeError:
+        value = parse_amount(value, size=True) if key.endswith("_bytes") else _positive_float(value)
+    except (ValueError, argparse.ArgumentTypeError):
         value = None
-    if key.strip() not in _LIMITS or value is None:
+    if key not in _LIMITS or value is None:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY one of {', '.join(_LIMITS)} and VALUE a "
-                                         f"number > 0 (e.g. array_bytes=4e9), got {text!r}")
-    return key.strip(), int(value) if value.is_integer() else value  # 4e9 bytes: 4,000,000,000, not 4e9 or ...0.0
+                                         f"number > 0 (e.g. array_bytes=4e9 or array_bytes=4GiB), got {text!r}")
+    return key, int(value) if float(value).is_integer() else value  # 4e9 bytes: 4,000,000,000, not 4e9 or ...0.0
 
 
 def _add_reader_options(p) -> None:
@@ -142,9 +145,14 @@ def _add_reader_options(p) -> None:
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="drop the rows with a problem (counted, the first ones named) instead of stopping at the "
                    "first")
+    from .io import MAX_ARRAY_BYTES, MAX_COMPRESSION_RATIO, MAX_LABEL_BYTES
+
     p.add_argument("--limit", type=_limit, action="append", default=[], metavar="KEY=VALUE",
                    help="raise a bound read_triplets checks before allocating: array_bytes (one array of a "
-                   ".npy/.npz, default 2**30), compression_ratio (32), label_bytes (2**28); repeatable")
+                   f".npy/.npz, default {MAX_ARRAY_BYTES} = {MAX_ARRAY_BYTES >> 30}GiB), compression_ratio "
+                   f"({MAX_COMPRESSION_RATIO}), label_bytes ({MAX_LABEL_BYTES} = {MAX_LABEL_BYTES >> 20}MiB); "
+                   "sizes in bytes, e.g. "
+                   "array_bytes=4e9 or array_bytes=4GiB; repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -275,6 +275,27 @@ def test_readers_advice_names_this_commands_options(tmp_path):
     assert line.endswith("its header declares shape (100000000, 3), 2,400,000,000 bytes, but only 100 follow)")
     line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1e9", cwd=tmp_path), 1, "loe-viz info: ")
     assert "above the limit of 1,000,000,000 (raise it" in line, line  # the bound as given, not 1,000,000,000.0
+    line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1GiB", cwd=tmp_path), 1, "loe-viz info: ")
+    assert "above the limit of 1,073,741,824" in line, line  # a size with a unit, as the explorer's limits take
+
+
+def test_limit_defaults_in_the_help_are_values_the_option_takes(tmp_path):
+    # the help said "default 2**30", and --limit array_bytes=2**40 was refused
+    from loe_viz.cli import _limit
+    from loe_viz.io import MAX_ARRAY_BYTES, MAX_COMPRESSION_RATIO, MAX_LABEL_BYTES
+
+    text = " ".join(run("info", "--help", cwd=tmp_path).stdout.split())
+    assert ("array_bytes (one array of a .npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes "
+            "(268435456 = 256MiB); sizes in bytes, e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable") in text
+    for written, expected in [("array_bytes=1073741824", MAX_ARRAY_BYTES), ("array_bytes=1GiB", MAX_ARRAY_BYTES),
+                              ("label_bytes=268435456", MAX_LABEL_BYTES), ("label_bytes=256MiB", MAX_LABEL_BYTES),
+                              ("compression_ratio=32", MAX_COMPRESSION_RATIO), ("array_bytes=4e9", 4 * 10**9),
+                              ("compression_ratio=2.5", 2.5), ("array_bytes=8TB", 8 * 2**40)]:
+        assert _limit(written) == (written.partition("=")[0], expected)
+    line = one_line_error(run("info", "x.csv", "--limit", "array_bytes=2**40", cwd=tmp_path), 2, "loe-viz info: ")
+    assert line == ("loe-viz info: error: argument --limit: expected KEY=VALUE with KEY one of array_bytes, "
+                    "compression_ratio, label_bytes and VALUE a number > 0 (e.g. array_bytes=4e9 or array_bytes=4GiB), "
+                    "got 'array_bytes=2**40' (see loe-viz info --help)")
 
 
 def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
