@@ -669,3 +669,16 @@ def test_text_options_on_a_numpy_file_are_refused_not_ignored(option, tmp_path):
     with pytest.raises(ValueError, match=rf"t\.npz: {next(iter(option))}= applies to text files; a \.npz file "
                                          r"names its arrays \(triplets, or X and y\)$"):
         read_triplets(path, **option)
+
+
+def test_an_array_above_the_limit_names_the_limits_unit(tmp_path):
+    """'... above the limit of 1,073,741,824' had no unit; the size before it had one."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<i8", "fortran_order": False, "shape": (10**8, 3)})
+    path = tmp_path / "huge.npy"
+    path.write_bytes(header.getvalue() + bytes(100))
+    with pytest.raises(ValueError) as info:
+        read_triplets(path)
+    assert str(info.value) == (f"{path}: the array, declared with shape (100000000, 3) and dtype int64, is "
+                               "2,400,000,000 bytes, above the limit of 1,073,741,824 bytes (raise it with "
+                               "read_triplets(..., limits={'array_bytes': ...}) or loe_viz.io.MAX_ARRAY_BYTES)")

@@ -22,7 +22,7 @@ _BROKEN = (ValueError, OSError, EOFError, SyntaxError, TypeError, tokenize.Token
 
 def _limit(name, what, size, lim, key, unit="bytes"):
     if size > lim[key]:
-        raise over_limit(name, f"{what} is {size:,.0f} {unit}, above", lim, key)
+        raise over_limit(name, f"{what} is {size:,.0f} {unit}, above", lim, key, f" {unit}")
 
 
 def read_array(fh, name, what, lim, end):
