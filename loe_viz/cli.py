@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", choices=LAYOUTS[1:], default="list-order",
                    help="layout of the triplet file (default list-order)")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the points (the answers use seed + 1)")
-    p.add_argument("-o", "--output", default="triplets.csv", metavar="OUT",
+    p.add_argument("-o", "--output", metavar="OUT",
                    help="triplet file (default triplets.csv; .npz/.npy write NumPy files)")
     p.add_argument("-f", "--force", action="store_true", help="replace the triplet and points files if they exist")
     p.set_defaults(func=cmd_simulate, subparser=p)
@@ -745,20 +745,20 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--budget {args.budget:g} asks for {args.budget:g} n ln n = 0 triplets at -n {n}; "
                          "raise --budget")
     _check_simulate_memory(n, d, m, args.budget)
-    out = args.output
+    out, option = args.output or "triplets.csv", "-o" if args.output else "the output"  # name what was typed
     if out == "-":
         raise UsageError("-o - (standard output) cannot take both files simulate writes (the triplets and the "
                          "points); name a file")
     if written_in_place(out) or os.path.isdir(out):
-        raise UsageError(f"-o {out} is not a regular file, and simulate writes the points beside the triplets "
-                         "(OUT's stem + _points.csv); name a file")
+        raise UsageError(f"{option} {out} is not a regular file, and simulate writes the points beside the triplets "
+                         "(OUT's stem + _points.csv); name a file" + " with -o" * (option != "-o"))
     _check_extension(out)
     ext = os.path.splitext(out)[1].lower()
     if (ext == ".npz" and args.layout == "crowd") or (ext == ".npy" and args.layout != "list-order"):
         raise UsageError(f"--layout {args.layout} cannot be stored in {ext}; use "
                          + ("" if args.layout == "crowd" else ".npz or ") + "a text format (.csv/.tsv)")
     points_out = f"{os.path.splitext(out)[0]}_points.csv"
-    _check_output(out, force=args.force)
+    _check_output(out, option, force=args.force)
     _check_output(points_out, "the points file", force=args.force)
     _check_simulate_disk(out, n, d, m, args.layout)
     t0 = time.perf_counter()

@@ -510,8 +510,11 @@ def test_outputs_that_exist_are_replaced_only_with_force(simulated, tmp_path):
     d, _ = simulated
     (tmp_path / "triplets.csv").write_text("mine\n")
     line = one_line_error(run("simulate", "gaussian", "-n", 20, cwd=tmp_path), 2, "loe-viz simulate: error: ")
-    assert line == ("loe-viz simulate: error: -o triplets.csv exists; pass --force to replace it, or -o to name "
-                    "another file (see loe-viz simulate --help)")
+    assert line == ("loe-viz simulate: error: the output triplets.csv exists; pass --force to replace it, or -o to "
+                    "name another file (see loe-viz simulate --help)")  # was "-o triplets.csv", never typed
+    line = one_line_error(run("simulate", "gaussian", "-n", 20, "-o", "triplets.csv", cwd=tmp_path), 2,
+                          "loe-viz simulate: error: ")
+    assert line.startswith("loe-viz simulate: error: -o triplets.csv exists; pass --force")
     (tmp_path / "new_points.csv").write_text("mine too\n")
     line = one_line_error(run("simulate", "gaussian", "-n", 20, "-o", "new.csv", cwd=tmp_path), 2,
                           "loe-viz simulate: error: ")
