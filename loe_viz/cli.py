@@ -521,6 +521,8 @@ def cmd_embed(args) -> int:
          f"in {_seconds(t_read)}{skipped}", err=err)
     for note in _notes(data.notes, skipped=False):  # how the file was read: the answers' encoding, the columns
         _say(f"note: {note}", err=err)
+    if (guarded := _guarded_labels(data.labels, out)) is not None:
+        _say(f"note: {guarded}", err=err)
     if m < 2:
         raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
     if d != "auto" and d >= n:
@@ -673,6 +675,22 @@ def _uncertainty(model, Z, labels, err: bool):
          f"{half[worst]:.3g} at most ({_printable(name)}); the items lie {span:.3g} from their centre (rms)",
          err=err)
     return np.asarray(cov, dtype=np.float64)
+
+
+def _guarded_labels(labels, out: str) -> str | None:
+    """The labels a CSV/TSV output writes with a leading ' (a label such as '=1+1' must not become a spreadsheet
+    formula), in words: a join of the output to the file's own labels would miss them (None: there are none)."""
+    from .io import spreadsheet_safe
+
+    if labels.dtype.kind != "O" or os.path.splitext(out)[1].lower() in (".npy", ".npz"):
+        return None  # ids, or arrays that keep the labels as they are
+    changed = [v for v in labels.tolist() if spreadsheet_safe(v) != v]
+    if not changed:
+        return None
+    k = len(changed)
+    return (f"{k:,} label{'s' * (k != 1)} {'is' if k == 1 else 'are'} written with a leading ' so that spreadsheets "
+            f"do not run {'it' if k == 1 else 'them'} as a formula (e.g. {changed[0]!r} as "
+            f"{spreadsheet_safe(changed[0])!r})")
 
 
 def _write_embedding(out: str, Z, labels, cov=None) -> str:

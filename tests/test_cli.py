@@ -679,6 +679,24 @@ def test_too_few_heads_are_named_with_a_dimension_or_method_that_works(tmp_path)
     assert "choosing d among 1, 2, 3 (6 items head training triplets: d <= 3): LOE on 3 folds" in proc.stderr
 
 
+def test_labels_written_with_a_quote_are_counted_in_a_note(tmp_path):
+    """'=1+1' was written as "'=1+1" (spreadsheet_safe) without a word: a join on the labels missed it."""
+    (tmp_path / "lab.csv").write_text("head,winner,loser\n=1+1,b,c\nb,c,d\nc,d,=1+1\nd,=1+1,b\n@x,c,d\n",
+                                      encoding="utf-8")
+    proc = run("embed", "lab.csv", "--method", "ste", "--heldout", 0, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    notes = [ln for ln in proc.stdout.splitlines() if ln.startswith("note: ")]
+    assert notes == ["note: 2 labels are written with a leading ' so that spreadsheets do not run them as a formula "
+                     "(e.g. '=1+1' as \"'=1+1\")"]
+    assert read_embedding(tmp_path / "lab_ste.csv")[1] == ["'=1+1", "'@x", "b", "c", "d"]
+    proc = run("embed", "lab.csv", "--method", "ste", "-o", "lab.npz", cwd=tmp_path)  # kept as read: no note
+    assert proc.returncode == 0 and "note: " not in proc.stdout, proc.stdout
+    (tmp_path / "one.csv").write_text("head,winner,loser\n+a,b,c\nb,c,d\nc,d,+a\n", encoding="utf-8")
+    proc = run("embed", "one.csv", "--method", "ste", "--heldout", 0, cwd=tmp_path)
+    assert "note: 1 label is written with a leading ' so that spreadsheets do not run it as a formula (e.g. '+a' as " \
+           "\"'+a\")" in proc.stdout.splitlines(), proc.stdout
+
+
 def test_embed_says_how_it_read_the_file(tmp_path):
     """embed read a 0/1 'response' beside left and right columns as the index of the chosen item (0: left) without
     a word, while the file's 1 meant "the left item is the closer": every triplet reversed, a held-out accuracy of
