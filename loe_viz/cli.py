@@ -367,19 +367,27 @@ def _printable(text) -> str:
     return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
-def _notes(notes, skipped: bool = True) -> list[str]:
+def _notes(notes, labels, skipped: bool = True) -> list[str]:
     """The reader's notes on how it read a file, in this command's terms; ``skipped=False`` leaves out the count of
-    skipped rows (said already). Answers read as 0/1 indices say how to read them the other way round."""
+    skipped rows (said already). Answers read as 0/1 indices say how to read them the other way round; answers
+    naming the chosen item name it by its id where the items have integer ids (``labels``), not text labels."""
     from .io.layouts import ANSWER_NOTE
 
     out = []
     for note in notes:
         if not skipped and note.startswith("skipped "):
             continue
+        if note == ANSWER_NOTE["label"] and labels.dtype.kind == "i":
+            note = note.replace("by its label", "by its id")
         if note == ANSWER_NOTE["index"]:  # a 0/1 'response' may as well mean "the left item is the closer"
             note += "; if 1 means the left item, pass --columns naming them head, near, far, response"
         out.append(_printable(_in_option_terms(note)))
     return out
+
+
+def _number(x: float) -> str:
+    """A number as people write it: 1,000,000 for 1e6 (not 1e+06), 0.5 as 0.5."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def _seconds(s: float) -> str:
@@ -474,7 +482,7 @@ def cmd_info(args) -> int:
         _say(f"unused     {s['unused_items']:,} item(s) appear in no triplet")
     if s["n_skipped"]:
         _say(f"skipped    {s['n_skipped']:,} row(s)")
-    for note in _notes(s["notes"]):
+    for note in _notes(s["notes"], data.labels):
         _say(f"note       {note}")
     _say(f"method     {_method_terms(method_advice(s))}")
     _say(_printable(s["sentence"]))
@@ -519,12 +527,12 @@ def cmd_embed(args) -> int:
     skipped = f", skipped {data.n_skipped:,} row(s) with problems ('{PROG} info' names them)" * bool(data.n_skipped)
     _say(f"read {m:,} triplet{'s' * (m != 1)} over {n:,} items from {args.file} ({data.layout} layout, {data.format} file) "
          f"in {_seconds(t_read)}{skipped}", err=err)
-    for note in _notes(data.notes, skipped=False):  # how the file was read: the answers' encoding, the columns
+    for note in _notes(data.notes, data.labels, skipped=False):  # how the file was read: the answers' encoding, the columns
         _say(f"note: {note}", err=err)
     if (guarded := _guarded_labels(data.labels, out)) is not None:
         _say(f"note: {guarded}", err=err)
     if m < 2:
-        raise DataError(f"{args.file} holds {m} triplet(s): too few to embed")
+        raise DataError(f"{args.file} holds {m} triplet{'s' * (m != 1)}: too few to embed (at least 2 are needed)")
     if d != "auto" and d >= n:
         raise DataError(f"-d {d} needs more than {d} items; {args.file} has {n}")
     if args.heldout > 0:
@@ -799,7 +807,7 @@ def cmd_simulate(args) -> int:
     with _writing(points_out):
         write_file(points_out, lambda fh: np.savetxt(fh, X, delimiter=",", header=header, comments="", fmt="%.6f"))
     _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
-         f"(c = {args.budget:g}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
+         f"(c = {_number(args.budget)}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
     from .metrics import triplet_accuracy
 
     _say(f"the true points satisfy {triplet_accuracy(X, T):.4f} of these triplets (the most any embedding "
@@ -819,8 +827,9 @@ def _check_simulate_memory(n: int, d: int, m: int, c: float) -> None:
     need = triplets + points + (128 << 20)
     limit, how = resolve_memory_limit(None)
     if need > limit:
-        what, lower = ((f"-n {n:,} with --budget {c:g} draws {m:,} triplets (c n ln n)" if m < 10**15 else
-                        f"-n {n:,} with --budget {c:g} draws {m:.3g} triplets (c n ln n)"), "-n or --budget")
+        budget = _number(c).replace(",", "")  # as typed: 1000000, not 1e+06
+        what, lower = ((f"-n {n:,} with --budget {budget} draws {m:,} triplets (c n ln n)" if m < 10**15 else
+                        f"-n {n:,} with --budget {budget} draws {m:.3g} triplets (c n ln n)"), "-n or --budget")
         if points > triplets:  # the points' coordinates, not the triplets, fill the memory
             what, lower = f"-n {n:,} points in -d {d:,} dimensions", "-n or -d"
         raise UsageError(f"{what}, which need about {format_bytes(need)} of memory, more than this run may use "

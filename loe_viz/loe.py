@@ -1069,10 +1069,12 @@ class LOE(ParamsMixin):
             )
         if lmds.n_supported < d:
             k = lmds.n_supported
+            axes = f"axis {d} is placed" if k + 1 == d else f"axes {k + 1} to {d} are placed"
             _warn(
                 f"the landmark distances support only {k} of the n_components={d} dimensions: the top eigenvalues "
-                f"of the landmark block are {np.array2string(lmds.eigenvalues[:d], precision=3)}; axes {k + 1} to {d} "
-                f"are placed with the smallest positive eigenvalue ({lmds.eigenvalues[k - 1]:.3g}) and are unreliable. "
+                f"of the landmark block are {np.array2string(lmds.eigenvalues[:d], precision=3)}; {axes} "
+                f"with the smallest positive eigenvalue ({lmds.eigenvalues[k - 1]:.3g}) and "
+                f"{'is' if k + 1 == d else 'are'} unreliable. "
                 f"Use more landmarks (n_landmarks > {l}) or more comparisons per landmark"
             )
         refined = None

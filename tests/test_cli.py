@@ -697,6 +697,25 @@ def test_labels_written_with_a_quote_are_counted_in_a_note(tmp_path):
            "\"'+a\")" in proc.stdout.splitlines(), proc.stdout
 
 
+def test_wording_of_counts_ids_and_budgets(tmp_path):
+    # "holds 1 triplet(s): too few to embed" said neither the number nor what is needed
+    (tmp_path / "one.csv").write_text("head,winner,loser\n0,1,2\n", encoding="utf-8")
+    line = one_line_error(run("embed", "one.csv", cwd=tmp_path), 1, "loe-viz embed: error: ")
+    assert line == "loe-viz embed: error: one.csv holds 1 triplet: too few to embed (at least 2 are needed)"
+    # a crowd file of integer ids: its answers name the chosen item by its id ("by its label" beside "no labels")
+    info = run("info", sample_path("gaussian_2d_crowd.csv"), cwd=tmp_path).stdout.splitlines()
+    assert "items      200: numbered 0..n-1, no labels" in info
+    assert "note       answers name the chosen item by its id" in info
+    # --budget 1e6 was printed "c = 1e+06"
+    proc = run("simulate", "gaussian", "-n", 3, "--budget", "1e6", "-o", "t.npz", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("drew 3 gaussian points in d = 2 (seed 0) and 3,295,836 uniformly random triplets "
+                                  "(c = 1,000,000, noise T = 1) in ")
+    from loe_viz.cli import _number
+
+    assert [_number(x) for x in (1e6, 100.0, 0.5, 2.5e16)] == ["1,000,000", "100", "0.5", "2.5e+16"]
+
+
 def test_embed_says_how_it_read_the_file(tmp_path):
     """embed read a 0/1 'response' beside left and right columns as the index of the chosen item (0: left) without
     a word, while the file's 1 meant "the left item is the closer": every triplet reversed, a held-out accuracy of

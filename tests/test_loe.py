@@ -362,7 +362,9 @@ def test_fewer_supported_dimensions_warn_and_still_embed():
     # eigenvalues and says what helps, instead of refusing.
     X = make_points("gaussian", 3000, random_state=0)
     with pytest.warns(LOEWarning, match=r"support only 1 of the n_components=2 dimensions: the top "
-                                        r"eigenvalues of the landmark block are \[.*more landmarks"):
+                                        r"eigenvalues of the landmark block are \[.*\]; axis 2 is placed with the "
+                                        r"smallest positive eigenvalue \([0-9.e+-]+\) and is unreliable\. Use more "
+                                        r"landmarks \(n_landmarks > 5\)"):  # was "axes 2 to 2 are placed"
         est = LOE(landmark_selection="random", landmark_share=0, random_state=0).fit_oracle(
             TripletOracle(X, random_state=10), 60_000)
     assert est.embedding_.shape == (3000, 2) and np.all(np.isfinite(est.embedding_))
