@@ -113,3 +113,24 @@ def test_readme_command_lines_are_valid_loe_viz_commands():
     for line in lines:
         args, unknown = build_parser().parse_known_args(shlex.split(line)[1:])
         assert args.command and not unknown, line
+
+
+def test_readme_command_lines_can_be_run_one_after_another():
+    """A README line that writes an output an earlier line wrote passes -f: '... -d auto' after '... -d 2' stopped at
+    'the output mydata_ste.csv exists'."""
+    import shlex
+
+    from loe_viz.cli import build_parser
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", text, re.S)
+             for ln in block.splitlines() if ln.startswith("loe-viz ")]
+    written = set()
+    for line in lines:
+        args = build_parser().parse_known_args(shlex.split(line)[1:])[0]
+        if args.command not in ("embed", "simulate"):
+            continue
+        out = args.output or (f"{Path(args.file).stem}_{args.method}.csv" if args.command == "embed" else
+                              "triplets.csv")
+        assert out not in written or args.force, f"{line}: {out} was written by an earlier line; pass -f"
+        written.add(out)
