@@ -145,13 +145,12 @@ def _add_reader_options(p) -> None:
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="drop the rows with a problem (counted, the first ones named) instead of stopping at the "
                    "first")
-    from .io import MAX_ARRAY_BYTES, MAX_COMPRESSION_RATIO, MAX_LABEL_BYTES
-
+    # loe_viz.io's MAX_ARRAY_BYTES, MAX_COMPRESSION_RATIO and MAX_LABEL_BYTES (importing it here would import
+    # numba for --help; tests/test_cli.py checks the two agree)
     p.add_argument("--limit", type=_limit, action="append", default=[], metavar="KEY=VALUE",
                    help="raise a bound read_triplets checks before allocating: array_bytes (one array of a "
-                   f".npy/.npz, default {MAX_ARRAY_BYTES} = {MAX_ARRAY_BYTES >> 30}GiB), compression_ratio "
-                   f"({MAX_COMPRESSION_RATIO}), label_bytes ({MAX_LABEL_BYTES} = {MAX_LABEL_BYTES >> 20}MiB); "
-                   "sizes in bytes, e.g. "
+                   ".npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes "
+                   "(268435456 = 256MiB); sizes in bytes, e.g. "
                    "array_bytes=4e9 or array_bytes=4GiB; repeatable")
 
 

@@ -274,7 +274,7 @@ def test_readers_advice_names_this_commands_options(tmp_path):
     line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1e10", cwd=tmp_path), 1, "loe-viz info: ")
     assert line.endswith("its header declares shape (100000000, 3), 2,400,000,000 bytes, but only 100 follow)")
     line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1e9", cwd=tmp_path), 1, "loe-viz info: ")
-    assert "above the limit of 1,000,000,000 (raise it" in line, line  # the bound as given, not 1,000,000,000.0
+    assert "above the limit of 1,000,000,000 bytes (raise it" in line, line  # as given, not 1,000,000,000.0
     line = one_line_error(run("info", "huge.npy", "--limit", "array_bytes=1GiB", cwd=tmp_path), 1, "loe-viz info: ")
     assert "above the limit of 1,073,741,824" in line, line  # a size with a unit, as the explorer's limits take
 
