@@ -500,3 +500,53 @@ def test_tick_labels_write_negative_numbers_with_a_minus_sign():
     out = subprocess.run([node, "-e", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == ["−1.0", "−0.5", "1.5", "0.0"]
+
+
+def _step_heatmaps(explorer, step):
+    """The bokeh figures of the heatmaps a step draws."""
+    import holoviews as hv
+
+    k = STEPS.index(step)
+    explorer.state.step = k
+    view = explorer._views[k]
+    view.refresh(force=True)
+    maps = [p.object for p in view._body.select(pn.pane.HoloViews) if isinstance(p.object, hv.HeatMap)]
+    return [hv.render(m) for m in maps]
+
+
+@pytest.mark.parametrize("step, count", [("Shifts", 3), ("EDM", 2)])
+def test_the_landmark_heatmaps_name_their_rows_and_columns_l0_to_l4(explorer, step, count):
+    # their axes said 0 … 4, which a student reads as item numbers (the landmarks are items 269, 307, ...);
+    # every other view names them L0 … L4
+    from bokeh.models import HoverTool
+
+    l = explorer.state.metrics["n_landmarks"]
+    figs = _step_heatmaps(explorer, step)
+    assert len(figs) == count
+    for fig in figs:
+        for axis in (fig.xaxis[0], fig.yaxis[0]):
+            ticks = list(axis.ticker.ticks)
+            assert ticks == list(range(l)), ticks
+            assert axis.major_label_overrides == {c: f"L{c}" for c in ticks}, axis.major_label_overrides
+        tips = [dict(t.tooltips) for t in fig.select(HoverTool)]
+        assert tips and tips[0]["row"] == "L@{row}" and tips[0]["column"] == "L@{column}", tips
+
+
+def test_landmark_heatmap_labels_thin_out_for_their_wider_labels():
+    # "L10" is a character wider than "10": the columns keep every landmark only while "L…" has room
+    import holoviews as hv
+
+    from loe_viz.app import plots
+    from loe_viz.app.views.base import landmark_axes
+
+    for width in (plots.HEATMAP_WIDTH, plots.HALF_WIDTH):
+        for l in (5, 8, 12, 30, 60):
+            fig = hv.render(landmark_axes(plots.heatmap(np.ones((l, l)), "W", width=width), l))
+            xs = list(fig.xaxis[0].ticker.ticks)
+            step = xs[1] - xs[0] if len(xs) > 1 else l
+            cell = (width - plots._HEATMAP_INSET[0]) / l
+            room = plots.text_width_px(f"L{l - 1}", plots.TICK_FONT_PX) + plots._TICK_GAP[0]
+            fewer = {2: 1, 5: 2, 10: 5, 20: 10}
+            assert step * cell >= room and (step == 1 or fewer[step] * cell < room), (width, l, step)
+            assert fig.xaxis[0].major_label_overrides == {c: f"L{c}" for c in xs}
+            assert all(v.startswith("L") for v in fig.yaxis[0].major_label_overrides.values())
