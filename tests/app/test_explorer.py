@@ -550,3 +550,27 @@ def test_landmark_heatmap_labels_thin_out_for_their_wider_labels():
             assert step * cell >= room and (step == 1 or fewer[step] * cell < room), (width, l, step)
             assert fig.xaxis[0].major_label_overrides == {c: f"L{c}" for c in xs}
             assert all(v.startswith("L") for v in fig.yaxis[0].major_label_overrides.values())
+
+
+def test_the_ranking_step_says_when_one_newton_step_was_enough(explorer):
+    # with the defaults every landmark took one Newton step: five straight lines from 0 to 1, unexplained
+    from types import SimpleNamespace
+
+    from loe_viz.app.views.ranking import _convergence_note
+
+    one = [SimpleNamespace(grad_history=np.array([100.0, 2.0]), converged=True) for _ in range(5)]
+    assert "One Newton step reached the tolerance for every landmark (all 5)" in _convergence_note(one).object
+    more = one[:3] + [SimpleNamespace(grad_history=np.array([100.0, 9.0, 2.0]), converged=True)]
+    text = _convergence_note(more).object
+    assert "One Newton step" not in text and "from 1 to 2 Newton steps" in text, text
+    # in the step itself, above the plot it explains
+    k = STEPS.index("Ranking")
+    explorer.state.step = k
+    view = explorer._views[k]
+    view.refresh(force=True)
+    objs = list(view._body.objects)
+    notes = [o for o in objs if "loe-convergence-note" in o.css_classes]
+    assert len(notes) == 1
+    cols = explorer.state.model.stages_.ranking.columns
+    assert notes[0].object == _convergence_note(cols).object
+    assert isinstance(objs[objs.index(notes[0]) + 1], pn.pane.HoloViews)

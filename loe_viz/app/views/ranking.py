@@ -122,7 +122,26 @@ information and keep score 0.
             "bound on the gradient, so a final gradient norm of a few units, far below where it started, "
             "means converged.",
             styles={"font-size": "1.05em"}, sizing_mode="stretch_width", css_classes=["loe-stop-rule"])
-        return [info, plot_row(fit_plot, where), rule, hvpane(conv)]
+        return [info, plot_row(fit_plot, where), rule, _convergence_note(cols), hvpane(conv)]
+
+
+def _convergence_note(cols) -> pn.pane.Markdown:
+    """What the convergence plot below shows: with one Newton step per landmark, a straight line each."""
+    taken = [max(len(getattr(c, "grad_history", ())) - 1, 0) for c in cols]
+    if not taken:
+        text = "No ranking recorded its convergence."
+    elif max(taken) == 1 and all(getattr(c, "converged", False) for c in cols):
+        who = "the landmark" if len(taken) == 1 else f"every landmark (all {len(taken)})"
+        text = (f"**One Newton step reached the tolerance for {who}**, so each line below only joins the "
+                "gradient norm at the start (iteration 0) to the final one (iteration 1): the drop between "
+                "them is all there is to read. With less noise the rankings need more steps (at T = 0, "
+                "noiseless answers, over a dozen).")
+    else:
+        lo, hi = min(taken), max(taken)
+        steps = f"{lo} Newton step{'s' if lo != 1 else ''}" if lo == hi else f"from {lo} to {hi} Newton steps"
+        text = f"The rankings of the {len(taken)} landmarks took {steps}: one line each below."
+    return pn.pane.Markdown(text, styles={"font-size": "1.05em"}, sizing_mode="stretch_width",
+                            css_classes=["loe-convergence-note"])
 
 
 def _from(col) -> str:
