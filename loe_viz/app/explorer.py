@@ -91,6 +91,10 @@ BASE_FONT_PX = 15
 #: Styles that set it for everything inside a component (the variable is inherited into shadow roots).
 BASE_FONT = {"--bokeh-font-size": f"{BASE_FONT_PX}px"}
 
+#: One line of text without the paragraph's margins (the step header, "Step 2 of 7: Sample", and the
+#: sliders' ranges): the same height from the page's first drawing on.
+ONE_LINE_CSS = ":host p { margin: 0; }"
+
 #: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).
 NOTEBOOK_MIN_WIDTH = 1210
 
@@ -345,8 +349,10 @@ class Explorer(Viewer):
         self.b_next = pn.widgets.Button(label="Next ▶", color="primary", width=190, css_classes=["loe-next"])
         self.b_prev.on_click(lambda e: self.go(-1))
         self.b_next.on_click(lambda e: self.go(+1))
-        self.step_label = pn.pane.Markdown("", styles={"font-size": "1.2em"}, margin=(0, 20),
-                                           css_classes=["loe-step"])
+        # centred on the buttons, its paragraph without margins: the page's first drawing of a markdown pane
+        # lacks the stylesheet that removes them, so step 1's header sat 18 px lower than every later one's
+        self.step_label = pn.pane.Markdown("", styles={"font-size": "1.2em"}, margin=(0, 20), align="center",
+                                           stylesheets=[ONE_LINE_CSS], css_classes=["loe-step"])
         self.w_explain = pn.widgets.Checkbox(label="Show the explanations", value=True, align="center",
                                              css_classes=["loe-explain"])
         self.w_explain.param.watch(self._on_explain, "value")

@@ -374,6 +374,36 @@ def test_the_step_ends_with_next_and_previous_that_open_the_next_step_at_its_top
         p.close()
 
 
+# Top and height of the step header's text and of the Next button above the step (their boxes, in px).
+_HEADER_JS = """() => { const find = (root, cls) => { for (const el of root.querySelectorAll('*')) {
+    if (el.classList && el.classList.contains(cls)) return el;
+    if (el.shadowRoot) { const f = find(el.shadowRoot, cls); if (f) return f; } } return null; };
+  const box = e => { const r = e.getBoundingClientRect(); return [r.top, r.height]; };
+  const label = find(document, 'loe-step'), strong = label.shadowRoot.querySelector('strong');
+  return {text: box(strong), next: box(find(document, 'loe-next').shadowRoot.querySelector('button'))}; }"""
+
+
+def test_the_step_header_stays_put_from_step_to_step(server, browser, shots):
+    # "Step 1 of 7" was centred on the buttons, "Step 2 of 7" and later 18 px higher: the header jumped
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        at = {}
+        for k in range(3):
+            if k:
+                p.page.locator(".loe-next button").first.click()
+            p.wait_text(".loe-step", rf"Step {k + 1} of 7")
+            time.sleep(0.5)
+            at[k] = p.page.evaluate(_HEADER_JS)
+            p.shot(shots / f"header_step{k + 1}.png")
+        for k, box in at.items():
+            (top, h), (ntop, nh) = box["text"], box["next"]
+            assert abs((top + h / 2) - (ntop + nh / 2)) <= 2, (k, box)  # centred on the Next button
+            assert abs(top - at[0]["text"][0]) <= 1, at  # where step 1 has it
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 @pytest.mark.parametrize("step", ["Shifts", "EDM"])
 def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots, step):
     # at l = 12 the heatmaps' "0 2 4 6 8 10" had 0.8 px between "8" and "10" (an 80 px wide frame)
