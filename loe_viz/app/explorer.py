@@ -91,6 +91,10 @@ BASE_FONT_PX = 15
 #: Styles that set it for everything inside a component (the variable is inherited into shadow roots).
 BASE_FONT = {"--bokeh-font-size": f"{BASE_FONT_PX}px"}
 
+#: The sidebar's two-option button groups mark the chosen option with a solid fill (the default marked it
+#: with a faint inset shadow, invisible on a projector), as the Compare step's choice does.
+TOGGLE_STYLE = {"color": "primary", "variant": "outline"}
+
 #: One line of text without the paragraph's margins (the step header, "Step 2 of 7: Sample", and the
 #: sliders' ranges): the same height from the page's first drawing on.
 ONE_LINE_CSS = ":host p { margin: 0; }"
@@ -204,7 +208,7 @@ class Explorer(Viewer):
                                                margin=(5, 10, -5, 10), css_classes=["loe-unit-caption"])
         self.w_unit = W.RadioButtonGroup(label="Budget unit", options=BUDGET_UNITS, value=s.budget_unit,
                                          sizing_mode="stretch_width", orientation="vertical",
-                                         css_classes=["loe-unit"])
+                                         css_classes=["loe-unit"], **TOGGLE_STYLE)
         self.w_unit.param.watch(lambda e: self.state.set_budget_unit(e.new), "value")
         s.param.watch(lambda e: setattr(self.w_unit, "value", e.new), "budget_unit")
         self.w_paper = W.Switch(value=s.paper_only, css_classes=["loe-paper-only"], align="center")
@@ -220,9 +224,12 @@ class Explorer(Viewer):
         s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
         self.w_l = self._whole_number_box("n_landmarks", "Landmarks l", placeholder="auto: d + 3",
                                           sizing_mode="stretch_width", css_classes=["loe-landmarks"])
+        self.w_sel_caption = pn.pane.Markdown("Landmark selection: drawn at random, or spread out by MaxMin",
+                                              margin=(5, 10, -5, 10), css_classes=["loe-sel-caption"])
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
                                                    options={"random": "random", "MaxMin": "maxmin"},
-                                                   sizing_mode="stretch_width")
+                                                   sizing_mode="stretch_width", css_classes=["loe-sel"],
+                                                   **TOGGLE_STYLE)
         # refuses a file over the size limit in the browser, before sending it
         self.w_upload = upload_box("Upload points (CSV)", accept=".csv,.tsv,.txt,.npy",
                                    sizing_mode="stretch_width", css_classes=["loe-upload"])
@@ -269,7 +276,8 @@ class Explorer(Viewer):
             pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
             self.w_upload, pn.Row(self.reading_spinner, self.reading_note, margin=0),
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit_caption, self.w_unit, self.w_budget,
-            pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel, self.w_offset,
+            pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel_caption, self.w_sel,
+            self.w_offset,
             pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
                                                   margin=(0, 5), sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),

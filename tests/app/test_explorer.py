@@ -574,3 +574,16 @@ def test_the_ranking_step_says_when_one_newton_step_was_enough(explorer):
     cols = explorer.state.model.stages_.ranking.columns
     assert notes[0].object == _convergence_note(cols).object
     assert isinstance(objs[objs.index(notes[0]) + 1], pn.pane.HoloViews)
+
+
+
+def test_the_sidebar_button_groups_fill_the_chosen_option_as_compare_does(explorer):
+    # the chosen option was marked by a faint inset shadow only, invisible on a projector
+    protocol = explorer._views[STEPS.index("Compare")]._protocol
+    assert (protocol.color, protocol.variant) == ("primary", "outline")
+    for group in (explorer.w_unit, explorer.w_sel):
+        assert (group.color, group.variant) == (protocol.color, protocol.variant), group
+    # and the landmark selection has its caption, as the budget unit has
+    objs = list(explorer.sidebar.objects)
+    at = objs.index(explorer.w_sel)
+    assert objs[at - 1] is explorer.w_sel_caption and "Landmark selection" in explorer.w_sel_caption.object
