@@ -22,7 +22,8 @@ from panel.viewable import Viewer
 
 from .serving import (read_links_safely, readable_request_arguments, serve_stylesheets_locally, take_upload,
                       upload_box, upload_receipt)
-from .link import DeferredLink, quote_link_value, repeated_settings
+from .limits import MAX_D, MAX_N
+from .link import DeferredLink, quote_link_value, refused_link_settings, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
@@ -192,10 +193,14 @@ class Explorer(Viewer):
                                sizing_mode="stretch_width", css_classes=["loe-kind"])
         self.w_kind.param.watch(self._on_kind, "value")
         s.param.watch(self._show_kind, ["kind", "uploaded_name"])
+        # the sliders cover the usual range; their boxes take any value the explorer runs with, and a
+        # value it refuses is named in the page and set back (it never stays in the box)
         self.w_n = self._slider(W.EditableIntSlider, "n", "Items n", start=20, end=5000, step=10,
-                                css_classes=["loe-n"])
+                                css_classes=["loe-n"], refuse=self._refused)
         self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1,
-                                css_classes=["loe-d"])
+                                css_classes=["loe-d"], refuse=self._refused)
+        self.w_n_hint = self._range_hint(self.w_n, MAX_N, "loe-n-hint")
+        self.w_d_hint = self._range_hint(self.w_d, MAX_D, "loe-d-hint")
         # no bounds on the number boxes (seed, landmarks): the browser's box clamped a value below its
         # lower bound on its own (2 landmarks showed as 0, a seed of -5 was never sent), so the typed
         # value must reach the state, which refuses it with a message that names the allowed values
@@ -273,7 +278,8 @@ class Explorer(Viewer):
         self.w_offset.link(s, value="offset", bidirectional=True)
         self.sidebar = pn.Column(
             pn.Row(self.b_run, self.b_run_all, self.b_cancel, self.spinner),
-            pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_d, self.w_seed,
+            pn.pane.Markdown("### Ground truth"), self.w_kind, self.w_n, self.w_n_hint, self.w_d, self.w_d_hint,
+            self.w_seed,
             self.w_upload, pn.Row(self.reading_spinner, self.reading_note, margin=0),
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit_caption, self.w_unit, self.w_budget,
             pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel_caption, self.w_sel,
@@ -328,14 +334,45 @@ class Explorer(Viewer):
         s.param.watch(lambda e: None if w.value == e.new else setattr(w, "value", e.new), name)
         return w
 
-    def _slider(self, cls, name, label, **kw):
-        """A slider bound to ``state.<name>`` that updates the state on release only."""
+    def _refused(self, name: str, value) -> str | None:
+        """Why the explorer cannot run with ``value`` for ``state.<name>`` (n or d), with the other settings in use."""
+        if value is None:
+            return "needs a value (the box was empty)"
+        return refused_link_settings({name: value}, self.state).get(name)
+
+    @staticmethod
+    def _range_hint(slider, most: int, css_class: str) -> pn.pane.Markdown:
+        """The line under an editable slider that says what its slider covers and what its box takes."""
+        return pn.pane.Markdown(f"drag {slider.start:,}–{slider.end:,}; type up to {most:,}",
+                                styles={"color": "#555"}, margin=(-4, 10, 8, 10), stylesheets=[ONE_LINE_CSS],
+                                css_classes=[css_class])
+
+    def _slider(self, cls, name, label, refuse=None, **kw):
+        """A slider bound to ``state.<name>`` that updates the state on release only.
+
+        ``refuse(name, value)`` says why a value cannot be used (None: it can): such a value,
+        typed in the slider's box, is named in the page and the box set back to the value in use.
+        """
         s = self.state
         w = cls(label=label, value=getattr(s, name), sizing_mode="stretch_width", **kw)
 
         def to_state(event):
-            if getattr(s, name) != event.new:
-                setattr(s, name, event.new)
+            v = event.new
+            if getattr(s, name) == v:
+                return
+            why = refuse(name, v) if refuse is not None else None
+            if why:
+                kept = getattr(s, name)
+                got = "" if v is None else f" (got {v:,})"
+                s.error = f"{label} {why}{got}; it stays {kept:,}."
+                w.value = kept
+                # the page stretched the slider to the typed value on its own: back to its range (with the
+                # value in use), sent again even where the server's copy never saw the stretch
+                slider = w._slider
+                slider.param.update(start=min(w.start, kept), end=max(w.end, kept))
+                slider.param.trigger("start", "end")
+                return
+            setattr(s, name, v)
 
         def to_widget(event):
             if w.value != event.new:

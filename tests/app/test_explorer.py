@@ -587,3 +587,36 @@ def test_the_sidebar_button_groups_fill_the_chosen_option_as_compare_does(explor
     objs = list(explorer.sidebar.objects)
     at = objs.index(explorer.w_sel)
     assert objs[at - 1] is explorer.w_sel_caption and "Landmark selection" in explorer.w_sel_caption.object
+
+
+def test_n_or_d_typed_beyond_what_the_explorer_runs_is_named_and_set_back():
+    # the n box took 300,000 (MAX_N is 200,000) and kept showing it beside the refusal
+    from loe_viz.app import limits
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.state import ExplorerState
+
+    s = ExplorerState(n=400, auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        for w, name, bad, why in ((e.w_n, "n", limits.MAX_N + 1, f"must be at most {limits.MAX_N:,}"),
+                                  (e.w_n, "n", 3, "must be at least l + 2 = 7"),
+                                  (e.w_d, "d", limits.MAX_D + 5, f"must be between 1 and {limits.MAX_D}"),
+                                  (e.w_d, "d", 0, f"must be between 1 and {limits.MAX_D}"),
+                                  (e.w_n, "n", None, "the box was empty")):
+            kept = getattr(s, name)
+            s.error = ""
+            w._value_edit._process_events({"value": bad})  # what Panel does with the page's message
+            assert getattr(s, name) == kept and w.value == kept and w._value_edit.value == kept, (name, bad)
+            assert why in s.error and f"it stays {kept:,}" in s.error, s.error
+            assert s.error.startswith("Items n" if name == "n" else "Dimension d"), s.error
+        # a value beyond the slider's end that the explorer runs with is taken
+        e.w_n._value_edit._process_events({"value": 6000})
+        e.w_d._value_edit._process_events({"value": 12})
+        assert (s.n, s.d, e.w_n.value, e.w_d.value) == (6000, 12, 6000, 12)
+        # and the line under each slider says what it covers and what the box takes
+        assert e.w_n_hint.object == f"drag 20–5,000; type up to {limits.MAX_N:,}"
+        assert e.w_d_hint.object == f"drag 1–10; type up to {limits.MAX_D}"
+        objs = list(e.sidebar.objects)
+        assert objs.index(e.w_n_hint) == objs.index(e.w_n) + 1 and objs.index(e.w_d_hint) == objs.index(e.w_d) + 1
+    finally:
+        e.close()

@@ -404,6 +404,28 @@ def test_the_step_header_stays_put_from_step_to_step(server, browser, shots):
         p.close()
 
 
+def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(server, browser, shots):
+    # 300,000 stayed in the n box beside the refusal, and the slider stretched to it
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        assert "type up to 200,000" in p.text(".loe-n-hint")
+        p.set_input(".loe-n", "300000")
+        msg = p.wait_text(".loe-error", r"Items n must be at most 200,000", timeout=60)
+        assert "(got 300,000); it stays 1,000" in msg, msg
+        deadline = time.perf_counter() + 10
+        box = p.page.locator(".loe-n input").first
+        while box.input_value().replace(",", "") != "1000" and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        assert box.input_value().replace(",", "") == "1000"
+        ends = p.page.evaluate("""() => [...Bokeh.index.all_views()].map(v => v.model)
+            .filter(m => m && m.type === 'Slider' && m.start === 20).map(m => [m.end, m.value])""")
+        assert ends == [[5000, 1000]], ends
+        p.shot(shots / "n_refused.png")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 @pytest.mark.parametrize("step", ["Shifts", "EDM"])
 def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots, step):
     # at l = 12 the heatmaps' "0 2 4 6 8 10" had 0.8 px between "8" and "10" (an 80 px wide frame)
