@@ -934,14 +934,15 @@ _TICK_GAP = (8.0, 6.0)
 _NICE_STEPS = (1, 2, 5)
 
 
-def index_ticks(n: int, frame: float, vertical: bool = False) -> list[int]:
+def index_ticks(n: int, frame: float, vertical: bool = False, prefix: str = "") -> list[int]:
     """Whole-number ticks of an axis of ``n`` cells (0 … n − 1) ``frame`` pixels long, every one
-    while their labels have room, else every 2nd, 5th, 10th, … (labels apart, never touching).
+    while their labels (``prefix`` and the number) have room, else every 2nd, 5th, 10th, … (labels
+    apart, never touching).
     """
     n = int(n)
     if n <= 0:
         return []
-    label = TICK_FONT_PX * 1.2 if vertical else text_width_px(str(n - 1), TICK_FONT_PX)
+    label = TICK_FONT_PX * 1.2 if vertical else text_width_px(f"{prefix}{n - 1}", TICK_FONT_PX)
     room = label + _TICK_GAP[1 if vertical else 0]
     cell = max(float(frame), 1.0) / n
     k = 0
@@ -964,14 +965,17 @@ def _few_colorbar_ticks(plot, element) -> None:
 
 
 def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = False,
-            clim: tuple | None = None, label: str = "value", width: int = HEATMAP_WIDTH, height: int | None = None):
-    """A matrix as an image with row 0 at the top and hover showing (row, column, value).
+            clim: tuple | None = None, label: str = "value", width: int = HEATMAP_WIDTH, height: int | None = None,
+            tick_prefix: str = "L"):
+    """A matrix over the landmarks as an image with row 0 at the top and hover showing (row, column, value).
 
     ``label`` names the values: the colour bar's title and the hover's (say what they are,
     e.g. "score", "distance": a bar titled "value" told nothing).  The frame is square unless
     ``height`` is given, with the colour bar under it (beside it, the bar left the matrix a strip
     80 px wide at three heatmaps to a row).  The axes label whole rows and columns, every one
-    while their labels have room, else every 2nd, 5th, 10th, … (:func:`index_ticks`).
+    while their labels have room, else every 2nd, 5th, 10th, … (:func:`index_ticks`), as
+    ``tick_prefix`` and the index: L0 … L(l − 1), the landmarks' names in every view (a bare 0 …
+    l − 1 read as item numbers); the hover names them so too.
     """
     M = np.asarray(M, dtype=np.float64)
     r, c = M.shape
@@ -990,11 +994,14 @@ def heatmap(M: np.ndarray, title: str, *, cmap="viridis", symmetric: bool = Fals
     if height is None:  # a square frame
         height = int(frame_w + _HEATMAP_INSET[1])
     frame_h = height - _HEATMAP_INSET[1]
+    p = tick_prefix
+    xticks = [(k, f"{p}{k}") for k in index_ticks(c, frame_w, prefix=p)]
+    yticks = [(k, f"{p}{k}") for k in index_ticks(r, frame_h, vertical=True, prefix=p)]
     return hm.opts(**base_opts(title=title, cmap=cmap, colorbar=True, clim=clim, invert_yaxis=True,
-                               colorbar_position="bottom", hooks=[_few_colorbar_ticks],
-                               xticks=index_ticks(c, frame_w), yticks=index_ticks(r, frame_h, vertical=True),
+                               colorbar_position="bottom", hooks=[_few_colorbar_ticks], xticks=xticks, yticks=yticks,
                                tools=["hover", "save"], xlabel="column (landmark)", ylabel="row (landmark)",
-                               responsive=False, width=width, height=height))
+                               responsive=False, width=width, height=height),
+                   hover_tooltips=[("column", f"{p}@{{column}}"), ("row", f"{p}@{{row}}"), (str(label), "@{value}")])
 
 
 def integer_x_ticks(plot, element) -> None:

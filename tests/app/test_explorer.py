@@ -537,11 +537,10 @@ def test_landmark_heatmap_labels_thin_out_for_their_wider_labels():
     import holoviews as hv
 
     from loe_viz.app import plots
-    from loe_viz.app.views.base import landmark_axes
 
     for width in (plots.HEATMAP_WIDTH, plots.HALF_WIDTH):
         for l in (5, 8, 12, 30, 60):
-            fig = hv.render(landmark_axes(plots.heatmap(np.ones((l, l)), "W", width=width), l))
+            fig = hv.render(plots.heatmap(np.ones((l, l)), "W", width=width))
             xs = list(fig.xaxis[0].ticker.ticks)
             step = xs[1] - xs[0] if len(xs) > 1 else l
             cell = (width - plots._HEATMAP_INSET[0]) / l

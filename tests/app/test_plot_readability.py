@@ -583,14 +583,15 @@ def test_heatmap_labels_thin_out_instead_of_running_together():
             step_y = ys[1] - ys[0] if len(ys) > 1 else l
             assert step_x in (1, 2, 5, 10, 20, 50, 100) and step_y in (1, 2, 5, 10, 20, 50, 100), (xs, ys)
             # two labels' centres are a label and a gap apart: never touching
-            label = plots.text_width_px(str(xs[-1]), plots.TICK_FONT_PX)
+            label = plots.text_width_px(f"L{xs[-1]}", plots.TICK_FONT_PX)  # landmarks are L0 … L(l − 1)
             assert step_x * frame_w / l >= label + 8, (width, l, xs)
             assert step_y * frame_h / l >= plots.TICK_FONT_PX + 4, (width, l, ys)
             if l == 5:
                 assert list(xs) == list(ys) == [0, 1, 2, 3, 4]
-    # every landmark labelled at l = 12 where two heatmaps share a row (the EDM step)
+    # every landmark's row labelled at l = 12 where two heatmaps share a row (the EDM step), every
+    # 2nd column ("L10 L11" would touch)
     fig = _figure(plots.heatmap(np.ones((12, 12)), "E", width=plots.HALF_WIDTH))
-    assert list(fig.xaxis[0].ticker.ticks) == list(range(12))
+    assert list(fig.yaxis[0].ticker.ticks) == list(range(12)) and list(fig.xaxis[0].ticker.ticks) == list(range(0, 12, 2))
 
 
 def test_legends_below_their_plots_keep_their_items_apart_and_wrap_onto_two_rows(explorer):

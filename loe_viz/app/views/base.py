@@ -15,7 +15,6 @@ from ..state import ExplorerState
 from ..text import md
 
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
-           "landmark_axes",
            "use_local_katex_fonts", "readable", "WIDGET_FONT", "CODE_CSS", "SUBSCRIPT_CSS"]
 
 #: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
@@ -59,31 +58,6 @@ def hvpane(obj, **kw) -> pn.pane.HoloViews:
 def plot_row(*plots) -> pn.Row:
     """HoloViews plots side by side, each in its :func:`hvpane`, across the page."""
     return pn.Row(*(hvpane(p) for p in plots), sizing_mode="stretch_width")
-
-
-def landmark_axes(hm, l: int):
-    """A heatmap of :func:`plots.heatmap <loe_viz.app.plots.heatmap>` over the ``l`` landmarks, its rows and
-    columns named L0 … L(l−1) on the axes and in the hover, as in every other view (0 … l − 1 read as item
-    numbers). The data stay as they are.
-
-    Labels one character wider than the heatmap's own: the columns keep every one while their labels
-    have room, else every 2nd, 5th, 10th, … (the rows, stacked, keep the heatmap's own choice).
-    """
-    from .. import plots
-
-    kw = hm.opts.get("plot").kwargs
-    frame = float(kw["width"]) - plots._HEATMAP_INSET[0]
-    room = plots.text_width_px(f"L{max(l - 1, 0)}", plots.TICK_FONT_PX) + plots._TICK_GAP[0]
-    cell = max(frame, 1.0) / max(l, 1)
-    step = next((s for s in _NICE_STEPS if s * cell >= room or s >= l), max(l, 1))
-    rows = kw.get("yticks") or range(l)
-    label = hm.vdims[0].label
-    return hm.opts(xticks=[(c, f"L{c}") for c in range(0, l, step)], yticks=[(int(r), f"L{int(r)}") for r in rows],
-                   hover_tooltips=[("column", "L@{column}"), ("row", "L@{row}"), (label, "@{value}")])
-
-
-#: Steps between the labelled landmarks of an axis: 1, 2, 5, 10, 20, 50, …
-_NICE_STEPS = tuple(m * 10 ** k for k in range(6) for m in (1, 2, 5))
 
 
 def _katex_font_faces() -> str:

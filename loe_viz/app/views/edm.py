@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from .base import StepView, fmt, landmark_axes, plot_row, summary
+from .base import StepView, fmt, plot_row, summary
 from ...edm import FIT_TOL
 from ..truth import landmark_truth
 
@@ -38,11 +38,8 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), ne
         lim = (0.0, float(max(E.max(), DL.max())))
         suffix = " / T" if cfg["temperature"] > 0 else ""
         # two to a row here: each as wide as the plots below it, every landmark's row labelled at l = 12
-        l = landmarks.size
-        h_est = landmark_axes(plots.heatmap(E, "E (projected)", clim=lim, label="estimated distance",
-                                            width=plots.HALF_WIDTH), l)
-        h_true = landmark_axes(plots.heatmap(DL, f"true D{suffix}", clim=lim, label=f"distance{suffix}",
-                                             width=plots.HALF_WIDTH), l)
+        h_est = plots.heatmap(E, "E (projected)", clim=lim, label="estimated distance", width=plots.HALF_WIDTH)
+        h_true = plots.heatmap(DL, f"true D{suffix}", clim=lim, label=f"distance{suffix}", width=plots.HALF_WIDTH)
         iu = np.triu_indices(landmarks.size, 1)
         inp = np.asarray(edm.input)
         df = pd.DataFrame({"true": DL[iu], "projected E": E[iu], "before projection": inp[iu]})

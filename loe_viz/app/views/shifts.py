@@ -9,7 +9,7 @@ import panel as pn
 
 from .. import plots
 from ..truth import landmark_truth
-from .base import StepView, fmt, hvpane, landmark_axes, summary
+from .base import StepView, fmt, hvpane, summary
 
 
 class ShiftsView(StepView):
@@ -53,12 +53,10 @@ red dashed line is the offset LOE used and the broad orange line the true offset
         after = W + np.asarray(sh.s)[None, :]
         np.fill_diagonal(after, 0.0)
         lim = (float(min(np.nanmin(after), DL.min(), 0.0)), float(max(np.nanmax(after), DL.max())))
-        h_before = landmark_axes(plots.heatmap(W, "W, before the shifts", cmap="RdBu_r", symmetric=True,
-                                               label="score"), l)
-        h_after = landmark_axes(plots.heatmap(after, "W + J diag(s), after", clim=lim, label="shifted score"), l)
-        h_true = landmark_axes(plots.heatmap(DL, "true D" + (" / T" if cfg["temperature"] > 0 else ""),
-                                             clim=lim, label="distance" + (" / T" if cfg["temperature"] > 0 else "")),
-                               l)
+        h_before = plots.heatmap(W, "W, before the shifts", cmap="RdBu_r", symmetric=True, label="score")
+        h_after = plots.heatmap(after, "W + J diag(s), after", clim=lim, label="shifted score")
+        per_t = " / T" if cfg["temperature"] > 0 else ""
+        h_true = plots.heatmap(DL, "true D" + per_t, clim=lim, label="distance" + per_t)
         bars = shift_bars(np.asarray(sh.s_ls), np.asarray(sh.s), np.asarray(s_true))
         ev = np.asarray(sh.eigenvalues, dtype=float)
         used = set(int(i) for i in getattr(sh, "offset_indices", (1,)))
