@@ -73,7 +73,8 @@ def summarize(data) -> dict:
 
 def _sentence(s: dict) -> str:
     ph = s["per_head"]
-    text = (f"Read {s['n_triplets']:,} triplets over {s['n_items']:,} items from {s['source']} "
+    text = (f"Read {s['n_triplets']:,} triplet{'s' if s['n_triplets'] != 1 else ''} over {s['n_items']:,} items "
+            f"from {s['source']} "
             f"({s['layout']} layout, {s['format']} file). ")
     if ph:
         if ph["min"] == ph["max"]:

@@ -67,3 +67,10 @@ def test_method_advice_follows_the_triplets_per_item_of_loes_landmarks():
 def _data(T):
     buf = io.StringIO("".join(f"{i},{j},{k}\n" for i, j, k in T.tolist()))
     return read_triplets(buf, n_items=200)
+
+
+def test_one_triplet_is_one_in_the_sentence():
+    one = summarize(read_triplets(io.StringIO("0,1,2\n")))
+    assert one["sentence"].startswith("Read 1 triplet over 3 items from <buffer> "), one["sentence"]
+    two = summarize(read_triplets(io.StringIO("0,1,2\n1,0,2\n")))
+    assert two["sentence"].startswith("Read 2 triplets over 3 items"), two["sentence"]

@@ -422,11 +422,11 @@ def test_a_three_number_file_cannot_declare_two_billion_items():
     assert isinstance(err, ValueError), err
     assert str(err) == ("<buffer>: with relabel=False every id up to the largest, 2,000,000,000, is an item "
                         "(relabel='auto' numbers only the ids that appear), and their labels take 16,000,000,008 "
-                        "bytes, above the limit of 1,073,741,824 (raise it with read_triplets(..., "
+                        "bytes, above the limit of 1,073,741,824 bytes (raise it with read_triplets(..., "
                         "limits={'array_bytes': ...}) or loe_viz.io.MAX_ARRAY_BYTES)")
     assert peak < 1 * MB
     with pytest.raises(ValueError, match=r"^<buffer>: n_items=200,000,000: the labels of its items take "
-                                         r"1,600,000,000 bytes, above the limit of 1,073,741,824 "):
+                                         r"1,600,000,000 bytes, above the limit of 1,073,741,824 bytes "):
         read_triplets(io.StringIO("0,1,2\n"), n_items=200_000_000)
     # the same ids numbered by relabel="auto", and a limit raised for a real need
     assert read_triplets(io.StringIO("0,1,2000000000\n")).n_items == 3

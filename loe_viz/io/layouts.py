@@ -259,7 +259,7 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
             whose = f"n_items={n:,}: the labels of its items take" if n is not None else (
                 f"with relabel=False every id up to the largest, {maxv:,}, is an item (relabel='auto' numbers only "
                 "the ids that appear), and their labels take")
-            raise over_limit(name, f"{whose} {8 * size:,} bytes, above", lim, "array_bytes")
+            raise over_limit(name, f"{whose} {8 * size:,} bytes, above", lim, "array_bytes", " bytes")
         present = _present(tri, size)
         absent = present.size - np.count_nonzero(present)
         notes += [f"{absent} of the {present.size} items never appear in a triplet"] if absent else []
