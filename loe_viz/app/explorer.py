@@ -244,10 +244,11 @@ class Explorer(Viewer):
         self.reading_spinner = pn.indicators.LoadingSpinner(value=True, size=22, visible=False, margin=(8, 4, 0, 10))
         self.reading_note = pn.pane.Markdown("", visible=False, css_classes=["loe-reading"])
         self.b_run = W.Button(label="Run", color="primary", css_classes=["loe-run"],
-                              description="Run the pipeline now, even when the estimate is large")
+                              description="Sample and fit with the sidebar's settings now, on this step "
+                                          "(a large run waits for this button)")
         self.b_run.on_click(lambda e: self.state.run(force=True))
         self.b_run_all = W.Button(label="Run all", color="success", css_classes=["loe-run-all"],
-                                  description="Run every stage, draw every step and open the embedding")
+                                  description="Run, then draw every step and open the Embedding step")
         self.b_run_all.on_click(lambda e: self.run_all())
         self.b_cancel = W.Button(label="Cancel", color="danger", variant="outline", disabled=True,
                                  description="Stop the run in progress (the previous results stay)",

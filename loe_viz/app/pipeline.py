@@ -178,6 +178,11 @@ class Cache:
         self._slots[slot] = (key, value)
         return value
 
+    def holds(self, slot: str, key) -> bool:
+        """Whether :meth:`get` of ``slot`` with ``key`` would reuse the remembered value."""
+        hit = self._slots.get(slot)
+        return hit is not None and hit[0] == key
+
     def clear(self) -> None:
         self._slots.clear()
 
@@ -383,6 +388,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         return oracle, rec.record(), model, seconds, ready
 
     t_start = time.perf_counter()
+    reused = cache.holds("fit", fit_key)  # Run pressed with nothing changed: that fit again
     oracle, recorded, model, fit_seconds, kernels_were_ready = cache.get("fit", fit_key, fit)
     _check(token)
 
@@ -436,6 +442,8 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
               f"({format_seconds(fit_seconds)} with drawing them from the oracle)")
     if not kernels_were_ready:
         status += " (including compiling the kernels, which happens once)"
+    if reused:
+        status += "; the fit is the same as before, so its results are shown again"
     if notes:
         status += " — note: " + "; ".join(notes)
     return {

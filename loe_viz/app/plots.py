@@ -497,7 +497,8 @@ def label_layout(xy: np.ndarray, texts, *, xlim, ylim, frame, font_px: float = L
     boxes = np.array([cand_box[i][max(c, 0)] for i, c in enumerate(best[1])])
     for i in np.flatnonzero(shown):
         b, (ax, ay) = boxes[i], picked[i][2:]
-        dist = np.hypot(np.maximum(np.maximum(b[0] - sx, sx - b[2]), 0), np.maximum(np.maximum(b[1] - sy, sy - b[3]), 0))
+        dist = np.hypot(np.maximum(np.maximum(b[0] - sx, sx - b[2]), 0),
+                        np.maximum(np.maximum(b[1] - sy, sy - b[3]), 0))
         cx, cy = sx[i] + ax, sy[i] + ay
         own = np.hypot(max(b[0] - cx, cx - b[2], 0), max(b[1] - cy, cy - b[3], 0))
         dist[i] = np.inf

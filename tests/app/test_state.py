@@ -813,6 +813,19 @@ def test_huge_configuration_refused_before_any_allocation():
         u.close()
 
 
+def test_run_with_nothing_changed_says_so():
+    # Run pressed with the same settings reused the fit and left the status line as it was: no sign
+    # that anything happened
+    s = ExplorerState(n=200, seed=1)
+    first = s.status
+    assert "LOE fitted" in first and "same as before" not in first
+    s.run(force=True)
+    assert s.status.startswith(first) and s.status.endswith("; the fit is the same as before, so its results are "
+                                                            "shown again")
+    s.seed = 2  # a new fit says nothing of the kind
+    assert "LOE fitted" in s.status and "same as before" not in s.status
+
+
 def test_url_values_beyond_the_bounds_are_refused():
     # the link's n is named and ignored; the value in use stays, and the run computes with it
     s = ExplorerState(auto_update=False)
