@@ -870,6 +870,17 @@ def websocket_origins(address: str, port: int, extra=()) -> list[str]:
     return [f"{h}:{port}" for h in sorted(names) if h] + [o for o in extra if o]
 
 
+def _has_browser() -> bool:
+    """Whether Python's webbrowser module finds a browser to open a page with."""
+    import webbrowser
+
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return True
+
+
 def cmd_explore(args) -> int:
     """``loe-viz explore``: serve the explorer with Panel (imported here only)."""
     import logging
@@ -919,6 +930,8 @@ def cmd_explore(args) -> int:
     except OSError as exc:
         raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
     _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
+    if args.show and not _has_browser():  # Bokeh's show() then opens nothing, and says nothing
+        _say(f"{PROG} explore: --show: no web browser found on this machine; open the address above in one")
     server.start()
     try:
         server.io_loop.start()

@@ -424,6 +424,31 @@ def test_explore_refuses_a_limit_it_cannot_read_before_serving(tmp_path):
     assert probe.stdout.split() == [str(8 * 2**40), "1000000", "4"] and probe.stderr == "", probe.stderr
 
 
+def test_explore_show_says_when_no_browser_can_open_the_page(tmp_path):
+    # --show on a machine without a browser (a server, a terminal over ssh) opened nothing and said nothing
+    env = {k: v for k, v in ENV.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    env["PATH"] = os.path.dirname(sys.executable)  # no console browser (lynx, w3m) either
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(port), "--show"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:  # until the server answers
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60):
+                    break
+            except OSError:
+                time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    lines = out.splitlines(keepends=True)
+    assert lines[0].startswith("serving the LOE explorer on 127.0.0.1:"), lines
+    assert lines[1] == ("loe-viz explore: --show: no web browser found on this machine; open the address above in "
+                        "one\n"), lines
+
+
 def test_explore_serves_the_page(tmp_path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(port)], cwd=tmp_path,
