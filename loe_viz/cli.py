@@ -281,7 +281,7 @@ _OPTION_NAMES = [
     (r"\b(item_type|layout|encoding)='([\w-]*)'", lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
     (r"^(columns|encoding|layout|item_type)\b|\b(columns)=(?=[\s;,)]|$)",
      lambda m: f"--{(m[1] or m[2]).replace('_', '-')}"),
-    (r"\berrors='skip'", "--skip-bad-rows"),
+    (r"\berrors='skip'", "--skip-bad-rows"), (r" \(delimiter=' ' splits on any run of spaces and tabs\)", ""),
     (r"landmark_selection='maxmin' or ", ""), (r"\(STE\)", "(--method ste)"),
     (r"the LOESTE estimator \(", "--method loeste ("), (r"\bor STE, which fit", "or --method ste, which fit"),
     (r"read_triplets\(\.\.\., limits=\{'(\w+)': \.\.\.\}\) or loe_viz\.io\.MAX_\w+", r"--limit \1=..."),

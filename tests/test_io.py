@@ -682,3 +682,28 @@ def test_an_array_above_the_limit_names_the_limits_unit(tmp_path):
     assert str(info.value) == (f"{path}: the array, declared with shape (100000000, 3) and dtype int64, is "
                                "2,400,000,000 bytes, above the limit of 1,073,741,824 bytes (raise it with "
                                "read_triplets(..., limits={'array_bytes': ...}) or loe_viz.io.MAX_ARRAY_BYTES)")
+
+
+def test_a_table_that_is_no_triplet_file_and_mixed_separators_are_named():
+    # the bundled map of the capitals (name, country, latitude, longitude) was "4 columns without a
+    # header: name them ... or pass layout=", and a line split on tabs with spaces inside a field
+    # "expected 3 fields, got 2" with no word about the separators
+    from loe_viz.data import sample_path
+
+    path = sample_path("european_capitals.csv")
+    with pytest.raises(ValueError) as exc:
+        read_triplets(path)
+    assert str(exc.value) == (
+        f"{path}: line 1: is not a triplet file: its first line ['name', 'country', 'latitude', 'longitude'] names "
+        "columns, none of them a triplet's (head, winner, loser; or head, left, right, winner), above rows that hold "
+        "numbers; a triplet file names items, three to a row")
+    for text, line in (("0 1\t3\n1 2\t0\n", 1), ("0\t1\t3\n1 2\t0\n", 2)):
+        with pytest.raises(ValueError) as exc:
+            read_triplets(io.StringIO(text))
+        assert str(exc.value).startswith(f"<buffer>: line {line}: expected 3 fields (head, near, far), got 2; a field "
+                                         "holds numbers separated by spaces, so the file mixes spaces and tabs as "
+                                         "separators: use one throughout (delimiter=' ' splits on any run of spaces "
+                                         "and tabs)"), str(exc.value)
+    assert read_triplets(io.StringIO("0 1\t3\n1 2\t0\n"), delimiter=" ").triplets.tolist() == [[0, 1, 3], [1, 2, 0]]
+    # a first line of words above words (labels) is still read as the header it may be, or as items
+    assert read_triplets(io.StringIO("a,b,c\nb,c,a\n"), header=False).n_triplets == 2

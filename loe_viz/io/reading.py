@@ -167,6 +167,15 @@ def _split(line: str, delim):
         return line.split(delim)
 
 
+def _mixed(fields, delim) -> str:
+    """A hint when a field split on ``delim`` holds numbers separated by blanks: the file mixes separators."""
+    if delim in (None, " ") or not any(len(f.split()) > 1 and all(map(is_number, f.split())) for f in fields if f):
+        return ""
+    sep = {",": "commas", "\t": "tabs", ";": "semicolons"}.get(delim, repr(delim))
+    return (f"; a field holds numbers separated by spaces, so the file mixes spaces and {sep} as separators: use "
+            "one throughout (delimiter=' ' splits on any run of spaces and tabs)")
+
+
 class _Spec:
     """What sniffing the start of a text file found; pandas reads from byte data_start, line first_line."""
 
@@ -263,13 +272,17 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         spec.roles = LAYOUT_ROLES["list-order"]
     elif not hdr and len(f0) == 4 and lay not in ("auto", "list-order"):
         spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
+    elif not hdr and not any(numeric0) and n_known == 0 and len(rows) > 1 and any(map(is_number, rows[1])):
+        raise err(name, f"is not a triplet file: its first line {f0} names columns, none of them a triplet's "
+                        "(head, winner, loser; or head, left, right, winner), above rows that hold numbers; a "
+                        "triplet file names items, three to a row", first_no)
     elif not hdr:
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
                   f"expected {_width(LAYOUT_ROLES['list-order' if lay == 'auto' else lay])}, got {len(f0)}"
                   + ("; if this line names the columns, name the roles (head,winner,loser or head,left,right,winner; "
-                     "other columns are ignored) or pass columns= with header=True" if not any(numeric0) else ""),
-                  first_no)
+                     "other columns are ignored) or pass columns= with header=True" if not any(numeric0) else "")
+                  + _mixed(f0, delim), first_no)
     if lay != "auto" and not (spec.layout == lay or (spec.layout, lay) == ("list-boolean", "list-count")):
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
@@ -426,7 +439,7 @@ class _Reader:
         hint = " ('#' starts a comment: quote labels that contain it)" if fields and fields[-1] is None else ""
         fields = fields[:-1] if hint else fields
         if len(fields) != len(self.spec.roles):
-            return f"expected {_width(self.spec.roles)}, got {len(fields)}{hint}"
+            return f"expected {_width(self.spec.roles)}, got {len(fields)}{hint}{_mixed(fields, self.spec.delimiter)}"
         cell = {r: f.strip() for f, r in zip(fields, self.spec.roles) if r is not None}
         items = [r for r in ITEM_WORD if r in cell]
         for r in items:
