@@ -88,23 +88,15 @@ def _env_value(name: str, default: int) -> int:
     return value
 
 
-def _env_bytes(name: str, default: int) -> int:
-    return _env_value(name, default)
-
-
-def _env_int(name: str, default: int) -> int:
-    return _env_value(name, default)
-
-
 #: Largest number of items a walk-through run accepts.
-MAX_N = _env_int("LOE_VIZ_MAX_N", ENVIRONMENT["LOE_VIZ_MAX_N"])
+MAX_N = _env_value("LOE_VIZ_MAX_N", ENVIRONMENT["LOE_VIZ_MAX_N"])
 #: Largest dimension a walk-through run accepts.
-MAX_D = _env_int("LOE_VIZ_MAX_D", ENVIRONMENT["LOE_VIZ_MAX_D"])
+MAX_D = _env_value("LOE_VIZ_MAX_D", ENVIRONMENT["LOE_VIZ_MAX_D"])
 #: Most coordinates (columns) of an uploaded ground truth. A run aligns the embedding to the truth
 #: through a D x D matrix: 83,000 columns (a 10 MB file of 60 rows) asked for 51 GiB; at 1,000 it is 8 MB.
-MAX_COLUMNS = _env_int("LOE_VIZ_MAX_COLUMNS", ENVIRONMENT["LOE_VIZ_MAX_COLUMNS"])
+MAX_COLUMNS = _env_value("LOE_VIZ_MAX_COLUMNS", ENVIRONMENT["LOE_VIZ_MAX_COLUMNS"])
 #: Never start a run whose estimated peak memory is above this.
-MAX_BYTES = _env_bytes("LOE_VIZ_MAX_BYTES", ENVIRONMENT["LOE_VIZ_MAX_BYTES"])
+MAX_BYTES = _env_value("LOE_VIZ_MAX_BYTES", ENVIRONMENT["LOE_VIZ_MAX_BYTES"])
 #: Above these estimates an automatic run waits for an explicit "Run".
 CONFIRM_SECONDS = 8.0
 CONFIRM_BYTES = min(512 * 2**20, MAX_BYTES)

@@ -45,7 +45,7 @@ import time
 import weakref
 from typing import Callable
 
-from .limits import _env_int
+from .limits import _env_value
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "upload_receipt",
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
@@ -229,7 +229,7 @@ def harden() -> None:
 #: Every page builds a full explorer (about half a second of the server's event loop, and its memory
 #: until the page is closed and discarded), so one client opening pages in a loop slows every other visitor.
 #: It is off by default because a class behind one NAT address shows the server one address.
-MAX_PAGES_PER_ADDRESS = _env_int("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0)
+MAX_PAGES_PER_ADDRESS = _env_value("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0)
 
 _pages: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # document -> _Page, for admitted pages
 _pages_lock = threading.Lock()

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from loe_viz.app import limits
-from loe_viz.app.limits import _env_bytes, _env_int, environment_problems, parse_amount
+from loe_viz.app.limits import _env_value, environment_problems, parse_amount
 
 
 @pytest.mark.parametrize("text, size, expected", [
@@ -41,9 +41,9 @@ def test_a_bad_limit_is_logged_with_the_value_in_force(monkeypatch, caplog):
     monkeypatch.setenv("LOE_VIZ_MAX_BYTES", "4XB")
     monkeypatch.setenv("LOE_VIZ_MAX_PAGES_PER_ADDRESS", "abc")
     with caplog.at_level(logging.WARNING, logger="loe_viz.app.limits"):
-        assert _env_int("LOE_VIZ_MAX_N", 200_000) == 200_000
-        assert _env_bytes("LOE_VIZ_MAX_BYTES", 2 * 2**30) == 2 * 2**30
-        assert _env_int("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0) == 0
+        assert _env_value("LOE_VIZ_MAX_N", 200_000) == 200_000
+        assert _env_value("LOE_VIZ_MAX_BYTES", 2 * 2**30) == 2 * 2**30
+        assert _env_value("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0) == 0
     assert [r.getMessage() for r in caplog.records] == [
         "LOE_VIZ_MAX_N='-5': expected a whole number >= 1; using the default, 200,000",
         "LOE_VIZ_MAX_BYTES='4XB': expected a size in bytes above 0, such as 4GiB or 4e9; using the default, "
@@ -62,11 +62,11 @@ def test_good_limits_are_read_without_a_word(monkeypatch, caplog):
                         ("LOE_VIZ_MAX_BYTES", "8TB"), ("LOE_VIZ_MAX_PAGES_PER_ADDRESS", "0")]:
         monkeypatch.setenv(name, value)
     with caplog.at_level(logging.WARNING, logger="loe_viz.app.limits"):
-        assert _env_int("LOE_VIZ_MAX_N", 200_000) == 10**6
-        assert _env_int("LOE_VIZ_MAX_D", 20) == 30
-        assert _env_int("LOE_VIZ_MAX_COLUMNS", 1_000) == 1_000  # empty: not set
-        assert _env_bytes("LOE_VIZ_MAX_BYTES", 2 * 2**30) == 8 * 2**40
-        assert _env_int("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0) == 0  # 0, the default: no limit
+        assert _env_value("LOE_VIZ_MAX_N", 200_000) == 10**6
+        assert _env_value("LOE_VIZ_MAX_D", 20) == 30
+        assert _env_value("LOE_VIZ_MAX_COLUMNS", 1_000) == 1_000  # empty: not set
+        assert _env_value("LOE_VIZ_MAX_BYTES", 2 * 2**30) == 8 * 2**40
+        assert _env_value("LOE_VIZ_MAX_PAGES_PER_ADDRESS", 0) == 0  # 0, the default: no limit
     assert caplog.records == [] and environment_problems() == []
     assert set(limits.ENVIRONMENT) == {"LOE_VIZ_MAX_N", "LOE_VIZ_MAX_D", "LOE_VIZ_MAX_COLUMNS", "LOE_VIZ_MAX_BYTES",
                                        "LOE_VIZ_MAX_PAGES_PER_ADDRESS"}
