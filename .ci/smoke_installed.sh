@@ -144,7 +144,8 @@ for _ in $(seq 1 180); do
 import sys, urllib.request
 try:
     with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/", timeout=30) as r:
-        ok = r.status == 200 and "<title>Landmark Ordinal Embedding</title>" in r.read().decode("utf-8", "replace")
+        page = r.read().decode("utf-8", "replace")
+        ok = r.status == 200 and "<title>Landmark Ordinal Embedding" in page and "bootstraptemplate" in page
 except OSError:
     ok = False
 sys.exit(0 if ok else 1)' "$PORT"; then ok=1; break; fi
