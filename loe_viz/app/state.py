@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 from functools import partial
-from typing import Callable
 
 import param
 

@@ -28,7 +28,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Callable
 
 import numpy as np

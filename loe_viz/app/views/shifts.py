@@ -5,7 +5,6 @@ from __future__ import annotations
 import holoviews as hv
 import numpy as np
 import pandas as pd
-import panel as pn
 
 from .. import plots
 from ..truth import landmark_truth
