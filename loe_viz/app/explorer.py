@@ -100,6 +100,20 @@ TOGGLE_STYLE = {"color": "primary", "variant": "outline"}
 #: sliders' ranges): the same height from the page's first drawing on.
 ONE_LINE_CSS = ":host p { margin: 0; }"
 
+#: Folds the served template's sidebar in "Your triplets" (``active == away``) and opens it in the other modes,
+#: through the template's own menu button so that its state and the button's stay one. Nothing happens where
+#: there is no such sidebar (a notebook) or when it is already as wanted. Bootstrap ignores the button while the
+#: sidebar still folds or unfolds (a click just before), so the callback waits for that to end.
+_SIDEBAR_FOR_MODE = """
+const bar = document.getElementById("sidebar"), button = document.getElementById("sidebar-toggle");
+if (bar === null || button === null) { return; }
+const settle = () => {
+  if (bar.classList.contains("collapsing")) { setTimeout(settle, 50); }
+  else if (bar.classList.contains("show") === (cb_obj.active === away)) { button.click(); }
+};
+settle();
+"""
+
 #: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).
 NOTEBOOK_MIN_WIDTH = 1210
 
@@ -434,17 +448,22 @@ class Explorer(Viewer):
                              dynamic=True, styles=BASE_FONT,
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
+        # Served, the template's sidebar holds only the walk-through's settings: "Your triplets" folds it away
+        # and gives its results the page's whole width (a quarter more at 1280 px); the walk-through and the
+        # lessons open it again. The menu button still opens it by hand.
+        self.modes.jscallback(active=_SIDEBAR_FOR_MODE, args={"away": MODES.index("Your triplets")})
         self._mode_note = pn.pane.Markdown(
             "The settings in this sidebar belong to the walk-through; “Your triplets” has its own, "
             "beside its results.", visible=False, styles={"color": "#555"})
         self.sidebar.insert(0, self._mode_note)
+        self._sidebar_column = pn.Column(self.sidebar, width=330)
         readable(self.sidebar, self.modes)  # the steps' own widgets are made readable as they are shown
 
     def __panel__(self):
-        # The notebook layout. Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a
+        # The notebook layout (its sidebar column is hidden in "Your triplets", as the template folds its own). Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a
         # shortcut). The widest steps need NOTEBOOK_MIN_WIDTH: a narrower output (beside JupyterLab's file
         # browser) scrolls sideways instead of cutting the plots off at its edge.
-        return pn.Row(pn.Column(self.sidebar, width=330), self.modes, KeysStayInBoxes(), sizing_mode="stretch_width",
+        return pn.Row(self._sidebar_column, self.modes, KeysStayInBoxes(), sizing_mode="stretch_width",
                       styles={"min-width": f"{NOTEBOOK_MIN_WIDTH}px"})
 
     def servable_template(self):
@@ -458,7 +477,8 @@ class Explorer(Viewer):
         """
         return pn.template.BootstrapTemplate(
             title=TITLE, sidebar=[self.sidebar], main=[self.modes], header_background=_ACCENT,
-            sidebar_width=350, busy_indicator=None)
+            sidebar_width=350, busy_indicator=None,
+            collapsed_sidebar=self.modes.active == MODES.index("Your triplets"))
 
     def servable(self, title: str | None = None, location: bool = True, area: str = "main", target=None):
         """Serve the explorer in a template (or mark it servable in a notebook)."""
@@ -592,6 +612,7 @@ class Explorer(Viewer):
         walk = event.new != MODES.index("Your triplets")  # lessons configure the walk-through too
         for obj in self.sidebar.objects:
             obj.visible = (obj is self._mode_note) != walk
+        self._sidebar_column.visible = walk
         if not walk:
             self._triplets.activate()
 

@@ -404,6 +404,56 @@ def test_the_step_header_stays_put_from_step_to_step(server, browser, shots):
         p.close()
 
 
+_SIDEBAR_JS = """() => { const bar = document.getElementById('sidebar');
+  const tabs = document.querySelector('#main').getBoundingClientRect();
+  return {shown: bar.classList.contains('show'), moving: bar.classList.contains('collapsing'), width: Math.round(bar.getBoundingClientRect().width),
+          left: Math.round(tabs.left)}; }"""
+
+
+def _sidebar(p: Page, shown: bool, timeout: float = 10) -> dict:
+    """The template's sidebar once its fold or unfold has ended (Bootstrap animates it)."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        at = p.page.evaluate(_SIDEBAR_JS)
+        if (at["shown"] == shown and not at["moving"]) or time.perf_counter() > deadline:
+            return at
+        time.sleep(0.2)
+
+
+def test_your_triplets_folds_the_walk_through_sidebar_and_the_walk_through_opens_it(server, browser, shots):
+    # the sidebar holds only the walk-through's settings: in "Your triplets" it left 350 of 1280 px empty
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        assert _sidebar(p, True)["shown"]
+        p.page.locator(".bk-tab", has_text="Your triplets").first.click()
+        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+        at = _sidebar(p, False)
+        assert not at["shown"] and at["width"] == 0 and at["left"] < 20, at
+        p.shot(shots / "your_triplets_without_sidebar.png")
+        p.page.locator("#sidebar-toggle").click()  # the menu button still opens it, on the mode's note
+        assert _sidebar(p, True)["shown"]
+        assert p.page.locator("#sidebar").get_by_text("belong to the walk-through").first.is_visible()
+        p.page.locator("#sidebar-toggle").click()
+        assert not _sidebar(p, False)["shown"]
+        for mode in ("Lessons", "Walk-through"):  # the lessons set the walk-through's settings too
+            p.page.locator(".bk-tab", has_text=mode).first.click()
+            at = _sidebar(p, True)
+            assert at["shown"] and at["width"] >= 340, (mode, at)
+        assert p.page.locator(".loe-n").first.is_visible()
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+    # a lesson that opens "Your triplets" (the server changes the mode) folds it as well
+    p = Page(browser, server.url + "?lesson=human", width=1280, height=800, wait_status=False)
+    try:
+        p.page.get_by_role("button", name="Open “Your triplets” ▶").click()
+        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+        assert not _sidebar(p, False)["shown"]
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(server, browser, shots):
     # 300,000 stayed in the n box beside the refusal, and the slider stretched to it
     p = Page(browser, server.url, width=1280, height=800)

@@ -34,8 +34,13 @@ def test_explorer_has_the_mode_and_opens_it_on_a_sample():
         # the walk-through's sidebar is hidden in this mode, and back in its own
         others = [o for o in e.sidebar.objects if o is not e._mode_note]
         assert e._mode_note.visible and not any(o.visible for o in others)
+        # in a notebook the sidebar's column goes too, so that the results take its 330 px
+        row = e.__panel__()
+        assert row.objects[0] is e._sidebar_column and not e._sidebar_column.visible
+        e.modes.active = 2  # the lessons set the walk-through's settings
+        assert e._sidebar_column.visible and not e._mode_note.visible
         e.modes.active = 0
-        assert not e._mode_note.visible and all(o.visible for o in others)
+        assert not e._mode_note.visible and all(o.visible for o in others) and e._sidebar_column.visible
         pn.panel(e).get_root()
     finally:
         e.close()
