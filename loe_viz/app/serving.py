@@ -546,6 +546,17 @@ def _dropper_renders() -> bool:
     return "filedropper" in panel_extension._loaded_extensions
 
 
+#: FilePond writes a file's name and status at 11 px, and its size and "tap to undo" at 9 px, half
+#: transparent on its green or red band: unreadable from the back of a lecture hall. Its item grows
+#: with the text (FilePond measures it).
+_FILEPOND_READABLE = """
+.filepond--root .filepond--file-info .filepond--file-info-main,
+.filepond--root .filepond--file-status .filepond--file-status-main { font-size: 14px; }
+.filepond--root .filepond--file-info .filepond--file-info-sub,
+.filepond--root .filepond--file-status .filepond--file-status-sub { font-size: 13px; opacity: 0.9 !important; }
+"""
+
+
 def upload_box(label: str, accept: str, **params):
     """An upload box that refuses files over :data:`MAX_UPLOAD_BYTES` before sending them.
 
@@ -571,7 +582,8 @@ def upload_box(label: str, accept: str, **params):
     label = f"{label} (up to {MAX_UPLOAD_BYTES / 1e6:g} MB)"
     if _dropper_renders():
         return _bounded_dropper()(label=label, multiple=False, max_file_size=MAX_UPLOAD_TEXT,
-                                  chunk_size=UPLOAD_CHUNK_BYTES, previews=[], layout="compact", **params)
+                                  chunk_size=UPLOAD_CHUNK_BYTES, previews=[], layout="compact",
+                                  stylesheets=[_FILEPOND_READABLE], **params)
     params.pop("height", None)
     return pn.widgets.FileInput(label=label, accept=accept, multiple=False, **params)
 

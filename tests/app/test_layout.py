@@ -454,6 +454,41 @@ def test_your_triplets_folds_the_walk_through_sidebar_and_the_walk_through_opens
         p.close()
 
 
+# The text FilePond writes in an upload box (file name, size, status, "tap to undo"): size and opacity.
+_FILEPOND_TEXT_JS = """() => { const out = []; const walk = root => { for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) walk(el.shadowRoot);
+    const cls = typeof el.className === 'string' ? el.className : '';
+    if (/filepond--file-(info|status)-(main|sub)/.test(cls) && el.textContent.trim()) {
+      const st = getComputedStyle(el);
+      out.push({text: el.textContent.trim(), px: parseFloat(st.fontSize), opacity: parseFloat(st.opacity)});
+    } } };
+  walk(document); return out; }"""
+
+
+def test_the_upload_boxes_say_what_became_of_a_file_in_print_read_from_afar(server, browser, shots):
+    # FilePond wrote the size and "tap to undo" at 9.4 px, half transparent on its green band
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        p.page.locator(".loe-upload input[type=file]").first.set_input_files(
+            files=[{"name": "points.csv", "mimeType": "text/csv",
+                    "buffer": b"x,y\n" + b"".join(b"%d,%d\n" % (i % 7, i % 11) for i in range(60))}])
+        p.wait_any_text(r"tap to undo", timeout=30)
+        # and a file over the limit, refused in the page
+        p.page.locator(".bk-tab", has_text="Your triplets").first.click()
+        p.page.locator(".loe-tr-upload input[type=file]").first.set_input_files(
+            files=[{"name": "big.csv", "mimeType": "text/csv", "buffer": b"1" * 11_000_000}])
+        p.wait_any_text(r"Maximum file size is 10 MB", timeout=30)
+        texts = p.page.evaluate(_FILEPOND_TEXT_JS)
+        said = {t["text"] for t in texts}
+        assert {"tap to undo", "File is too large", "Maximum file size is 10 MB"} <= said, texts
+        small = [t for t in texts if t["px"] < 13 or t["opacity"] < 0.85]
+        assert not small, small
+        p.shot(shots / "upload_box_too_large.png")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(server, browser, shots):
     # 300,000 stayed in the n box beside the refusal, and the slider stretched to it
     p = Page(browser, server.url, width=1280, height=800)
