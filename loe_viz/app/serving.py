@@ -49,6 +49,7 @@ from .limits import _env_value
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "upload_receipt",
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
+           "answer_refusals_with_status", "REFUSED_STATUS",
            "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
 log = logging.getLogger(__name__)
@@ -210,10 +211,11 @@ _hardened = False
 
 
 def harden() -> None:
-    """Everything above, once per process (the handler: once per event loop; the request's values:
-    once per session); ``apps/explorer.py`` calls it."""
+    """Everything above and :func:`answer_refusals_with_status`, once per process (the handler: once per
+    event loop; the request's values: once per session); :func:`serve_explorer_page` calls it."""
     global _hardened
     require_websocket_origin()
+    answer_refusals_with_status()
     read_links_safely()
     readable_request_arguments()
     quiet_closed_page_writes()
@@ -235,6 +237,41 @@ _pages: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # document -> _
 _pages_lock = threading.Lock()
 _refusals: dict[str, float] = {}  # address -> when its last refusal was logged as a warning
 _REFUSAL_LOG_SECONDS = 60.0
+_refused_docs: weakref.WeakSet = weakref.WeakSet()  # documents of refused pages, answered with REFUSED_STATUS
+#: The HTTP status of a refused page (its body is still the page that says why): "Too Many Requests", so that a
+#: script or a proxy's log sees the refusal, with ``Retry-After`` in seconds.
+REFUSED_STATUS, REFUSED_RETRY_AFTER = 429, 60
+_status_patched = False
+
+
+def answer_refusals_with_status() -> None:
+    """Send a page that :func:`admit_page` refused with :data:`REFUSED_STATUS`, not 200 (idempotent).
+
+    Panel's page handler builds the session's document (the app script runs, and the refusal is
+    decided there) before it writes anything, so the status can still be set once the session exists.
+    Tornado logs every answer of status 400 or more as a warning; :func:`admit_page` already logs
+    refusals (one warning a minute per address), so the access log leaves these out.
+    """
+    global _status_patched
+    if _status_patched:
+        return
+    from panel.io.server import DocHandler
+
+    logging.getLogger("tornado.access").addFilter(
+        lambda record: not (record.args and isinstance(record.args, tuple) and record.args[0] == REFUSED_STATUS))
+
+    original = DocHandler.get_session
+
+    async def get_session(self, *args, **kwargs):
+        session = await original(self, *args, **kwargs)
+        if session is not None and session.document in _refused_docs:
+            self.set_status(REFUSED_STATUS)
+            self.set_header("Retry-After", str(REFUSED_RETRY_AFTER))
+        return session
+
+    get_session.__wrapped__ = original
+    DocHandler.get_session = get_session
+    _status_patched = True
 
 
 class _Page:
@@ -336,6 +373,7 @@ def admit_page(doc=None, limit: int | None = None):
                     address, held, limit)
     else:
         log.info("Refused a page from %s: %d are open (LOE_VIZ_MAX_PAGES_PER_ADDRESS = %d)", address, held, limit)
+    _refused_docs.add(doc)
     text = html.escape(too_many_pages_text(address, limit))
     return pn.pane.HTML(f'<p role="alert">{text}</p>', styles={"font-size": "1.25em", "max-width": "40em"},
                         margin=(20, 20), css_classes=["loe-too-many-pages"])

@@ -264,8 +264,9 @@ LIMIT_ENV = "LOE_VIZ_MAX_PAGES_PER_ADDRESS"
 TOO_MANY = "Too many pages of this explorer are open from your address (127.0.0.1): at most 2 at once."
 
 
-def _title(srv, source: str = "127.0.0.1") -> str:
-    """The <title> of a new page of ``srv``, requested from the local address ``source``."""
+def _title(srv, source: str = "127.0.0.1", status: int = 200) -> str:
+    """The <title> of a new page of ``srv``, requested from the local address ``source``; the answer's HTTP
+    status must be ``status`` (a refused page: 429 with a Retry-After)."""
     import http.client
     import re
 
@@ -276,7 +277,9 @@ def _title(srv, source: str = "127.0.0.1") -> str:
         body = r.read().decode("utf-8", "replace")
     finally:
         conn.close()
-    assert r.status == 200, (r.status, body[:500])
+    assert r.status == status, (r.status, body[:500])
+    if status == 429:
+        assert r.getheader("Retry-After") == "60", r.getheaders()
     return re.search(r"<title>(.*?)</title>", body, re.S).group(1).strip()
 
 
@@ -315,7 +318,7 @@ def test_pages_per_address_limit_refuses_a_page_over_it_and_a_closed_page_frees_
             assert third.locator(".loe-status").count() == 0  # no explorer on the page
             assert third.title() == f"{app_title}: too many pages open"
             # a script's request (no page shown) from this address is refused too; another address is not limited
-            assert _title(srv) == f"{app_title}: too many pages open"
+            assert _title(srv, status=429) == f"{app_title}: too many pages open"
             other = _title(srv, source="127.0.0.2")
             assert app_title in other and "too many" not in other, other
             # closing a page frees its slot at once (the closed page's session is discarded only after 15 s)
@@ -332,6 +335,7 @@ def test_pages_per_address_limit_refuses_a_page_over_it_and_a_closed_page_frees_
     log = srv.log()
     assert "Traceback" not in log, log
     assert "Refusing pages from 127.0.0.1: 2 are open, LOE_VIZ_MAX_PAGES_PER_ADDRESS = 2" in log, log
+    assert "429 GET" not in log, log  # the refusals' own lines say it, once a minute per address
 
 
 def test_without_the_setting_one_address_opens_any_number_of_pages(server_factory, app_title):
