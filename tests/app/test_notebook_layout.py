@@ -122,3 +122,22 @@ def test_a_narrow_output_scrolls_sideways_instead_of_cutting_plots_off(notebook_
         assert not p.errors, p.errors
     finally:
         p.context.close()
+
+
+def test_your_triplets_takes_the_sidebars_width_in_a_notebook(notebook_layout, browser):  # noqa: F811
+    # the sidebar holds the walk-through's settings only: in "Your triplets" its 330 px column was left empty
+    p = Page(browser, notebook_layout.url, width=1280, height=800, wait_status=False)
+    modes = p.page.locator(".loe-modes").first
+    try:
+        p.wait_text(".loe-status", r"Procrustes error [0-9.]+", timeout=120)
+        beside = round(modes.bounding_box()["x"])
+        assert beside >= 330, beside
+        p.page.locator(".bk-tab", has_text="Your triplets").first.click()
+        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+        assert round(modes.bounding_box()["x"]) < 40 and not p.page.locator(".loe-n").first.is_visible()
+        p.page.locator(".bk-tab", has_text="Walk-through").first.click()
+        p.page.locator(".loe-n").first.wait_for(state="visible", timeout=30_000)
+        assert round(modes.bounding_box()["x"]) == beside
+        assert not p.errors, p.errors
+    finally:
+        p.context.close()
