@@ -235,13 +235,13 @@ class Explorer(Viewer):
         # no bounds on the box: a value out of range must reach the state, which says the range
         # (a bounded widget refused it silently and the old results stayed)
         self.w_budget = W.FloatInput(value=s.budget, label="Budget (c, or per landmark)",
-                                     description="The allowed range depends on n and l; a value outside it is "
+                                     description="The allowed range depends on n and ℓ; a value outside it is "
                                                  "refused with the range.",
                                      sizing_mode="stretch_width", css_classes=["loe-budget"])
         self.w_budget.param.watch(lambda e: e.new is not None and setattr(self.state, "budget", float(e.new)),
                                   "value")
         s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
-        self.w_l = self._whole_number_box("n_landmarks", "Landmarks l", placeholder="auto: d + 3",
+        self.w_l = self._whole_number_box("n_landmarks", "Landmarks ℓ", placeholder="auto: d + 3",
                                           sizing_mode="stretch_width", css_classes=["loe-landmarks"])
         self.w_sel_caption = pn.pane.Markdown("Landmark selection: drawn at random, or spread out by MaxMin",
                                               margin=(5, 10, -5, 10), css_classes=["loe-sel-caption"])
@@ -701,9 +701,9 @@ class Explorer(Viewer):
         if not isinstance(s.d, int) or not isinstance(l, int):
             self.l_hint.object = ""
         elif l < s.d + 3:
-            self.l_hint.object = f"l = {l} is too few: at least d + 3 = {s.d + 3}"
+            self.l_hint.object = f"ℓ = {l} is too few: at least d + 3 = {s.d + 3}"
         else:
-            self.l_hint.object = f"l = {l} (at least d + 3 = {s.d + 3})"
+            self.l_hint.object = f"ℓ = {l} (at least d + 3 = {s.d + 3})"
 
     def _on_status(self, *events):
         s = self.state
@@ -766,7 +766,7 @@ class Explorer(Viewer):
             self.status.object = (
                 f"{'computing… · ' if busy else ''}"
                 f"**Procrustes error {m['procrustes']:.4f}** · triplet error {100 * m['triplet_error']:.2f} % · "
-                f"n = {m['n']:,}, d = {m['d']}, l = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
+                f"n = {m['n']:,}, d = {m['d']}, ℓ = {m['n_landmarks']}, {m['n_triplets']:,} comparisons · "
                 f"{md_quoting(s.status, s.uploaded_name)}")
         else:
             if self._first_late and not s.error:

@@ -96,10 +96,10 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="offset",
-        title="l = d + 3 landmarks against more: the spectrum and the common offset",
+        title="ℓ = d + 3 landmarks against more: the spectrum and the common offset",
         narrative=(
             "The common offset of the shifts is an eigenvalue of C with multiplicity at least "
-            "*l* − *d* − 2: exactly one copy at the minimum *l* = *d* + 3, so LOE's λ₂ is a single "
+            "*ℓ* − *d* − 2: exactly one copy at the minimum *ℓ* = *d* + 3, so LOE's λ₂ is a single "
             "noisy number.  With 12 landmarks there are 8 copies: with noise they spread around the "
             "true offset, λ₂ is their largest (biased up), and the “mean” rule averages them."
         ),
@@ -107,7 +107,7 @@ LESSONS: tuple[Lesson, ...] = (
         question=("How many eigenvalues cluster near the true offset (orange line) with 5 landmarks, and "
                   "with 12?  Which rule lands closer to the truth, and why is λ₂ biased upward?"),
         config={"n_landmarks": 12, "offset": "lambda2"},
-        contrast=(("5 landmarks (l = d + 3)", {"n_landmarks": None, "offset": "lambda2"}),
+        contrast=(("5 landmarks (ℓ = d + 3)", {"n_landmarks": None, "offset": "lambda2"}),
                   ("12 landmarks, λ₂", {"n_landmarks": 12, "offset": "lambda2"}),
                   ("12 landmarks, mean rule", {"n_landmarks": 12, "offset": "mean"})),
     ),

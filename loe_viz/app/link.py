@@ -173,7 +173,7 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
         n = values["n"]
         l = use["n_landmarks"] if _whole(use["n_landmarks"]) else (d + 3 if d is not None else 4)
         if not _whole(n) or n < l + 2:
-            check("n", f"must be at least l + 2 = {l + 2}, for l = {l} landmarks")
+            check("n", f"must be at least ℓ + 2 = {l + 2}, for ℓ = {l} landmarks")
         else:
             check("n", None if n <= limits.MAX_N else f"must be at most {limits.MAX_N:,}")
     if "seed" in values:
@@ -210,7 +210,7 @@ def _budget_problem(budget: float, use: dict) -> str | None:
     if lo <= budget <= hi and per_landmark_of(n, l, unit, budget) >= n // 2:
         return None
     what = "comparisons per landmark" if unit == "per_landmark" else "c"
-    return f"must be between {_fmt(lo)} and {_fmt(hi)} {what} for n = {n:,} and l = {l}"
+    return f"must be between {_fmt(lo)} and {_fmt(hi)} {what} for n = {n:,} and ℓ = {l}"
 
 
 class DeferredLink:

@@ -262,7 +262,7 @@ def budget_message(n: int, l: int, unit: str, budget: float, lo: float, hi: floa
     """Why ``budget`` cannot run, with the range that can."""
     what = "comparisons per landmark" if unit == "per_landmark" else "c (c·n·ln n comparisons in total)"
     f = (lambda x: f"{x:,.0f}") if unit == "per_landmark" else (lambda x: f"{x:,.6g}")
-    return (f"Budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and l = {l} landmarks "
+    return (f"Budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and ℓ = {l} landmarks "
             f"(got {f(budget) if abs(budget) < 1e12 else f'{budget:g}'}): each landmark needs at least n/2 comparisons, and a larger budget needs more "
             "memory than this explorer allows")
 
@@ -317,12 +317,12 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         raise ValueError(f"Seed must be 0 or more (got {seed})")
     temperature = check_float(cfg.temperature, "temperature", minimum=0.0)
     budget = check_float(cfg.budget, "budget")
-    l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "Landmarks l")
-    if l < d + 3:  # said in the sidebar's words (its box is "Landmarks l")
-        raise ValueError(f"Landmarks l must be at least d + 3 = {d + 3} (got {l})")
+    l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "Landmarks ℓ")
+    if l < d + 3:  # said in the sidebar's words (its box is "Landmarks ℓ")
+        raise ValueError(f"Landmarks ℓ must be at least d + 3 = {d + 3} (got {l})")
     if n < l + 2:
         raise ValueError(
-            f"n must be at least l + 2 = {l + 2} (l = {l} landmarks for d = {d}), got {n}"
+            f"n must be at least ℓ + 2 = {l + 2} (ℓ = {l} landmarks for d = {d}), got {n}"
         )
     if cfg.kind == "uploaded":
         if cfg.uploaded is None:

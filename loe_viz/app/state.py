@@ -58,7 +58,7 @@ BUDGET_UNITS = {
 #: sidebar's box at 15 px ("second-largest" ran under the box's arrow).
 OFFSET_RULES = {
     "λ₂, 2nd-largest eigenvalue (paper)": "lambda2",
-    "mean of λ₂ … λ_(l−d−1) (variant)": "mean",
+    "mean of λ₂ … λ_(ℓ−d−1) (variant)": "mean",
 }
 
 #: Configuration parameters that are put in (and read from) the URL.

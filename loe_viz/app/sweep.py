@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 SWEEP_VARIABLES = {
     "budget": "budget c (c·n·ln n comparisons)",
     "temperature": "noise temperature T",
-    "n_landmarks": "landmarks l",
+    "n_landmarks": "landmarks ℓ",
     "n": "items n",
 }
 
@@ -169,7 +169,7 @@ def _budget_problem(cfg: dict) -> str:
     per_landmark = int(math.floor(c * n * math.log(n))) // l
     if per_landmark < n // 2:
         c_min = (n // 2) * l / (n * math.log(n))
-        return (f"budget c = {c:g} gives {per_landmark:,} comparisons per landmark at n = {n:,}, l = {l}; "
+        return (f"budget c = {c:g} gives {per_landmark:,} comparisons per landmark at n = {n:,}, ℓ = {l}; "
                 f"LOE needs at least n/2 = {n // 2:,}, i.e. c ≥ {math.ceil(c_min * 100) / 100:g}.")
     return ""
 
@@ -272,9 +272,9 @@ class SweepState(RunsJobs, param.Parameterized):
             if self.variable == "temperature" and v < 0:
                 return f"noise T must be at least 0, got {v:g}."
             if self.variable == "n_landmarks" and not (self.d + 3 <= v < self.n - 1):
-                return f"landmarks l must be between d + 3 = {self.d + 3} and n − 2 = {self.n - 2}, got {v:g}."
+                return f"landmarks ℓ must be between d + 3 = {self.d + 3} and n − 2 = {self.n - 2}, got {v:g}."
             if self.variable == "n" and v < l + 2:
-                return f"items n must be at least l + 2 = {l + 2}, got {v:g}."
+                return f"items n must be at least ℓ + 2 = {l + 2}, got {v:g}."
             why = _budget_problem({**self.config, self.variable: v}) or _cost_problem(self.config, self.variable, v)
             if why:
                 return why

@@ -598,7 +598,7 @@ def test_n_or_d_typed_beyond_what_the_explorer_runs_is_named_and_set_back():
     e = Explorer(state=s, sync_url=False)
     try:
         for w, name, bad, why in ((e.w_n, "n", limits.MAX_N + 1, f"must be at most {limits.MAX_N:,}"),
-                                  (e.w_n, "n", 3, "must be at least l + 2 = 7"),
+                                  (e.w_n, "n", 3, "must be at least ℓ + 2 = 7, for ℓ = 5 landmarks"),
                                   (e.w_d, "d", limits.MAX_D + 5, f"must be between 1 and {limits.MAX_D}"),
                                   (e.w_d, "d", 0, f"must be between 1 and {limits.MAX_D}"),
                                   (e.w_n, "n", None, "the box was empty")):
@@ -619,3 +619,13 @@ def test_n_or_d_typed_beyond_what_the_explorer_runs_is_named_and_set_back():
         assert objs.index(e.w_n_hint) == objs.index(e.w_n) + 1 and objs.index(e.w_d_hint) == objs.index(e.w_d) + 1
     finally:
         e.close()
+
+
+def test_the_status_line_and_the_landmarks_box_write_the_papers_ell(explorer):
+    # "l = 5" in the sidebar's sans-serif font, projected in a lecture hall, read as "I = 5"
+    s = explorer.state
+    l = s.metrics["n_landmarks"]
+    status, hint = explorer.status.object, explorer.l_hint.object
+    assert f"d = {s.d}, ℓ = {l}, " in status and " l = " not in status, status
+    assert hint == f"ℓ = {l} (at least d + 3 = {s.d + 3})", hint
+    assert explorer.w_l.label == "Landmarks ℓ"

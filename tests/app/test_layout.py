@@ -305,10 +305,10 @@ def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
         p.set_input(".loe-budget", "138155")
         p.wait_text(".loe-error", r"^\s*$", timeout=60)
         p.set_input(".loe-landmarks", "2")
-        msg = p.wait_text(".loe-error", r"Landmarks l", timeout=60)
-        assert "Landmarks l must be at least d + 3 = 5 (got 2)" in msg and "n_landmarks" not in msg, msg
+        msg = p.wait_text(".loe-error", r"Landmarks ℓ", timeout=60)
+        assert "Landmarks ℓ must be at least d + 3 = 5 (got 2)" in msg and "n_landmarks" not in msg, msg
         assert p.page.locator(".loe-landmarks input").first.input_value() == "2"
-        assert "l = 2 is too few" in p.text(".loe-l-hint")
+        assert "ℓ = 2 is too few" in p.text(".loe-l-hint")
         p.set_input(".loe-landmarks", "1")
         msg = p.wait_text(".loe-error", r"got 1\)", timeout=60)
         assert p.page.locator(".loe-landmarks input").first.input_value() == "1"
@@ -516,7 +516,7 @@ def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots,
     # at l = 12 the heatmaps' "0 2 4 6 8 10" had 0.8 px between "8" and "10" (an 80 px wide frame)
     p = Page(browser, server.url + f"?n_landmarks=12&step={step}", width=1280, height=800)
     try:
-        p.wait_text(".loe-status", r"l = 12,", timeout=120)
+        p.wait_text(".loe-status", r"ℓ = 12,", timeout=120)
         summary = "Offset rule" if step == "Shifts" else "Relative error of the landmark distances"
         p.wait_any_text(summary, timeout=60)
         time.sleep(1.5)  # bokeh lays the plots out after they arrive
@@ -628,7 +628,7 @@ def test_point_labels_stand_apart_and_name_their_own_point(server, browser, shot
         p = Page(browser, server.url, width=1280, height=800)
     try:
         if where == "Sample":
-            p.wait_text(".loe-status", r"l = 12,", timeout=120)
+            p.wait_text(".loe-status", r"ℓ = 12,", timeout=120)
             p.wait_any_text("✓ true|the noise flipped", timeout=60)
         else:
             p.page.locator(".bk-tab", has_text="Your triplets").first.click()

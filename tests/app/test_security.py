@@ -274,7 +274,7 @@ def test_links_panel_could_not_parse_open_the_explorer_and_name_the_setting(serv
         assert status == 200 and "Exceeds the limit" not in body and "invalid literal" not in body
     ctx, page = _open(browser, f"{server.url}?n=%C2%B2&seed=3&d=2&d=3&n_landmarks=7")
     try:
-        _wait_status(page, r"Procrustes error [0-9.]+.*n = 1,000, d = 3, l = 7")
+        _wait_status(page, r"Procrustes error [0-9.]+.*n = 1,000, d = 3, ℓ = 7")
         text = _wait_text(page, "Ignored settings in the link that do not parse: n='²'")
         assert "The link gives d 2 times ('2', '3'); the last one is used." in text
         _assert_not_run(page)
@@ -329,7 +329,7 @@ def test_numbers_too_long_for_the_page_reach_the_state_from_the_seed_and_landmar
         box = page.locator(".loe-landmarks input").first
         box.fill("1" + "0" * 30)
         box.press("Enter")
-        _wait_text(page, r"n must be at least l \+ 2 = 1000000000000000019884624838658")
+        _wait_text(page, r"n must be at least ℓ \+ 2 = 1000000000000000019884624838658")
     finally:
         ctx.close()
     log = server.log()

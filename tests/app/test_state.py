@@ -153,7 +153,7 @@ def test_per_landmark_budget_unit():
     ({"budget": 0}, "Budget"),
     ({"budget": -3.0}, "Budget"),
     ({"budget_unit": "per_landmark", "budget": 3}, "Budget"),
-    ({"n_landmarks": 3}, "Landmarks l"),
+    ({"n_landmarks": 3}, "Landmarks ℓ"),
     ({"seed": -5}, "Seed"),
     ({"n_landmarks": 500}, "n "),
     ({"temperature": -1.0}, "temperature"),
@@ -175,20 +175,20 @@ def test_bad_input_sets_error_and_keeps_results(change, starts, caplog):
 
 
 def test_too_few_landmarks_and_a_negative_seed_are_said_in_the_sidebar_words():
-    # typed 2 in "Landmarks l": the message named the code's n_landmarks; a seed of -5 was not refused
+    # typed 2 in "Landmarks ℓ": the message named the code's n_landmarks; a seed of -5 was not refused
     s = ExplorerState(**SMALL)
     v = s.version
     s.n_landmarks = 2
-    assert s.error == "Landmarks l must be at least d + 3 = 5 (got 2)"
+    assert s.error == "Landmarks ℓ must be at least d + 3 = 5 (got 2)"
     s.n_landmarks = 1  # the message follows each value typed
-    assert s.error == "Landmarks l must be at least d + 3 = 5 (got 1)"
+    assert s.error == "Landmarks ℓ must be at least d + 3 = 5 (got 1)"
     s.n_landmarks = None
     assert s.error == "" and s.version == v + 1
     s.seed = -5
     assert s.error == "Seed must be 0 or more (got -5)"
     assert s.config_used["seed"] == 1 and s.version == v + 1  # the results shown are still seed 1's
     s.param.update(seed=1, n_landmarks=9, n=10)
-    assert s.error == "n must be at least l + 2 = 11 (l = 9 landmarks for d = 2), got 10"
+    assert s.error == "n must be at least ℓ + 2 = 11 (ℓ = 9 landmarks for d = 2), got 10"
 
 
 def _npy_header(shape) -> bytes:

@@ -40,7 +40,7 @@ is the walk-through's own fit (the embedding of the Embedding step), timed witho
 of its comparisons.
 
 The option **“the same triplets LOE used”** gives the baselines LOE's landmark triplets instead.
-Every triplet is then headed by one of the *l* landmarks: each comparison says which of two items
+Every triplet is then headed by one of the *ℓ* landmarks: each comparison says which of two items
 is nearer to a landmark, and none is headed by any other item.  Every baseline then ends less
 accurate than with as many uniform triplets.  From their random start, t-STE, SOE, GNMDS and CKL
 usually end far from the truth, and STE usually with a distorted shape: a triplet error a few

@@ -21,12 +21,12 @@ class EDMView(StepView):
 The shifted block W + J diag(s) is symmetric-ish but, with noise, not a Euclidean distance
 matrix (EDM).  LOE projects it onto the cone of EDMs by **Dykstra's alternating projections**
 between the symmetric matrices with zero diagonal and the matrices whose doubly centred
-version is negative semidefinite (V = I − 11ᵀ/l; the cone step clips the positive eigenvalues):
+version is negative semidefinite (V = I − 11ᵀ/ℓ; the cone step clips the positive eigenvalues):
 """,
         r"$$E = \Pi_{\mathrm{EDM}}\big(W + J\,\mathrm{diag}(s)\big),\qquad \mathrm{EDM} = \{X = X^\top,\ \mathrm{diag}(X) = 0,\ V X V \preceq 0\}.$$",
         """
 It stops when ‖Y − X‖∞ / ‖Y‖∞ ≤ 10⁻⁷ or after 1000 iterations.  The other rows are only
-shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(l³), never O(n²).
+shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(ℓ³), never O(n²).
 """,
     )
 

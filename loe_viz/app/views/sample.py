@@ -21,7 +21,7 @@ class SampleView(StepView):
     title = "Sample"
     text = (
         """
-LOE only asks questions **about landmarks**: *l* items (at least *d* + 3) drawn at random, or
+LOE only asks questions **about landmarks**: *ℓ* items (at least *d* + 3) drawn at random, or
 spread out by MaxMin (each next landmark an item far from the landmarks already chosen, judged
 only from the answers collected so far).  For landmark *i* it draws pairs {*j*, *k*} of other items uniformly at random
 and asks which is closer.  The answers are noisy, with the logistic (Bradley–Terry) model
@@ -32,7 +32,7 @@ where *T* is the temperature (*T* = 1 is the paper's model, *T* = 0 answers with
 A triplet is stored as a row (*i*, *j*, *k*): "*i* is closer to *j* than to *k*".  The budget is
 either a count per landmark or the paper's total
 """,
-        r"$$m = \lfloor c \, n \ln n \rfloor \ \text{comparisons, split evenly over the } l \text{ landmarks.}$$",
+        r"$$m = \lfloor c \, n \ln n \rfloor \ \text{comparisons, split evenly over the } \ell \text{ landmarks.}$$",
     )
 
     n_examples = param.Integer(default=6, bounds=(1, 20))
@@ -81,7 +81,7 @@ either a count per landmark or the paper's total
 | | |
 |---|---|
 | items *n* | {n:,} |
-| landmarks *l* ({sel}) | {l} : items {', '.join(str(int(v)) for v in landmarks[:12])}{' …' if l > 12 else ''} |
+| landmarks *ℓ* ({sel}) | {l} : items {', '.join(str(int(v)) for v in landmarks[:12])}{' …' if l > 12 else ''} |
 | budget | {budget} |
 | comparisons used | **{m['n_triplets']:,}** (of {n * (n - 1) * (n - 2) // 2:,} possible triplets) |
 | answers flipped by noise (T = {fmt(cfg['temperature'])}) | {flipped.mean():.1%} |

@@ -17,27 +17,27 @@ class ShiftsView(StepView):
     title = "Shifts"
     text = (
         """
-Take the *l × l* block **W** of the scores at the landmarks (zero diagonal).  Column *c* is the
+Take the *ℓ × ℓ* block **W** of the scores at the landmarks (zero diagonal).  Column *c* is the
 true distance column minus an unknown shift *s<sub>c</sub>*.  Because the true block is
-symmetric, every pair of landmarks gives an equation; with the gauge Σ*s* = −ΣW/(l − 1)
+symmetric, every pair of landmarks gives an equation; with the gauge Σ*s* = −ΣW/(ℓ − 1)
 the least-squares solution is
 """,
-        r"$$s_c^{\mathrm{LS}} = \frac{1}{l}\sum_{r}\big(W_{cr} - W_{rc}\big) - \frac{\sum W}{l\,(l-1)} .$$",
+        r"$$s_c^{\mathrm{LS}} = \frac{1}{\ell}\sum_{r}\big(W_{cr} - W_{rc}\big) - \frac{\sum W}{\ell\,(\ell-1)} .$$",
         """
 Symmetry cannot see a shift common to all columns.  LOE finds it from the spectrum: with
 J = 11ᵀ − I and C = sym(W + J diag(s<sup>LS</sup>)), what is left is one common offset σ:
 C = D<sub>LL</sub> − σJ with the true landmark distances D<sub>LL</sub>, so
-C − σI = D<sub>LL</sub> − σ11ᵀ.  An EDM of *l* points in ℝ<sup>d</sup> has rank at most
+C − σI = D<sub>LL</sub> − σ11ᵀ.  An EDM of *ℓ* points in ℝ<sup>d</sup> has rank at most
 *d* + 2 (its columns lie in the span of 1, the squared norms and the *d* coordinates), so
 C − σI has rank at most *d* + 2 and **σ is an eigenvalue of C with multiplicity at least
-*l* − *d* − 2** (at least 1 at the default *l* = *d* + 3).  D<sub>LL</sub> − σ11ᵀ is negative
+*ℓ* − *d* − 2** (at least 1 at the default *ℓ* = *d* + 3).  D<sub>LL</sub> − σ11ᵀ is negative
 semidefinite on the vectors orthogonal to 1, so it has at most one positive eigenvalue, and
 the offset is the **second-largest signed eigenvalue**:
 """,
-        r"$$s = s^{\mathrm{LS}} + \lambda_2(C)\,\mathbf 1, \qquad \text{exact without noise when } l \ge d + 3 .$$",
+        r"$$s = s^{\mathrm{LS}} + \lambda_2(C)\,\mathbf 1, \qquad \text{exact without noise when } \ell \ge d + 3 .$$",
         """
-With noise λ₂ is the largest of *l* − *d* − 2 noisy copies of the offset (biased upward); the
-variant "mean" averages them, λ₂ … λ<sub>l−d−1</sub>.  At *l* = *d* + 3 there is only one copy,
+With noise λ₂ is the largest of *ℓ* − *d* − 2 noisy copies of the offset (biased upward); the
+variant "mean" averages them, λ₂ … λ<sub>ℓ−d−1</sub>.  At *ℓ* = *d* + 3 there is only one copy,
 so "mean" **equals** λ₂: add landmarks to see the two rules differ.  On the spectrum below the
 red dashed line is the offset LOE used and the broad orange line the true offset.
 """,
@@ -83,12 +83,12 @@ red dashed line is the offset LOE used and the broad orange line the true offset
         err_fin = float(np.sqrt(np.mean((np.asarray(sh.s) - s_true) ** 2)))
         d = int(cfg["d"])
         mult = l - d - 2
-        same = ("; at l = d + 3 the “mean” rule averages this one eigenvalue, so it equals λ₂"
+        same = ("; at ℓ = d + 3 the “mean” rule averages this one eigenvalue, so it equals λ₂"
                 if mult == 1 else f"; the “mean” rule averages λ₂ … λ{_sub(l - d - 1)} ({mult} eigenvalues)")
         info = summary(
             f"Offset rule **{rule}**: offset = {fmt(sh.offset)}, the true common offset here is "
-            f"**{fmt(offset_true)}**.  With l = {l} and d = {d} the offset is an eigenvalue of C of "
-            f"multiplicity at least l − d − 2 = {mult} without noise{same}.  "
+            f"**{fmt(offset_true)}**.  With ℓ = {l} and d = {d} the offset is an eigenvalue of C of "
+            f"multiplicity at least ℓ − d − 2 = {mult} without noise{same}.  "
             f"RMS error of the shifts: least squares {fmt(err_ls)} → final {fmt(err_fin)}.")
         return [
             info,
