@@ -55,19 +55,15 @@ FIRST_RESULT_TIMEOUT = 60.0
 BUSY_DELAY = 0.3
 
 
-def _step_by_name_in_url(location) -> None:
-    """Turn ``?step=Embedding`` (a step's name, any case) into its index, which the state syncs.
-
-    The link syncing applies the query in one update: a name, which the integer
-    ``step`` refuses, would also drop every other setting of the link.
-    """
-    index = _step_index((location.query_params or {}).get("step"))
-    if index is not None:
-        location.update_query(step=index)
-
-
 def _step_index(raw) -> int | None:
-    """The index of a step given by its name (any case), else None."""
+    """The index of a step given in a link: its name (any case), or its index into :data:`STEPS`
+    as the links written before steps were named held it (``?step=5``: Embedding); else None."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit():
+        raw = int(raw.strip())
+    if isinstance(raw, int):
+        return raw if 0 <= raw < len(STEPS) else None
     if not isinstance(raw, str):
         return None
     return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
@@ -182,8 +178,8 @@ class Explorer(Viewer):
             read_links_safely()  # before the location is read: a query Panel cannot parse ended this script
             if sync_url and pn.state.location is not None:
                 opened = pn.state.location.search or ""  # the link as given: syncing rewrites it
-                _step_by_name_in_url(pn.state.location)
-                DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error)  # kept by its watchers
+                # kept by its watchers; the address names the step (?step=embedding)
+                DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error, spelled={"step": STEPS})
                 self._say_repeated_settings(opened)
             self._open_lesson_from_url()
         if own:
@@ -593,7 +589,7 @@ class Explorer(Viewer):
 
     def _on_url_error(self, values):
         # The link's settings arrive in one update, refused as a whole when one is bad: apply
-        # each setting that is valid (a step given by name as its index) and name the others.
+        # each setting that is valid (a step given by another spelling as its index) and name the others.
         values = dict(values)
         index = _step_index(values.get("step"))
         if index is not None:

@@ -226,28 +226,40 @@ class DeferredLink:
         The session's location (``pn.state.location``).
     on_error : callable, optional
         Called with the link's values that could not be applied, as by ``Location.sync``.
+    spelled : dict of str to sequence of str, optional
+        Parameters that the state holds as an index into a list of names and the address spells
+        by name, in lower case (``{"step": STEPS}``: ``?step=embedding``, not ``?step=5``, which
+        reads as the header's "Step 6 of 7" would not). Anything else there goes to ``on_error``.
     """
 
     def __init__(self, state: param.Parameterized, names: Iterable[str], location,
-                 on_error: Callable[[dict], None] | None = None):
+                 on_error: Callable[[dict], None] | None = None, spelled: dict | None = None):
         self._state = state
         self._names = tuple(names)
         self._on_error = on_error
         self._location = location
         self._copying = False
+        self._spelled = {p: tuple(str(w).lower() for w in words) for p, words in (spelled or {}).items()}
         # the same parameter definitions: the link's text is read and written as the state's would be
-        cls = param.parameterized_class("ExplorerLink", {p: copy.deepcopy(type(state).param[p]) for p in self._names})
-        self.mirror = cls(**{p: getattr(state, p) for p in self._names})
+        params = {p: copy.deepcopy(type(state).param[p]) for p in self._names}
+        for p, words in self._spelled.items():
+            params[p] = param.Selector(objects=list(words), default=words[getattr(state, p)])
+        cls = param.parameterized_class("ExplorerLink", params)
+        self.mirror = cls(**{p: self._word(p, getattr(state, p)) for p in self._names})
         # after the location's own watcher: a refused value it writes into the address is then replaced
         self.mirror.param.watch(self._to_state, list(self._names), precedence=1)
         state.param.watch(self._from_state, list(self._names) + ["busy"])
         location.sync(self.mirror, {p: p for p in self._names}, on_error=self._not_applied)
 
+    def _word(self, name: str, value):
+        """The address's spelling of the state's ``value`` of parameter ``name``."""
+        return self._spelled[name][value] if name in self._spelled else value
+
     def _to_state(self, *events) -> None:
         """The address changed (a link opened): apply it to the state, but the settings it cannot run with."""
         if self._copying:
             return
-        values = {e.name: e.new for e in events}
+        values = {e.name: self._spelled[e.name].index(e.new) if e.name in self._spelled else e.new for e in events}
         refused = refused_link_settings(values, self._state)
         if refused and self._on_error is not None:
             self._not_applied(values)  # one message names them all, with those that do not parse
@@ -293,8 +305,8 @@ class DeferredLink:
 
     def flush(self) -> None:
         """Write the state's current values into the address."""
-        changed = {p: getattr(self._state, p) for p in self._names
-                   if getattr(self._state, p) != getattr(self.mirror, p)}
+        now = {p: self._word(p, getattr(self._state, p)) for p in self._names}
+        changed = {p: v for p, v in now.items() if v != getattr(self.mirror, p)}
         if not changed:
             return
         self._copying = True

@@ -339,6 +339,8 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
                 self.param[p]._validate(v)
             except Exception:
                 bad.append(f"{p}={quote_link_value(raw)}")  # a value of 5,000 characters is cut
+                if p == "step":
+                    bad[-1] += f" (a step is one of {', '.join(k.lower() for k in STEPS)})"
                 continue
             updates[p] = v
         # values that parse but cannot run (n above the limit, a budget of inf) are ignored too

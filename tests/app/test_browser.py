@@ -238,7 +238,7 @@ def test_walk_steps_change_controls_upload_and_sessions(server, browser, shots):
 
 def test_projector_screenshot(server, browser, shots):
     """A 1280x720 screenshot (a projector's resolution) of the embedding step, for a human look."""
-    p = Page(browser, server.url + "?step=5", width=1280, height=720)
+    p = Page(browser, server.url + "?step=5", width=1280, height=720)  # a link from before steps were named
     try:
         p.wait_text(".loe-step", r"Embedding")
         p.wait_any_text(r"Training triplets satisfied")
@@ -246,6 +246,13 @@ def test_projector_screenshot(server, browser, shots):
         path = shots / "projector_embedding.png"
         p.shot(path)
         assert path.stat().st_size > 20_000
+        assert re.search(r"[?&]step=embedding(&|$)", p.page.url), p.page.url  # the address names the step
+        p.page.locator(".loe-next button").first.click()
+        p.wait_text(".loe-step", r"Step 7 of 7: Compare")
+        deadline = time.perf_counter() + 10
+        while "step=compare" not in p.page.url and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        assert re.search(r"[?&]step=compare(&|$)", p.page.url), p.page.url
         assert not p.errors, p.errors
     finally:
         p.close()

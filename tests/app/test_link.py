@@ -68,6 +68,37 @@ def test_a_link_with_bad_settings_applies_the_good_ones_and_names_the_bad():
         e.close()
 
 
+def test_the_address_names_the_step_and_old_links_by_index_still_open_it():
+    """``?step=5`` opened "Step 6 of 7: Embedding", and a teacher who typed ?step=6 from the header
+    got Compare: the address now spells the step (``?step=embedding``), and reads the links of before."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.state import STEPS
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        for raw, want in (("embedding", 5), ("Compare", 6), ("5", 5), ("0", 0), ("ranking", 2)):
+            loc = Location(search=f"?n=500&step={raw}&seed=4")
+            s.param.update(step=1, n=1000, seed=0)
+            s.error = ""
+            DeferredLink(s, URL_PARAMS, loc, on_error=e._on_url_error, spelled={"step": STEPS})
+            assert (s.step, s.n, s.seed, s.error) == (want, 500, 4, ""), raw
+            assert loc.query_params["step"] == STEPS[want].lower(), (raw, loc.query_params)
+        s.step = 3  # a step changed on the page is written by name
+        assert loc.query_params["step"] == "shifts"
+        for raw, shown in (("7", "7"), ("Nowhere", "'Nowhere'"), ("Step 6", "'Step 6'")):
+            loc = Location(search=f"?step={raw}&seed=6")
+            s.step = 2
+            s._link_problem = s.error = ""  # as a new page's state (a link's messages add up on one page)
+            DeferredLink(s, URL_PARAMS, loc, on_error=e._on_url_error, spelled={"step": STEPS})
+            assert s.step == 2 and s.seed == 6, raw
+            assert s.error == (f"Ignored settings in the link that do not parse: step={shown} (a step is one of "
+                               "configure, sample, ranking, shifts, edm, embedding, compare)"), s.error
+            assert loc.query_params["step"] == "ranking"  # the step in use
+    finally:
+        e.close()
+
+
 @pytest.mark.parametrize("bad, shown", [
     ("%C2%B2", "n='²'"),  # a superscript digit: str.isdigit() says yes, int() says no
     ("9" * 5000, "(5,000 characters)"),  # beyond the 4,300 digits int() reads

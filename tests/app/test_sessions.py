@@ -297,26 +297,6 @@ def test_a_new_configuration_cancels_the_running_one(slow_rankings):
     s.close()
 
 
-def test_a_step_named_in_the_link_is_applied_with_the_other_settings():
-    from panel.io.location import Location
-
-    from loe_viz.app.explorer import _step_by_name_in_url
-    from loe_viz.app.state import STEPS, URL_PARAMS
-
-    for raw, want in (("Embedding", STEPS.index("Embedding")), ("compare", STEPS.index("Compare")), ("2", 2)):
-        loc = Location(search=f"?n=500&step={raw}&seed=4")
-        _step_by_name_in_url(loc)
-        s = ExplorerState(auto_update=False)
-        problems = []
-        loc.sync(s, {p: p for p in URL_PARAMS}, on_error=problems.append)
-        assert (s.step, s.n, s.seed, problems) == (want, 500, 4, []), raw
-        s.close()
-    # an unknown name is still reported (and changes nothing here)
-    loc = Location(search="?step=Nowhere")
-    _step_by_name_in_url(loc)
-    assert loc.query_params["step"] == "Nowhere"
-
-
 def test_a_cancel_reaches_the_ordinal_polish_of_loe():
     """The polish ran without a heartbeat: a "Your triplets" fit went on for seconds after Cancel."""
     import numpy as np
