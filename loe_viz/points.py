@@ -196,7 +196,11 @@ def load_points(source, *, name: str | None = None) -> np.ndarray:
         try:
             rows.append([float(f) for f in fields])
         except ValueError:
-            raise ValueError(f"{label}: line {lineno} has a non-numeric value: {ln[:60]!r}") from None
+            # the cell itself, not the line (a tab-separated line was quoted as '3\tfour')
+            col = next(j for j, f in enumerate(fields) if not numeric([f]))
+            cell = "".join(c if c.isprintable() else "?" for c in fields[col].strip()[:40])
+            what = "is empty" if not cell else f"holds '{cell}'{'…' if len(fields[col].strip()) > 40 else ''}"
+            raise ValueError(f"{label}: line {lineno}, column {col + 1} {what}, not a number") from None
     if not rows:
         raise ValueError(f"{label}: the file has a header but no rows")
     return check_points(np.array(rows), name=label, min_points=3)

@@ -165,8 +165,10 @@ def test_load_points_roundtrip_savetxt():
         ("x,y\n", r"^points: the file has a header but no rows$"),
         ("x,y\n1,2\n3,4\n5\n", r"^points: line 4 has 1 columns, expected 2$"),
         ("1,2\n3,4,5\n6,7\n", r"^points: line 2 has 3 columns, expected 2$"),
-        ("x,y\n1,2\n3,four\n5,6\n", r"^points: line 3 has a non-numeric value: '3,four'$"),
-        ("1,2\n3,\n5,6\n", r"^points: line 2 has a non-numeric value: '3,'$"),
+        ("x,y\n1,2\n3,four\n5,6\n", r"^points: line 3, column 2 holds 'four', not a number$"),
+        ("x\ty\n1\t2\n3\tfour\n", r"^points: line 3, column 2 holds 'four', not a number$"),  # no '3\\tfour'
+        ("1,2\n3,\n5,6\n", r"^points: line 2, column 2 is empty, not a number$"),
+        ("1,2\n3,4\n5,\x1b[31m\n", r"^points: line 3, column 2 holds '\?\[31m', not a number$"),
         ("1,2\n3,4\nnan,6\n", r"^points contains NaN values \(first at row 2\)$"),
         ("1,2\n3,inf\n5,6\n", r"^points contains infinite values \(first at row 1\)$"),
         ("1,2\n3,4\n", r"^points must have at least 3 points, got 2$"),
@@ -186,7 +188,7 @@ def test_load_points_reports_file_line_numbers_despite_comments_and_blanks():
 def test_load_points_errors_name_the_file(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("x,y\n1,2\n3,oops\n")
-    with pytest.raises(ValueError, match=r"^bad\.csv: line 3 has a non-numeric value"):
+    with pytest.raises(ValueError, match=r"^bad\.csv: line 3, column 2 holds 'oops', not a number$"):
         load_points(p)
     with pytest.raises(ValueError, match=r"^upload: the file is empty$"):
         load_points(b"", name="upload")
