@@ -55,20 +55,6 @@ FIRST_RESULT_TIMEOUT = 60.0
 BUSY_DELAY = 0.3
 
 
-def _step_index(raw) -> int | None:
-    """The index of a step given in a link: its name (any case), or its index into :data:`STEPS`
-    as the links written before steps were named held it (``?step=5``: Embedding); else None."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit():
-        raw = int(raw.strip())
-    if isinstance(raw, int):
-        return raw if 0 <= raw < len(STEPS) else None
-    if not isinstance(raw, str):
-        return None
-    return {name.lower(): k for k, name in enumerate(STEPS)}.get(raw.strip().lower())
-
-
 def _remove_doc_callback(ref_doc, cb) -> None:
     """Remove a timeout or periodic callback from the document ``ref_doc()`` refers to, if it still can."""
     d = ref_doc()
@@ -456,7 +442,8 @@ class Explorer(Viewer):
         readable(self.sidebar, self.modes)  # the steps' own widgets are made readable as they are shown
 
     def __panel__(self):
-        # The notebook layout (its sidebar column is hidden in "Your triplets", as the template folds its own). Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a
+        # The notebook layout (its sidebar column is hidden in "Your triplets", as the template folds its
+        # own). Keys typed in the explorer's boxes stay there (JupyterLab took Enter for a
         # shortcut). The widest steps need NOTEBOOK_MIN_WIDTH: a narrower output (beside JupyterLab's file
         # browser) scrolls sideways instead of cutting the plots off at its edge.
         return pn.Row(self._sidebar_column, self.modes, KeysStayInBoxes(), sizing_mode="stretch_width",
@@ -589,12 +576,8 @@ class Explorer(Viewer):
 
     def _on_url_error(self, values):
         # The link's settings arrive in one update, refused as a whole when one is bad: apply
-        # each setting that is valid (a step given by another spelling as its index) and name the others.
-        values = dict(values)
-        index = _step_index(values.get("step"))
-        if index is not None:
-            values["step"] = index
-        self.state.from_query(values)
+        # each setting that is valid and name the others (DeferredLink reads the step's spellings).
+        self.state.from_query(dict(values))
 
     def _say_repeated_settings(self, search: str) -> None:
         """A setting given twice in the link (``?n=500&n=2000``) is used with its last value: say so."""

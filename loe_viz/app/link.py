@@ -278,10 +278,26 @@ class DeferredLink:
             self._write_back(refused)
 
     def _not_applied(self, values: dict) -> None:
-        """Some of the link's ``values`` cannot be used: ``on_error`` applies the others and says why."""
+        """Some of the link's ``values`` cannot be used: ``on_error`` applies the others and says why.
+
+        A spelled parameter given another way (a name in capitals, or the index that links held
+        before it was spelled) reaches ``on_error`` as the state's index; an unknown one as given.
+        """
         if self._on_error is not None:
-            self._on_error(values)
+            self._on_error({p: self._index(p, v) for p, v in values.items()})
         self._write_back(values)
+
+    def _index(self, name: str, raw):
+        """The state's value of spelled parameter ``name`` for the link's ``raw`` (see :meth:`_not_applied`)."""
+        words = self._spelled.get(name)
+        if words is None or isinstance(raw, bool):
+            return raw
+        text = raw.strip() if isinstance(raw, str) else None
+        if text is not None and text.isascii() and text.isdigit():
+            return int(text)  # an index: the state checks its range
+        if text is not None and text.lower() in words:
+            return words.index(text.lower())
+        return raw
 
     def _write_back(self, names: Iterable[str]) -> None:
         """The address and the widgets show the values in use, never a refused one of the link.

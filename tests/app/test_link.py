@@ -52,17 +52,18 @@ def test_a_link_with_bad_settings_applies_the_good_ones_and_names_the_bad():
     """A link is applied as one update, refused whole when one setting is bad: the step of
     ``?n=<img …>&seed=<script>…&step=5`` was dropped with them, and named among the bad ones."""
     from loe_viz.app.explorer import Explorer
+    from loe_viz.app.state import STEPS
 
     s = ExplorerState(auto_update=False)
     e = Explorer(state=s, sync_url=False)
     try:
         loc = Location(search="?n=%3Cimg%20src%3Dx%3E&seed=%3Cscript%3E&step=5&kind=circle")
-        DeferredLink(s, URL_PARAMS, loc, on_error=e._on_url_error)
+        DeferredLink(s, URL_PARAMS, loc, on_error=e._on_url_error, spelled={"step": STEPS})
         assert (s.step, s.kind, s.n, s.seed) == (5, "circle", 1000, 0)
         assert s.error.startswith("Ignored settings in the link that do not parse: "), s.error
         assert "n='<img src=x>'" in s.error and "seed='<script>'" in s.error and "step" not in s.error
         loc2 = Location(search="?step=Compare&n=oops")  # a step by name, beside a bad setting
-        DeferredLink(s, URL_PARAMS, loc2, on_error=e._on_url_error)
+        DeferredLink(s, URL_PARAMS, loc2, on_error=e._on_url_error, spelled={"step": STEPS})
         assert s.step == 6 and "n='oops'" in s.error
     finally:
         e.close()
