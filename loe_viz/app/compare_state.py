@@ -17,7 +17,7 @@ import param
 
 from .._format import format_seconds
 from ..methods import METHODS
-from .jobs import Cancelled, JobRunner, RunsJobs
+from .jobs import Cancelled, JobRunner, RunsJobs, log_failure
 
 __all__ = ["BASELINE_METHODS", "COMPARE_PROTOCOLS", "CompareRecord", "CompareState"]
 
@@ -177,7 +177,7 @@ class CompareState(RunsJobs, param.Parameterized):
                 self._report(running=False, message="Cancelled.")
             return
         except Exception as exc:
-            log.warning("comparison failed", exc_info=True)
+            log_failure(log, "comparison", exc)
             self._report(running=False, message=f"The comparison stopped: {type(exc).__name__}: {exc}")
             return
         self._report(running=False, progress=100, message="Done.")

@@ -33,7 +33,7 @@ from typing import Callable
 
 from ..loe import LOEWarning
 
-__all__ = ["Cancelled", "Token", "JobRunner", "RunsJobs", "direct_dispatch"]
+__all__ = ["Cancelled", "Token", "JobRunner", "RunsJobs", "direct_dispatch", "log_failure"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,20 @@ log = logging.getLogger(__name__)
 # (``warnings.catch_warnings`` is not thread-safe, so it cannot scope a fit that
 # runs on a worker thread.)
 warnings.filterwarnings("ignore", category=LOEWarning, module=r"loe_viz\.app(\.|$)")
+
+
+def log_failure(logger: logging.Logger, what: str, exc: BaseException) -> None:
+    """Log that the background work ``what`` failed with ``exc``: a warning with its traceback, unless
+    the process is stopping.
+
+    A server stopped while a run starts (Ctrl-C, SIGTERM) refuses the run's thread pool work with
+    ``RuntimeError: cannot schedule new futures after (interpreter) shutdown``: that is one line at
+    INFO, not a traceback that reads like a defect.
+    """
+    if isinstance(exc, RuntimeError) and ("after shutdown" in str(exc) or "after interpreter shutdown" in str(exc)):
+        logger.info("%s stopped: the process is shutting down", what)
+    else:
+        logger.warning("%s failed", what, exc_info=exc)
 
 
 def direct_dispatch(fn: Callable[[], None]) -> None:

@@ -29,7 +29,7 @@ from functools import partial
 import param
 
 from ..points import POINT_KINDS
-from .jobs import Cancelled, JobRunner, RunsJobs, Token
+from .jobs import Cancelled, JobRunner, RunsJobs, Token, log_failure
 from .link import quote_link_value, refused_link_settings
 from .uploads import ReadsUploads, read_point_table, upload_name
 from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
@@ -425,7 +425,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
             self._publish(token, error=str(exc), notice="")
             return
         except Exception as exc:  # a bug or an unexpected input: say so, do not raise
-            log.warning("the walk-through's pipeline failed", exc_info=True)
+            log_failure(log, "the walk-through's pipeline", exc)
             self._publish(token, error=f"Could not run this configuration ({type(exc).__name__}: {exc})",
                           notice="")
             return

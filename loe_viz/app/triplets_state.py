@@ -41,7 +41,7 @@ from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
 from ..io import spreadsheet_safe
-from .jobs import Cancelled, JobRunner, RunsJobs
+from .jobs import Cancelled, JobRunner, RunsJobs, log_failure
 from .text import plain
 from .uploads import ReadsUploads, upload_name
 
@@ -691,7 +691,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             self._report(running=False, error=str(exc), message="")
             return
         except Exception as exc:
-            log.warning("triplet run failed", exc_info=True)
+            log_failure(log, "triplet run", exc)
             self._report(running=False, error=f"The run stopped: {type(exc).__name__}: {exc}", message="")
             return
         if not current():  # new data arrived meanwhile: these results belong to the old data

@@ -12,6 +12,8 @@ import logging
 import threading
 import time
 
+from .jobs import log_failure
+
 __all__ = ["warm_up", "start_warm_up", "warming_up", "wait_warm_up", "kernels_ready"]
 
 log = logging.getLogger(__name__)
@@ -40,8 +42,8 @@ def warm_up() -> float:
                                   landmark_selection=selection)
                 s.close()
             _warm_compare_and_triplets()
-        except Exception:  # warm-up is best effort
-            log.warning("warm-up failed", exc_info=True)
+        except Exception as exc:  # warm-up is best effort
+            log_failure(log, "warm-up", exc)
         _warm_seconds = time.perf_counter() - t0
         return _warm_seconds
 

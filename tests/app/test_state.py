@@ -947,3 +947,20 @@ def test_a_sweep_beyond_the_explorers_limits_is_refused_before_anything_is_alloc
     for lesson in LESSONS:
         if lesson.sweep is not None:
             assert SweepState(**dict(lesson.sweep)).check() == "", lesson.key
+
+
+def test_a_run_refused_because_the_server_is_stopping_is_one_line_not_a_traceback(caplog):
+    # a server stopped (SIGTERM) while a comparison started logged "comparison failed" with a traceback
+    import logging
+
+    from loe_viz.app.jobs import log_failure
+
+    log = logging.getLogger("loe_viz.app.compare_state")
+    with caplog.at_level(logging.INFO, logger=log.name):
+        for text in ("cannot schedule new futures after shutdown",
+                     "cannot schedule new futures after interpreter shutdown"):
+            log_failure(log, "comparison", RuntimeError(text))
+        log_failure(log, "comparison", RuntimeError("something else"))
+    said = [(r.levelname, r.getMessage(), r.exc_info is not None) for r in caplog.records]
+    assert said == [("INFO", "comparison stopped: the process is shutting down", False)] * 2 + [
+        ("WARNING", "comparison failed", True)], said
