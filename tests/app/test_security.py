@@ -290,6 +290,9 @@ def test_values_typed_for_a_lesson_sweep_are_shown_as_text(server, browser):
     try:
         box = page.locator(".loe-sweep-values input").first
         box.wait_for(timeout=60_000)
+        # the lesson starts its sweep once the page is loaded; a click that reached the server while
+        # that sweep ran had its message replaced by the sweep's progress within a poll
+        _wait_text(page, r"Done: \d+ fits")
         box.fill(PAYLOAD)
         box.press("Enter")
         page.locator(".loe-sweep-run button").first.click()
