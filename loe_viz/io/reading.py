@@ -119,7 +119,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Notes
     -----
     A text cell may be quoted (``"Paris, France"``, with ``""`` for a quote inside it) but
-    cannot run over a line break; ``#`` outside quotes starts a comment.
+    cannot run over a line break; ``#`` outside quotes starts a comment. Spaces around a
+    cell are dropped, quoted or not: ``" Paris "`` is the label ``Paris``.
 
     Examples
     --------
