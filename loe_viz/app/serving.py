@@ -20,6 +20,9 @@
   without ``--address`` (it then listens on every interface).
 * :func:`quiet_closed_page_writes`: a tab closed while the server wrote to it
   (a run sending its progress) is one line in the log, not two tracebacks.
+* :func:`drop_messages_of_released_pages`: a message a page sent just before its
+  connection went, handled after Bokeh released its session, is dropped with one
+  line in the log, not an assertion's traceback.
 * :func:`read_links_safely`: a link whose query Panel cannot read (``?n=²``, a
   number of 5,000 digits) opens the explorer, which names the setting it
   ignored, instead of ending the page's script with a traceback.
@@ -48,7 +51,8 @@ from typing import Callable
 from .limits import _env_value
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "upload_receipt",
-           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes", "read_links_safely", "readable_request_arguments", "harden",
+           "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes",
+           "drop_messages_of_released_pages", "read_links_safely", "readable_request_arguments", "harden",
            "answer_refusals_with_status", "REFUSED_STATUS",
            "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
@@ -146,6 +150,48 @@ def quiet_closed_page_writes(loop: asyncio.AbstractEventLoop | None = None) -> b
     return True
 
 
+_detached_patched = False
+
+
+def drop_messages_of_released_pages() -> None:
+    """Drop what a page sends after its session was released, instead of logging Bokeh's assertion (idempotent).
+
+    When the connection of a page goes (a closed tab, a dropped network) while earlier messages
+    of that page are still being handled, Bokeh (3.9) may release the connection's session
+    first: each message handled after that, and the connection's own close, asserted that the
+    session was still there, which the server's log showed as "error handling message ...
+    AssertionError" and "Uncaught exception GET /explorer/ws" with their tracebacks. Nothing is
+    lost (the page is gone, its runs are cancelled when its session is destroyed); the close
+    still hands the connection back to the application, and every other message is handled
+    as before.
+    """
+    global _detached_patched
+    if _detached_patched:
+        return
+    from bokeh.server.protocol_handler import ProtocolHandler
+    from bokeh.server.views.ws import WSHandler
+
+    handle, on_close = ProtocolHandler.handle, WSHandler.on_close
+
+    async def handle_while_attached(self, message, connection):
+        if getattr(connection, "_session", True) is None:
+            log.info("Dropped a %s message of a page whose session was released", message.msgtype)
+            return None
+        return await handle(self, message, connection)
+
+    def close_released(self):
+        connection = getattr(self, "connection", None)
+        if connection is not None and getattr(connection, "_session", True) is None:
+            log.info("WebSocket connection closed after its session was released")
+            self.application.client_lost(connection)
+            return
+        on_close(self)
+
+    handle_while_attached.__wrapped__, close_released.__wrapped__ = handle, on_close
+    ProtocolHandler.handle, WSHandler.on_close = handle_while_attached, close_released
+    _detached_patched = True
+
+
 _links_patched = False
 
 
@@ -215,6 +261,7 @@ def harden() -> None:
     event loop; the request's values: once per session); :func:`serve_explorer_page` calls it."""
     global _hardened
     require_websocket_origin()
+    drop_messages_of_released_pages()
     answer_refusals_with_status()
     read_links_safely()
     readable_request_arguments()

@@ -154,6 +154,50 @@ def test_a_page_closed_while_a_message_is_written_leaves_no_traceback_in_the_log
     assert "a real bug" in caplog.text and "Task exception was never retrieved" in caplog.text
 
 
+def test_a_message_of_a_page_whose_session_was_released_is_dropped_with_one_line(caplog):
+    """A page's connection that went while its messages were being handled: Bokeh released the session, then
+    handled those messages and closed the connection, each asserting the session was there; the server's log
+    showed "error handling message ... AssertionError" and "Uncaught exception GET /explorer/ws"."""
+    import asyncio
+    import logging
+    from types import SimpleNamespace
+
+    from bokeh.protocol import Protocol
+    from bokeh.server.connection import ServerConnection
+    from bokeh.server.protocol_handler import ProtocolHandler
+    from bokeh.server.views.ws import WSHandler
+
+    from loe_viz.app.serving import drop_messages_of_released_pages
+
+    drop_messages_of_released_pages()
+    drop_messages_of_released_pages()  # once per process: not wrapped twice
+    assert not hasattr(WSHandler.on_close.__wrapped__, "__wrapped__")
+    session = SimpleNamespace(subscribe=lambda c: None, unsubscribe=lambda c: None,
+                              notify_connection_lost=lambda: None)
+    lost = []
+    connection = ServerConnection(Protocol(), socket=None, application_context=None, session=session)
+    page = SimpleNamespace(close_code=None, close_reason=None, connection=connection,
+                           application=SimpleNamespace(client_lost=lost.append))
+    message = SimpleNamespace(msgtype="PATCH-DOC", header={"msgid": "1"})
+    connection.detach_session()  # released while the page's messages are still being handled
+    with pytest.raises(AssertionError):  # what Bokeh does on its own
+        WSHandler.on_close.__wrapped__(page)
+    with caplog.at_level(logging.INFO):
+        assert asyncio.run(ProtocolHandler().handle(message, connection)) is None
+        WSHandler.on_close(page)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info], caplog.text
+    assert "Dropped a PATCH-DOC message of a page whose session was released" in caplog.text
+    assert lost == [connection]  # the application still forgets the connection
+    # a page with its session: closed as before (the session hears of it, then the application)
+    heard = []
+    attached = ServerConnection(Protocol(), socket=None, application_context=None,
+                                session=SimpleNamespace(subscribe=lambda c: None, unsubscribe=lambda c: None,
+                                                        notify_connection_lost=lambda: heard.append(1)))
+    WSHandler.on_close(SimpleNamespace(close_code=1001, close_reason=None, connection=attached,
+                                       application=SimpleNamespace(client_lost=lost.append)))
+    assert heard == [1] and lost == [connection, attached]
+
+
 def test_upload_box_asks_the_page_for_no_preview_plugin():
     """``previews=[]`` was never sent (it is the model's Python default): the page fell back to FilePond's image
     and pdf previews, and the pdf plugin (1.0.2, bundled with Panel) threw "Cannot read properties of null
