@@ -20,8 +20,7 @@ import param
 from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
-from .serving import (read_links_safely, readable_request_arguments, serve_stylesheets_locally, take_upload,
-                      upload_box, upload_receipt)
+from .serving import harden, serve_stylesheets_locally, take_upload, upload_box, upload_receipt
 from .limits import MAX_D, MAX_N
 from .link import DeferredLink, quote_link_value, refused_link_settings, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
@@ -133,7 +132,9 @@ class Explorer(Viewer):
         self._served = in_server_session()
         if self._served:  # sessions' fits run side by side: no process-wide switching of BLAS threads
             pin_blas_single_thread()
-            readable_request_arguments()  # before any component: Panel decodes ?theme= strictly
+            # before any component (Panel decodes ?theme= strictly) and the location (a query Panel cannot
+            # parse ended this script); also where no serve_explorer_page ran: `panel serve explorer.ipynb`
+            harden()
         # compile the kernels off the event loop (once per process) while the page is built
         start_warm_up()
         if own:
@@ -161,7 +162,6 @@ class Explorer(Viewer):
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
-            read_links_safely()  # before the location is read: a query Panel cannot parse ended this script
             if sync_url and pn.state.location is not None:
                 opened = pn.state.location.search or ""  # the link as given: syncing rewrites it
                 # kept by its watchers; the address names the step (?step=embedding)

@@ -7,10 +7,7 @@ check that it stays undefined and that the payload is shown as text.
 
 from __future__ import annotations
 
-import base64
-import os
 import re
-import socket
 import time
 import urllib.parse
 
@@ -19,6 +16,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 # Chromium, and the module's browser, as the other browser tests find them (skipped without either)
+from conftest import raw_websocket  # noqa: E402
 from test_browser import browser  # noqa: E402,F401
 
 PAYLOAD = '<img src=x onerror="window.__pwned=1">'
@@ -237,17 +235,6 @@ def test_a_step_named_in_the_link_opens_on_first_load(server, browser):
         ctx.close()
 
 
-def _raw_websocket(port: int, path: str, origin: str | None) -> bytes:
-    key = base64.b64encode(os.urandom(16)).decode()
-    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
-             f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
-    if origin is not None:
-        lines.append(f"Origin: {origin}")
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-        return s.recv(4096)
-
-
 def test_websocket_without_origin_is_refused(server):
     status, page = server.get()
     assert status == 200
@@ -255,9 +242,9 @@ def test_websocket_without_origin_is_refused(server):
     token = re.search(r'"token":\s*"([^"]+)"', page) or re.search(r"token=([\w.\-]+)", page)
     assert token, page[:2000]
     path = "/explorer/ws?bokeh-protocol-version=1.0&bokeh-session-id=x"
-    reply = _raw_websocket(server.port, path, origin=None).decode("latin-1")
+    reply = raw_websocket(server.port, path, origin=None).decode("latin-1")
     assert reply.startswith("HTTP/1.1 403"), reply
-    reply = _raw_websocket(server.port, path, origin="http://evil.example").decode("latin-1")
+    reply = raw_websocket(server.port, path, origin="http://evil.example").decode("latin-1")
     assert reply.startswith("HTTP/1.1 403"), reply
     # a browser's request from the page's own origin is upgraded
     ws_headers = f"Sec-WebSocket-Protocol: bokeh, {token.group(1)}"

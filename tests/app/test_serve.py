@@ -37,15 +37,23 @@ def test_panel_serve_notebook(server_factory, app_title):
     import pytest
     pytest.importorskip("nbconvert", reason="panel serve of a notebook needs nbconvert")
     from pathlib import Path
+
+    from conftest import raw_websocket
     nb = Path(__file__).resolve().parents[2] / "apps" / "explorer.ipynb"
     srv = server_factory(app=nb)
     try:
         srv.wait_listening()
         status, html = srv.get()
         assert status == 200 and app_title in html
+        # hardened as `panel serve apps/explorer.py` is: the page's script builds the explorer, which
+        # hardens the server (without, a client sending no Origin was given a session)
+        path = f"/{nb.stem}/ws?bokeh-protocol-version=1.0&bokeh-session-id=x"
+        reply = raw_websocket(srv.port, path, origin=None).decode("latin-1")
+        assert reply.startswith("HTTP/1.1 403"), reply
     finally:
         srv.stop()
     assert "Traceback" not in srv.log(), srv.log()
+    assert "Refusing a websocket connection without an Origin header" in srv.log()
 
 
 def test_upload_box_takes_a_file_and_bounds_what_it_buffers():
