@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -41,8 +42,10 @@ class Server:
         cmd = [sys.executable, "-c", _LAUNCH, "serve", str(app), "--port", str(self.port),
                "--address", "127.0.0.1", "--allow-websocket-origin", f"localhost:{self.port}",
                "--allow-websocket-origin", f"127.0.0.1:{self.port}", *extra]
-        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"loe_viz_serve_{self.port}.log"
-        self._log = open(self.log_path, "w")
+        # the log lives while the server does; stop() keeps its text and removes the file
+        fd, name = tempfile.mkstemp(prefix=f"loe_viz_serve_{self.port}_", suffix=".log")
+        self.log_path, self._final = Path(name), None
+        self._log = os.fdopen(fd, "w")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True, env=self._environment(env))
@@ -71,9 +74,11 @@ class Server:
             return r.status, r.read().decode("utf-8", "replace")
 
     def log(self) -> str:
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text(errors="replace")[-5000:]
+        """The server's whole log so far (after :meth:`stop`, as it was then)."""
+        if self._final is not None:
+            return self._final
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
 
     def thread_stacks(self, wait: float = 2.0) -> str:
         """Every thread's Python stack in the server right now (from its log), or ``""``."""
@@ -98,7 +103,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
-        self._log.close()
+        if self._final is None:
+            self._log.close()
+            self._final = self.log_path.read_text(errors="replace")
+            self.log_path.unlink(missing_ok=True)
 
 
 def raw_websocket(port: int, path: str, origin: str | None) -> bytes:
@@ -128,12 +136,17 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(scope="module")
 def server():
+    """One explorer server for a module's tests; a traceback anywhere in its log fails the module's last test."""
     srv = Server()
     try:
         srv.wait_listening()
         yield srv
     finally:
         srv.stop()
+    log = srv.log()
+    if "Traceback" in log:
+        at = log.index("Traceback")
+        pytest.fail("the server logged a traceback while this module's tests ran:\n" + log[max(0, at - 2000):at + 4000])
 
 
 @pytest.fixture
