@@ -121,6 +121,27 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
+def _load_npy(path, label: str) -> np.ndarray:
+    """The array of a .npy file, its header checked first: a file of 192 bytes declaring 745 GiB asked
+    NumPy for that memory (a MemoryError) before it found the data missing."""
+    from .io.arrays import read_header
+
+    with open(path, "rb") as fh:
+        shape, dtype, nbytes = read_header(fh, label, "the array")
+        left = os.fstat(fh.fileno()).st_size - fh.tell()
+        if dtype.hasobject:
+            raise ValueError(f"{label}: not a numeric .npy array (dtype {dtype}; object arrays are never read: "
+                             "they would be unpickled)")
+        if nbytes > left:
+            raise ValueError(f"{label}: not a valid .npy file: its header declares shape {shape} of {dtype}, "
+                             f"{nbytes:,} bytes, but only {left:,} follow")
+        fh.seek(0)
+        try:
+            return np.load(fh, allow_pickle=False)
+        except ValueError as exc:
+            raise ValueError(f"{label}: not a numeric .npy array ({exc})") from None
+
+
 def load_points(source, *, name: str | None = None) -> np.ndarray:
     """Read a point table from CSV (an optional header row, numeric columns).
 
@@ -144,11 +165,7 @@ def load_points(source, *, name: str | None = None) -> np.ndarray:
     if isinstance(source, (str, os.PathLike)) and os.path.exists(source):
         label = label or os.path.basename(os.fspath(source))
         if os.fspath(source).endswith(".npy"):
-            try:
-                X = np.load(source, allow_pickle=False)
-            except ValueError as exc:
-                raise ValueError(f"{label}: not a numeric .npy array ({exc})") from None
-            return check_points(X, name=label, min_points=3)
+            return check_points(_load_npy(source, label), name=label, min_points=3)
         with open(source, "rb") as fh:
             raw = fh.read()
     elif isinstance(source, bytes):

@@ -203,3 +203,28 @@ def test_load_points_not_utf8_and_wrong_type(tmp_path):
     np.save(p, np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match=r"^obj\.npy: not a numeric \.npy array"):
         load_points(p)
+
+
+def test_load_points_npy_whose_header_declares_more_than_the_file_holds(tmp_path):
+    """A 192-byte .npy declaring 745 GiB made NumPy ask for that memory: a MemoryError, not the file's problem."""
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**6, 10**5)})
+    huge = tmp_path / "huge.npy"
+    huge.write_bytes(buf.getvalue() + b"\0" * 64)
+    with pytest.raises(ValueError, match=r"^huge\.npy: not a valid \.npy file: its header declares shape "
+                                         r"\(1000000, 100000\) of float64, 800,000,000,000 bytes, but only 64 "
+                                         r"follow$"):
+        load_points(huge)
+    cut = tmp_path / "cut.npy"  # a real array that lost its last row
+    np.save(cut, np.arange(12.0).reshape(4, 3))
+    cut.write_bytes(cut.read_bytes()[:-24])
+    with pytest.raises(ValueError, match=r"^cut\.npy: .*shape \(4, 3\) of float64, 96 bytes, but only 72 follow$"):
+        load_points(cut)
+    text = tmp_path / "text.npy"
+    text.write_text("1,2\n3,4\n5,6\n")
+    with pytest.raises(ValueError, match=r"^text\.npy: the array is not a valid NumPy array"):
+        load_points(text)
+    np.save(tmp_path / "ok.npy", np.arange(12.0).reshape(4, 3))
+    assert load_points(tmp_path / "ok.npy").shape == (4, 3)

@@ -25,10 +25,10 @@ def _limit(name, what, size, lim, key, unit="bytes"):
         raise over_limit(name, f"{what} is {size:,.0f} {unit}, above", lim, key, f" {unit}")
 
 
-def read_array(fh, name, what, lim, end):
-    """One array from an open .npy stream ending at byte ``end``: the header is read and checked (no object
-    dtype, at most ``lim["array_bytes"]``, no more than the bytes that follow) before the data."""
-    fmt, start = np.lib.format, fh.tell()
+def read_header(fh, name, what):
+    """(shape, dtype, bytes declared) of the .npy array at the stream's position, the stream left after the
+    header; a header NumPy cannot read is a ValueError naming the file and ``what``."""
+    fmt = np.lib.format
     try:
         version = fmt.read_magic(fh)
         if version[0] not in (1, 2):
@@ -39,17 +39,25 @@ def read_array(fh, name, what, lim, end):
         if node := re.search(r"<ast\.(\w+) object at 0x[0-9a-fA-F]+>", str(exc)):  # literal_eval: no address
             why = f"its header is not a Python dict of plain values: it holds a {node[1]} expression"
         raise err(name, f"{what} is not a valid NumPy array ({why})") from None
+    return shape, dtype, int(np.prod(shape, dtype=object)) * dtype.itemsize
+
+
+def read_array(fh, name, what, lim, end):
+    """One array from an open .npy stream ending at byte ``end``: the header is read and checked (no object
+    dtype, at most ``lim["array_bytes"]``, no more than the bytes that follow) before the data."""
+    start = fh.tell()
+    shape, dtype, nbytes = read_header(fh, name, what)
     if dtype.hasobject:
         raise err(name, f"{what} is an object array; it cannot be read without unpickling, which read_triplets "
                         "never does (save labels as a str array, triplets as integers)")
-    nbytes, left = int(np.prod(shape, dtype=object)) * dtype.itemsize, end - fh.tell()
+    left = end - fh.tell()
     _limit(name, f"{what}, declared with shape {shape} and dtype {dtype},", nbytes, lim, "array_bytes")
     if nbytes > left:
         raise err(name, f"{what} is not a valid NumPy array (its header declares shape {shape}, {nbytes:,} "
                         f"bytes, but only {left:,} follow)")
     try:
         fh.seek(start)  # the header is read again, by NumPy
-        return fmt.read_array(fh, allow_pickle=False)
+        return np.lib.format.read_array(fh, allow_pickle=False)
     except _BROKEN as exc:
         raise err(name, f"{what} is not a valid NumPy array ({type(exc).__name__}: {exc})") from None
 
