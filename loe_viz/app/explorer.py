@@ -165,7 +165,8 @@ class Explorer(Viewer):
             if sync_url and pn.state.location is not None:
                 opened = pn.state.location.search or ""  # the link as given: syncing rewrites it
                 # kept by its watchers; the address names the step (?step=embedding)
-                DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error, spelled={"step": STEPS})
+                DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error, spelled={"step": STEPS},
+                             at_once=["step"])
                 self._say_repeated_settings(opened)
             self._open_lesson_from_url()
         if own:

@@ -230,12 +230,17 @@ class DeferredLink:
         Parameters that the state holds as an index into a list of names and the address spells
         by name, in lower case (``{"step": STEPS}``: ``?step=embedding``, not ``?step=5``, which
         reads as the header's "Step 6 of 7" would not). Anything else there goes to ``on_error``.
+    at_once : iterable of str, optional
+        Parameters that no run depends on (the step shown): written into the address as they
+        change, even while a run is in progress. The others wait for the run's results.
     """
 
     def __init__(self, state: param.Parameterized, names: Iterable[str], location,
-                 on_error: Callable[[dict], None] | None = None, spelled: dict | None = None):
+                 on_error: Callable[[dict], None] | None = None, spelled: dict | None = None,
+                 at_once: Iterable[str] = ()):
         self._state = state
         self._names = tuple(names)
+        self._at_once = tuple(p for p in self._names if p in set(at_once))
         self._on_error = on_error
         self._location = location
         self._copying = False
@@ -316,12 +321,13 @@ class DeferredLink:
 
     def _from_state(self, *events) -> None:
         if getattr(self._state, "busy", False):
-            return  # written with the results (or the error) of the run in progress
+            self.flush(self._at_once)  # the others with the results (or the error) of the run in progress
+            return
         self.flush()
 
-    def flush(self) -> None:
-        """Write the state's current values into the address."""
-        now = {p: self._word(p, getattr(self._state, p)) for p in self._names}
+    def flush(self, names: Iterable[str] | None = None) -> None:
+        """Write the state's current values of ``names`` (default: all of them) into the address."""
+        now = {p: self._word(p, getattr(self._state, p)) for p in (self._names if names is None else names)}
         changed = {p: v for p, v in now.items() if v != getattr(self.mirror, p)}
         if not changed:
             return

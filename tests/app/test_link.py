@@ -40,6 +40,20 @@ def test_a_run_writes_the_address_with_its_results_and_other_changes_go_at_once(
     assert loc.query_params["step"] == 3
 
 
+def test_the_step_goes_into_the_address_while_a_run_is_in_progress(state):
+    """The step waited for the run in progress like the settings: during a page's first run, Next moved to
+    Compare and the address went on naming Embedding until the run ended (over 10 s on a busy machine)."""
+    from loe_viz.app.state import STEPS
+
+    loc = Location(search="?seed=4&step=embedding")
+    DeferredLink(state, URL_PARAMS, loc, spelled={"step": STEPS}, at_once=["step"])
+    state.busy = True
+    state.param.update(step=STEPS.index("Compare"), seed=9)
+    assert (loc.query_params["step"], loc.query_params["seed"]) == ("compare", 4)  # the seed: with its results
+    state.busy = False
+    assert (loc.query_params["step"], loc.query_params["seed"]) == ("compare", 9)
+
+
 def test_a_setting_the_link_cannot_hold_goes_to_on_error(state):
     loc = Location(search="?n=abc&seed=4")
     problems = []
