@@ -125,6 +125,17 @@ class Page:
     def status(self) -> str:
         return self.text(".loe-status")
 
+    def wait_address(self, pattern: str, timeout: float = 30) -> str:
+        """Wait until the page's address matches ``pattern``; return it. Read in the page: Playwright's
+        ``page.url`` learns of a ``history.pushState`` only when the test next calls into Playwright."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            address = self.page.evaluate("() => window.location.href")
+            if re.search(pattern, address) or time.perf_counter() > deadline:
+                assert re.search(pattern, address), f"the address never matched {pattern!r}: {address}"
+                return address
+            time.sleep(0.1)
+
     def set_input(self, css: str, value) -> None:
         box = self.page.locator(f"{css} input").first
         box.click()
@@ -197,7 +208,8 @@ def test_walk_steps_change_controls_upload_and_sessions(server, browser, shots):
         assert _procrustes(a.status()) != p600, "the seed change did not update the metrics"
         assert a.status() != before
         # the configuration is in the URL
-        assert re.search(r"[?&]n=600", a.page.url) and re.search(r"[?&]seed=3", a.page.url), a.page.url
+        a.wait_address(r"[?&]n=600(&|$)")
+        a.wait_address(r"[?&]seed=3(&|$)")
 
         # --- a bad upload shows its message and keeps the results -------------------------
         shown = a.status()
@@ -223,7 +235,7 @@ def test_walk_steps_change_controls_upload_and_sessions(server, browser, shots):
         finally:
             b.close()
         # --- a shared link reopens the same configuration --------------------------------
-        c = Page(browser, a.page.url)
+        c = Page(browser, a.wait_address(r"[?&]seed=3(&|$)"))
         try:
             assert "n = 600" in c.status()
             assert c.page.locator(".loe-seed input").first.input_value() == "3"
@@ -246,13 +258,10 @@ def test_projector_screenshot(server, browser, shots):
         path = shots / "projector_embedding.png"
         p.shot(path)
         assert path.stat().st_size > 20_000
-        assert re.search(r"[?&]step=embedding(&|$)", p.page.url), p.page.url  # the address names the step
+        p.wait_address(r"[?&]step=embedding(&|$)")  # the address names the step
         p.page.locator(".loe-next button").first.click()
         p.wait_text(".loe-step", r"Step 7 of 7: Compare")
-        deadline = time.perf_counter() + 10
-        while "step=compare" not in p.page.url and time.perf_counter() < deadline:
-            time.sleep(0.1)
-        assert re.search(r"[?&]step=compare(&|$)", p.page.url), p.page.url
+        p.wait_address(r"[?&]step=compare(&|$)")
         assert not p.errors, p.errors
     finally:
         p.close()
