@@ -240,7 +240,7 @@ class DeferredLink:
                  at_once: Iterable[str] = ()):
         self._state = state
         self._names = tuple(names)
-        self._at_once = tuple(p for p in self._names if p in set(at_once))
+        self._at_once = tuple(set(self._names) & set(at_once))
         self._on_error = on_error
         self._location = location
         self._copying = False
