@@ -134,3 +134,24 @@ def test_readme_command_lines_can_be_run_one_after_another():
                               "triplets.csv")
         assert out not in written or args.force, f"{line}: {out} was written by an earlier line; pass -f"
         written.add(out)
+
+
+def test_readme_options_of_loe_are_its_constructors_and_progress_is_the_calls():
+    """The README's "Also optional" sentence lists LOE(...) settings: each is a constructor parameter. It listed
+    ``progress=True``, which is an argument of ``fit``/``fit_oracle``/``fit_transform`` (LOE(progress=True) is a
+    TypeError)."""
+    import inspect
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    para = re.search(r"\nAlso optional:(.*?)\n\n", text, re.S)[1]
+    ctor, _, call = para.partition("Progress is an argument of the call")
+    named = set(re.findall(r"`(\w+)(?:=[^`]*)?`", ctor)) - {"lv", "dask"}
+    settings = set(loe_viz.LOE().get_params())
+    assert {"offset", "n_jobs", "executor", "memory_limit"} <= named
+    assert named - {"estimate_resources"} <= settings, named - settings
+    assert "progress" in call and "progress" not in settings
+    for cls in (loe_viz.LOE, loe_viz.LOESTE):
+        for method in ("fit", "fit_oracle", "fit_transform"):
+            assert "progress" in inspect.signature(getattr(cls, method)).parameters, (cls, method)
+    for cls in (loe_viz.STE, loe_viz.TSTE, loe_viz.SOE, loe_viz.GNMDS, loe_viz.CKL):
+        assert "progress" in inspect.signature(cls.fit_transform).parameters, cls
