@@ -6,6 +6,7 @@ import gzip
 import io
 import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -340,6 +341,14 @@ def test_out_of_range_with_n_items():
         read_text("a,b,c\n", n_items=4)
     with pytest.raises(ValueError, match="farther item 'Lyon' is not one of the given labels"):
         read_text("Paris,Rome,Lyon\n", labels=["Paris", "Rome", "Oslo"])
+
+
+@pytest.mark.parametrize("encoding", ["base64", "rot13", "hex", "zlib", "bz2", "uu", "quopri", "no-such-codec", 5])
+def test_an_encoding_that_does_not_decode_text_is_a_value_error(encoding):
+    """Codecs of bytes to bytes (base64, zlib) exist, but decode no text: a LookupError from deep in the reader."""
+    with pytest.raises(ValueError, match=r"^encoding must name a text encoding such as utf-8, latin-1 or utf-16, "
+                       rf"got {re.escape(repr(encoding))}$"):
+        read_bytes(b"0,1,2\n", encoding=encoding)
 
 
 def test_invalid_text_bytes():

@@ -157,9 +157,12 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
     if relabel is True and n_items is not None and lab is None:
         raise ValueError("relabel=True cannot be combined with n_items (n_items fixes the ids as indices)")
     try:
-        encoding = codecs.lookup(encoding).name
+        info = codecs.lookup(encoding)
     except (LookupError, TypeError):
-        raise ValueError(f"encoding must name a text encoding, got {encoding!r}") from None
+        info = None
+    if info is None or not getattr(info, "_is_text_encoding", True):  # base64, rot13, zlib: bytes <-> bytes codecs
+        raise ValueError(f"encoding must name a text encoding such as utf-8, latin-1 or utf-16, got {encoding!r}")
+    encoding = info.name
     return dict(format=format, layout=layout, n_items=n_items, labels=lab, header=header, delimiter=delimiter,
                 columns=columns, answer=answer, item_type=item_type, relabel=relabel, encoding=encoding, errors=errors)
 
