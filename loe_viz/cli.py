@@ -270,7 +270,26 @@ def build_parser() -> argparse.ArgumentParser:
 # ===================================================================== helpers
 def _say(*parts, err: bool = False) -> None:
     """Print one line; control characters of a file's name or label (an escape sequence, a line break) as '?'."""
-    print(*map(_printable, parts), file=sys.stderr if err else sys.stdout, flush=True)
+    if err:
+        print(*map(_printable, parts), file=sys.stderr, flush=True)
+    else:
+        with _to_stdout():
+            print(*map(_printable, parts), flush=True)
+
+
+class StdoutError(DataError):
+    """Standard output cannot be written (a full disk, /dev/full); not a pipe whose reader stopped."""
+
+
+@contextlib.contextmanager
+def _to_stdout():
+    """An ``OSError`` while writing standard output as this command's one-line error that says so."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(f"cannot write to standard output: {exc.strerror or exc}") from None
 
 
 #: The library's names in its messages -> this command's options.
@@ -734,8 +753,9 @@ def _write_embedding(out: str, Z, labels, cov=None) -> str:
             w.writerow([i, lab, *(repr(float(v)) for v in z), *(repr(float(v)) for v in c)])
 
     if out == "-":
-        rows(sys.stdout)
-        sys.stdout.flush()
+        with _to_stdout():
+            rows(sys.stdout)
+            sys.stdout.flush()
     else:
         with _writing(out):
             write_file(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
@@ -961,6 +981,9 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     prog = f"{PROG} {args.command}"
+    if sys.stdout is None:  # started with standard output closed ('>&-'): its descriptor would be reused by a file
+        print(f"{prog}: error: standard output is closed; redirect it to a file or to /dev/null", file=sys.stderr)
+        return 1
     catch = args.command != "explore" and threading.current_thread() is threading.main_thread() and (
         signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
     if catch:
@@ -972,14 +995,24 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null: the interpreter's last flush of what it holds must not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _run(args, prog: str) -> int:
     """``args.func(args)``, its failures printed as one line; returns the exit status."""
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # a reader such as 'head' stopped reading: not an error of this command
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush of stdout must not fail again
+        _drop_stdout()
         return 128 + signal.SIGPIPE
+    except StdoutError as exc:
+        _drop_stdout()
+        print(f"{prog}: error: {_printable(exc)}", file=sys.stderr)
+        return 1
     except UsageError as exc:
         print(f"{prog}: error: {_printable(exc)} (see {prog} --help)", file=sys.stderr)
         return 2

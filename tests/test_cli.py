@@ -647,6 +647,33 @@ def test_a_reader_that_stops_reading_is_no_error(tmp_path):
     assert (tmp_path / "p_points.csv").read_text().count("\n") == 201
 
 
+def shell(command: str, cwd):
+    return subprocess.run(f"{sys.executable} -m loe_viz.cli {command}", shell=True, cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=600, executable="/bin/bash")
+
+
+def test_a_closed_or_full_standard_output_is_one_line_and_harms_no_file(tmp_path):
+    """Started with '>&-', 'samples NAME -o /dev/stdout' wrote the copy over the bundled sample itself (the copy's
+    source took descriptor 1), 'info' exited 0 having printed nothing and 'embed -o -' ended in a TypeError; on a full
+    disk (/dev/full) the error did not say it was standard output that could not be written."""
+    sample = sample_path("european_capitals.csv")
+    before = sample.read_bytes()
+    crowd = sample_path("european_capitals_crowd.csv")
+    for command in ("samples european_capitals.csv -o /dev/stdout", f"info {crowd}", f"embed {crowd} -o -",
+                    "samples"):
+        proc = shell(f"{command} >&-", tmp_path)
+        line = one_line_error(proc, 1, f"loe-viz {command.split()[0]}: error: ")
+        assert line.endswith("error: standard output is closed; redirect it to a file or to /dev/null"), line
+    assert sample.read_bytes() == before and os.listdir(tmp_path) == []
+    if os.path.exists("/dev/full"):
+        for command in (f"info {crowd}", f"embed {crowd} -o -", "samples"):
+            proc = shell(f"{command} > /dev/full", tmp_path)
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+            assert proc.stderr.splitlines()[-1] == (f"loe-viz {command.split()[0]}: error: cannot write to standard "
+                                                    "output: No space left on device"), proc.stderr
+    assert os.listdir(tmp_path) == []
+
+
 def test_warnings_name_items_by_the_files_labels(tmp_path):
     proc = run("embed", sample_path("european_capitals_crowd.csv"), "-o", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
