@@ -345,9 +345,10 @@ def _read(args):
         raise DataError(msg) from None
 
 
-def _check_output(out: str, option: str = "-o", source: str | None = None, force: bool = False) -> None:
-    """Refuse, before any work, an output path that cannot be written, that names the input ``source``, or that
-    would replace a file (unless ``force``; a device or pipe is written, not replaced)."""
+def _check_output(out: str, option: str = "-o", source: str | None = None, force: bool = False,
+                  is_source: str = "is the input file; writing there would replace the triplets") -> None:
+    """Refuse, before any work, an output path that cannot be written, that names the input ``source`` (saying
+    ``is_source``), or that would replace a file (unless ``force``; a device or pipe is written, not replaced)."""
     from .io.writing import written_in_place
 
     if out == "-":
@@ -355,7 +356,7 @@ def _check_output(out: str, option: str = "-o", source: str | None = None, force
     if os.path.isdir(out):
         raise UsageError(f"{option} {out} is a directory; name a file")
     if source is not None and os.path.exists(out) and os.path.samefile(out, source):
-        raise UsageError(f"{option} {out} is the input file; writing there would replace the triplets")
+        raise UsageError(f"{option} {out} {is_source}")
     if not force and os.path.lexists(out) and not written_in_place(out):
         raise UsageError(f"{option} {out} exists; pass --force to replace it, or -o to name another file")
     folder = os.path.dirname(os.path.realpath(out))
@@ -469,11 +470,22 @@ def cmd_samples(args) -> int:
     src = sample_path(args.name)
     if os.path.splitext(out)[1].lower() not in ("", src.suffix) and not written_in_place(out):
         raise UsageError(f"-o {out}: a copy of {args.name} keeps its format; name it with {src.suffix}")
-    _check_output(out, "-o" if args.output else "the copy", str(src), args.force)
+    _check_output(out, "-o" if args.output else "the copy", str(src), args.force,
+                  is_source="is the bundled sample itself; name another file to copy it to")
     with _writing(out), open(src, "rb") as fh:
         write_file(out, lambda dst: shutil.copyfileobj(fh, dst))
-    _say(f"copied {args.name} to {out}")
+    _say(f"copied {args.name} to {out}", err=_is_stdout(out))  # not into the copy itself (-o /dev/stdout)
     return 0
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether ``path`` is the file standard output writes to (/dev/stdout, the terminal's device, a redirect's
+    file)."""
+    try:
+        a, b = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def cmd_info(args) -> int:

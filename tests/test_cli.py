@@ -862,6 +862,20 @@ def test_samples_lists_and_copies_the_bundled_files(tmp_path):
     assert (tmp_path / "capitals_crowd.csv").read_bytes() == sample_path("european_capitals_crowd.csv").read_bytes()
 
 
+def test_samples_copied_to_standard_output_are_the_file_alone(tmp_path):
+    """'samples NAME -o /dev/stdout' wrote 'copied NAME to /dev/stdout' into the data it printed; a copy onto the
+    sample itself was refused as if it would "replace the triplets" of a table of cities."""
+    src = sample_path("european_capitals.csv")
+    proc = shell("samples european_capitals.csv -o /dev/stdout", tmp_path)
+    assert proc.returncode == 0 and proc.stdout == src.read_text(encoding="utf-8"), proc.stdout[-200:]
+    assert proc.stderr == "copied european_capitals.csv to /dev/stdout\n"
+    line = one_line_error(run("samples", "european_capitals.csv", "-o", src, "-f", cwd=tmp_path), 2,
+                          "loe-viz samples: error: ")
+    assert line == (f"loe-viz samples: error: -o {src} is the bundled sample itself; name another file to copy it to "
+                    "(see loe-viz samples --help)")
+    assert os.listdir(tmp_path) == []
+
+
 def test_ctrl_c_mid_fit_stops_with_one_line_and_no_output(tmp_path):
     """Ctrl-C (SIGINT) while the method fits: exit status 130, 'interrupted' on one line, no traceback, no output
     file and no temporary file; an existing file of the output's name (with --force) is left as it was."""
