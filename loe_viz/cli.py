@@ -114,19 +114,26 @@ AUTO_DIMENSIONS = (1, 2, 3, 4, 5)
 _LIMITS = ("array_bytes", "compression_ratio", "label_bytes")
 
 
+#: What the value of each ``--limit`` key counts, for its error message.
+_LIMIT_VALUES = {"array_bytes": "a whole number of bytes > 0 (e.g. 4e9 or 4GiB)",
+                 "compression_ratio": "a number > 0 (e.g. 64)",
+                 "label_bytes": "a whole number of characters > 0 (e.g. 1e9 or 1GiB)"}
+
+
 def _limit(text: str):
-    """``--limit KEY=VALUE``: one of read_triplets' limits; a size may be written 4GiB or 4e9."""
+    """``--limit KEY=VALUE``: one of read_triplets' limits; a size may be written 4GiB or 4e9, never a fraction of
+    a byte (``array_bytes=1.5`` was read as 1)."""
     from .app.limits import parse_amount  # the explorer's own sizes: the same units (no Panel imported)
 
-    key, _, value = text.partition("=")
+    key, sep, value = text.partition("=")
     key = key.strip()
+    if key not in _LIMITS or not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY one of {', '.join(_LIMITS)} (e.g. "
+                                         f"array_bytes=4GiB), got {text!r}")
     try:
         value = parse_amount(value, size=True) if key.endswith("_bytes") else _positive_float(value)
     except (ValueError, argparse.ArgumentTypeError):
-        value = None
-    if key not in _LIMITS or value is None:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY one of {', '.join(_LIMITS)} and VALUE a "
-                                         f"number > 0 (e.g. array_bytes=4e9 or array_bytes=4GiB), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {key}=N with N {_LIMIT_VALUES[key]}, got {text!r}") from None
     return key, int(value) if float(value).is_integer() else value  # 4e9 bytes: 4,000,000,000, not 4e9 or ...0.0
 
 
@@ -149,9 +156,9 @@ def _add_reader_options(p) -> None:
     # numba for --help; tests/test_cli.py checks the two agree)
     p.add_argument("--limit", type=_limit, action="append", default=[], metavar="KEY=VALUE",
                    help="raise a bound read_triplets checks before allocating: array_bytes (one array of a "
-                   ".npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes "
-                   "(268435456 = 256MiB); sizes in bytes, e.g. "
-                   "array_bytes=4e9 or array_bytes=4GiB; repeatable")
+                   ".npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes (the "
+                   "total length of the distinct text labels, counted in characters: 268435456 = 256MiB); "
+                   "whole numbers, e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:

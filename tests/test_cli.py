@@ -114,7 +114,7 @@ def test_usage_errors_exit_2_on_one_line(tmp_path):
         (("embed", "x.csv", "--max-seconds", 0), "argument --max-seconds: expected a finite number > 0, got '0'"),
         (("embed", "x.csv", "--max-seconds", -1), "argument --max-seconds: expected a finite number > 0, got '-1'"),
         (("info", "x.csv", "--limit", "size=9"), "argument --limit: expected KEY=VALUE with KEY one of array_bytes, "
-                                                 "compression_ratio, label_bytes and VALUE a number > 0"),
+                                                 "compression_ratio, label_bytes (e.g. array_bytes=4GiB), got 'size=9'"),
         (("simulate", "gaussian", "-n", 10, "--budget", 0.001),
          "--budget 0.001 asks for 0.001 n ln n = 0 triplets at -n 10; raise --budget"),
         (("simulate", "swiss_roll", "-n", 10, "-d", 2), "-d 2 is too small for swiss_roll points: they need -d 3"),
@@ -286,16 +286,27 @@ def test_limit_defaults_in_the_help_are_values_the_option_takes(tmp_path):
 
     text = " ".join(run("info", "--help", cwd=tmp_path).stdout.split())
     assert ("array_bytes (one array of a .npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes "
-            "(268435456 = 256MiB); sizes in bytes, e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable") in text
+            "(the total length of the distinct text labels, counted in characters: 268435456 = 256MiB); whole numbers, "
+            "e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable") in text
     for written, expected in [("array_bytes=1073741824", MAX_ARRAY_BYTES), ("array_bytes=1GiB", MAX_ARRAY_BYTES),
                               ("label_bytes=268435456", MAX_LABEL_BYTES), ("label_bytes=256MiB", MAX_LABEL_BYTES),
                               ("compression_ratio=32", MAX_COMPRESSION_RATIO), ("array_bytes=4e9", 4 * 10**9),
                               ("compression_ratio=2.5", 2.5), ("array_bytes=8TB", 8 * 2**40)]:
         assert _limit(written) == (written.partition("=")[0], expected)
-    line = one_line_error(run("info", "x.csv", "--limit", "array_bytes=2**40", cwd=tmp_path), 2, "loe-viz info: ")
-    assert line == ("loe-viz info: error: argument --limit: expected KEY=VALUE with KEY one of array_bytes, "
-                    "compression_ratio, label_bytes and VALUE a number > 0 (e.g. array_bytes=4e9 or array_bytes=4GiB), "
-                    "got 'array_bytes=2**40' (see loe-viz info --help)")
+    for written, expected in [("array_bytes=2**40", "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or "
+                                                    "4GiB)"),
+                              # a fraction of a byte: 0.5 was refused as no KEY=VALUE, 1.5 was read as 1
+                              ("array_bytes=0.5", "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or 4GiB)"),
+                              ("array_bytes=1.5", "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or 4GiB)"),
+                              ("label_bytes=1.5", "label_bytes=N with N a whole number of characters > 0 (e.g. 1e9 or "
+                                                  "1GiB)"),
+                              ("compression_ratio=0", "compression_ratio=N with N a number > 0 (e.g. 64)"),
+                              ("array_bytes", "KEY=VALUE with KEY one of array_bytes, compression_ratio, label_bytes "
+                                              "(e.g. array_bytes=4GiB)")]:
+        line = one_line_error(run("info", "x.csv", "--limit", written, cwd=tmp_path), 2, "loe-viz info: ")
+        assert line == (f"loe-viz info: error: argument --limit: expected {expected}, got {written!r} (see loe-viz "
+                        "info --help)")
+    assert _limit("array_bytes=1.5KiB") == ("array_bytes", 1536)
 
 
 def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):

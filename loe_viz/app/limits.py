@@ -55,8 +55,8 @@ def parse_amount(text: str, size: bool = False, minimum: int = 1) -> int:
     if not m or m[3] not in (_UNITS if size else ("",)):
         raise ValueError(f"expected {expected}")
     value = Decimal(m[1]) * 10 ** int(m[2] or 0) * _UNITS[m[3]]
-    if not size and value != value.to_integral_value():
-        raise ValueError(f"expected {expected}")
+    if value != value.to_integral_value():  # 1.5 bytes is no size; 1.5 KiB is 1536 bytes
+        raise ValueError(f"expected {expected}" + ", a whole number of bytes" * size)
     if value < minimum or value >= 2**63:
         raise ValueError(f"expected {expected}" + ", below 2**63" * (value >= 2**63))
     return int(value)

@@ -104,7 +104,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
         Overrides of the bounds checked before allocating: ``"array_bytes"`` (one array of a
         NumPy file, or the labels of the items ``n_items`` or ``relabel=False`` declare,
         :data:`MAX_ARRAY_BYTES`), ``"compression_ratio"`` (an .npz member above 16 MiB,
-        :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"`` (:data:`MAX_LABEL_BYTES`).
+        :data:`MAX_COMPRESSION_RATIO`), ``"label_bytes"`` (the total length of the distinct text
+        labels in characters, :data:`MAX_LABEL_BYTES`).
 
     Returns
     -------

@@ -29,6 +29,8 @@ def test_parse_amount_reads_the_forms_admins_write(text, size, expected):
     ("4XB", True, "expected a size in bytes above 0, such as 4GiB or 4e9"),
     ("0GiB", True, "expected a size in bytes above 0, such as 4GiB or 4e9"),
     ("2**30", True, "expected a size in bytes above 0, such as 4GiB or 4e9"),
+    ("1.5", True, "expected a size in bytes above 0, such as 4GiB or 4e9, a whole number of bytes"),  # was 1
+    ("0.5", True, "expected a size in bytes above 0, such as 4GiB or 4e9, a whole number of bytes"),
 ])
 def test_parse_amount_refuses_with_what_it_expected(text, size, message):
     with pytest.raises(ValueError) as info:
