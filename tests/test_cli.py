@@ -324,6 +324,21 @@ def test_embed_bad_data_exits_1_with_the_readers_message(tmp_path):
     assert line == "loe-viz info: error: . is a directory, not a triplet file"
 
 
+def test_a_heldout_share_that_leaves_nothing_to_fit_names_heldout(tmp_path):
+    """--heldout 0.99999 of 4,000 triplets ended in the library's 'test_size must leave at least one triplet on each
+    side', an argument this command does not have."""
+    crowd = sample_path("european_capitals_crowd.csv")
+    proc = run("embed", crowd, "--heldout", 0.99999, "-o", "e.csv", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        "loe-viz embed: error: --heldout 0.99999 holds out 4,000 of the 4,000 triplets and leaves none to fit on; "
+        "lower --heldout (0.2 holds out 800), or pass --heldout 0 to fit on all")
+    # one triplet left: too few heads, said in words that agree with the count
+    line = run("embed", crowd, "--heldout", 0.99975, "-o", "e.csv", cwd=tmp_path).stderr.splitlines()[-1]
+    assert "but the 1 training triplet has only 1 distinct head item(s)" in line, line
+    assert os.listdir(tmp_path) == []
+
+
 def test_embed_unusable_settings_exit_1(simulated):
     d, _ = simulated
     line = one_line_error(run("embed", "t.csv", "-d", 80, cwd=d), 1, "loe-viz embed: error: ")
