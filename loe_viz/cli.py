@@ -95,6 +95,15 @@ def _origin(text: str) -> str:
     return text
 
 
+def _address(text: str) -> str:
+    """``--address``: an address of this machine; '' (which Tornado takes as every interface) is refused, as every
+    interface must be asked for by name (0.0.0.0)."""
+    if not text.strip() or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"expected an address to listen on, such as 127.0.0.1 (this machine only) "
+                                         f"or 0.0.0.0 (every network interface), got {text!r}")
+    return text
+
+
 def _positive_int_or_auto(text: str):
     """``--landmarks`` and ``-d``: a count, or ``auto`` (chosen from the data)."""
     if text == "auto":
@@ -181,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "LOE_VIZ_MAX_COLUMNS (whole numbers such as 5000 or 1e5), LOE_VIZ_MAX_BYTES (a run's "
                        "memory, such as 4GiB or 4e9) and LOE_VIZ_MAX_PAGES_PER_ADDRESS (0: no limit).")
     p.add_argument("--port", type=_port, default=5006, help="port to listen on (default 5006; 0: any free port)")
-    p.add_argument("--address", default="127.0.0.1",
+    p.add_argument("--address", type=_address, default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0: every "
                    "network interface, see --allow-websocket-origin)")
     p.add_argument("--allow-websocket-origin", type=_origin, action="append", default=[], metavar="HOST[:PORT]",

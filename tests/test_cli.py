@@ -427,6 +427,13 @@ def test_explore_refuses_an_address_or_port_it_cannot_listen_on_before_saying_se
         assert one_line_error(proc, 2, "loe-viz explore: error: argument --allow-websocket-origin: expected "
                                        "HOST[:PORT] such as lecture.example.org:5006").endswith(
             f"got {bad!r} (see loe-viz explore --help)") and proc.stdout == ""
+    # an empty address listened on every network interface without a word (Tornado's reading of '')
+    for bad in ("", " ", "127.0.0.1 "):
+        proc = run("explore", "--port", free_port(), f"--address={bad}", cwd=tmp_path)
+        assert one_line_error(proc, 2, "loe-viz explore: error: ") == (
+            "loe-viz explore: error: argument --address: expected an address to listen on, such as 127.0.0.1 (this "
+            f"machine only) or 0.0.0.0 (every network interface), got {bad!r} (see loe-viz explore --help)")
+        assert proc.stdout == ""
     from loe_viz.cli import _origin
 
     for good in ("lecture.example.org:5006", "lecture-pc", "192.168.1.5:8080", "[::1]:5006", "*.example.org"):
