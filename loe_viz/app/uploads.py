@@ -70,10 +70,13 @@ def _text_problem(raw: bytes, name: str) -> str | None:
     Worded as the triplet reader words the same problems (:mod:`loe_viz.io`), so both boxes say
     a file's problem alike.
     """
+    from ..io.layouts import utf16_without_bom
     from .limits import MAX_COLUMNS
 
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return f"{name}: is UTF-16 text; save it as UTF-8"
+    if utf16_without_bom(raw) is not None:
+        return f"{name}: is UTF-16 text (without a byte-order mark); save it as UTF-8"
     if b"\x00" in raw:
         line = raw[:raw.find(b"\x00")].count(b"\n") + 1
         return (f"{name}: is not a point table: binary content (a NUL byte on line {line}); supported: "

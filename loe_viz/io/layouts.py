@@ -88,6 +88,22 @@ def err(source, msg, line=None) -> ValueError:
     return ValueError(f"{source}: {'' if line is None else f'line {line}: '}{msg}")
 
 
+def utf16_without_bom(raw: bytes) -> str | None:
+    """The codec of UTF-16 text without a byte-order mark (``"utf-16-le"`` or ``"utf-16-be"``), judged from its
+    first bytes: a NUL in every other byte and, between, no NUL and mostly printable ASCII (digits, commas, Latin
+    letters as UTF-16), not the small numbers of a binary file; None otherwise."""
+    head = raw[:4096]
+    head = head[:len(head) - len(head) % 2]
+    if len(head) < 4:
+        return None
+    for zero, other, codec in ((1, 0, "utf-16-le"), (0, 1, "utf-16-be")):
+        text = head[other::2]
+        if head[zero::2].count(0) == len(text) and 0 not in text and (
+                sum(32 <= b < 127 or b in b"\t\r\n" for b in text) >= 0.9 * len(text)):
+            return codec
+    return None
+
+
 def over_limit(source, what, lim, key, unit="") -> ValueError:
     """``what`` (a size, and how it compares) the limit ``lim[key]``, and how to raise it."""
     return err(source, f"{what} the limit of {lim[key]:,}{unit} (raise it with read_triplets(..., limits="

@@ -18,7 +18,7 @@ import numpy as np
 from . import arrays, fastpath
 from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
                       TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
-                      name_role, over_limit, roles_from_header, swap_sides)
+                      name_role, over_limit, roles_from_header, swap_sides, utf16_without_bom)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
@@ -200,6 +200,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         raise err(name, "is gzip-compressed; decompress it first (supported: CSV/TSV/whitespace text, .npy, .npz)")
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise err(name, "is UTF-16 text; pass encoding='utf-16' or save it as UTF-8")
+    if (codec := utf16_without_bom(raw)) is not None:
+        raise err(name, f"is UTF-16 text without a byte-order mark; pass encoding='{codec}' or save it as UTF-8")
     if b"\x00" in raw:
         line = raw[:raw.find(b"\x00")].count(b"\n") + 1
         raise err(name, f"is not a recognised triplet file: binary content (a NUL byte on line {line}); supported: "

@@ -418,6 +418,7 @@ def test_leaving_an_upload_brings_back_the_ground_truth_before_it():
     (",".join(["1"] * 10**6).encode(), "bad.csv: line 1: 1,000,000 fields on one line; a point table has one "
                                       "column per coordinate (at most 1,000 here): is this a point table?"),
     (b"\xff\xfex\x00,\x00", "bad.csv: is UTF-16 text; save it as UTF-8"),
+    ("x,y\n1,2\n".encode("utf-16-le"), "bad.csv: is UTF-16 text (without a byte-order mark); save it as UTF-8"),
     (b"1,2\n3,4\n\x00\x01", "bad.csv: is not a point table: binary content (a NUL byte on line 3); supported: "
                              "CSV/TSV/whitespace text, .npy"),
 ])
