@@ -698,12 +698,14 @@ def _choose_dimension(args, train, n: int, label: str, err: bool) -> int:
 
 def _by_label(message: str, labels) -> str:
     """A warning's example items (``e.g. [0, 4, 7]``, indices) by the file's labels or ids, where they differ."""
+    from .describe import short_label
+
     if labels.dtype.kind == "i" and labels[0] == 0 and labels[-1] == labels.size - 1:  # sorted ids 0..n-1
         return message
 
     def name(i: str) -> str:
         v = labels[int(i)]
-        return repr(str(v)) if labels.dtype.kind == "O" else str(v)
+        return repr(short_label(v)) if labels.dtype.kind == "O" else str(v)
 
     return re.sub(r"\(e\.g\. \[([0-9, ]+)\]\)", lambda m: f"(e.g. {', '.join(map(name, m[1].split(',')))})",
                   message)
@@ -713,6 +715,8 @@ def _uncertainty(model, Z, labels, err: bool):
     """LOE's per-item covariances (NaN where it has none, with a warning saying why), and a line about them."""
     import numpy as np
     from scipy.stats import chi2
+
+    from .describe import short_label
 
     n, d = Z.shape
     with warnings.catch_warnings(record=True) as caught:
@@ -728,7 +732,7 @@ def _uncertainty(model, Z, labels, err: bool):
         return np.full((n, d, d), np.nan)
     half = np.sqrt(chi2.ppf(0.9, d) * np.linalg.eigvalsh(cov)[:, -1].clip(min=0.0))  # largest half-axis
     worst = int(np.argmax(half))
-    name = labels[worst] if labels.dtype.kind == "i" else repr(str(labels[worst]))
+    name = labels[worst] if labels.dtype.kind == "i" else repr(short_label(labels[worst]))
     span = float(np.sqrt(((Z - Z.mean(axis=0)) ** 2).sum(axis=1).mean()))
     _say(f"uncertainty: the 90 % regions' longest half-axis is {np.median(half):.3g} for the median item, "
          f"{half[worst]:.3g} at most ({_printable(name)}); the items lie {span:.3g} from their centre (rms)",
@@ -739,6 +743,7 @@ def _uncertainty(model, Z, labels, err: bool):
 def _guarded_labels(labels, out: str) -> str | None:
     """The labels a CSV/TSV output writes with a leading ' (a label such as '=1+1' must not become a spreadsheet
     formula), in words: a join of the output to the file's own labels would miss them (None: there are none)."""
+    from .describe import short_label
     from .io import spreadsheet_safe
 
     if labels.dtype.kind != "O" or os.path.splitext(out)[1].lower() in (".npy", ".npz"):
@@ -748,8 +753,8 @@ def _guarded_labels(labels, out: str) -> str | None:
         return None
     k = len(changed)
     return (f"{k:,} label{'s' * (k != 1)} {'is' if k == 1 else 'are'} written with a leading ' so that spreadsheets "
-            f"do not run {'it' if k == 1 else 'them'} as a formula (e.g. {changed[0]!r} as "
-            f"{spreadsheet_safe(changed[0])!r})")
+            f"do not run {'it' if k == 1 else 'them'} as a formula (e.g. {short_label(changed[0])!r} as "
+            f"{short_label(spreadsheet_safe(changed[0]))!r})")
 
 
 def _write_embedding(out: str, Z, labels, cov=None) -> str:

@@ -20,6 +20,13 @@ __all__ = ["summarize", "method_advice"]
 LOE_DESIGN_PER_ITEM = 5
 
 
+def short_label(label, limit: int = 60) -> str:
+    """A label as a line of text shows it: over ``limit`` characters, its start and its length
+    (``'AAAA...(60,000 characters)'``), as the reader's messages cut a long cell."""
+    text = str(label)
+    return text if len(text) <= limit else f"{text[:40]}...({len(text):,} characters)"
+
+
 def summarize(data) -> dict:
     """How a triplet file was read, in numbers and words.
 
@@ -59,7 +66,7 @@ def summarize(data) -> dict:
         per_head = {"min": int(counts[-1]), "median": float(np.median(counts)), "mean": float(counts.mean()),
                     "max": int(counts[0]), "q10": float(np.quantile(counts, 0.1)),
                     "q90": float(np.quantile(counts, 0.9))}
-    examples = [str(v) for v in labels[:5].tolist()] if kind != "none" else []
+    examples = [short_label(v) for v in labels[:5].tolist()] if kind != "none" else []
     out = {
         "source": os.path.basename(str(data.source)) or str(data.source), "layout": data.layout,
         "format": data.format, "n_items": n, "n_triplets": m, "n_heads": int(counts.size),

@@ -766,6 +766,22 @@ def test_too_few_heads_are_named_with_a_dimension_or_method_that_works(tmp_path)
     assert "choosing d among 1, 2, 3 (6 items head training triplets: d <= 3): LOE on 3 folds" in proc.stderr
 
 
+def test_a_long_label_never_makes_a_line_of_its_length(tmp_path):
+    """A 60,000-character label went whole into 'info' (a line of 60,042 characters) and into embed's notes and
+    warnings; it is shown by its start and its length, as the reader's errors show a long cell."""
+    long = "=A" * 30000  # also a label written with a leading ' (a formula to spreadsheets)
+    rows = [f"{long},b{i},c{i}\nb{i},c{i},{long}\nc{i},b{i},{long}\n" for i in range(30)]
+    (tmp_path / "long.csv").write_text("head,winner,loser\n" + "".join(rows), encoding="utf-8")
+    info = run("info", "long.csv", cwd=tmp_path)
+    assert info.returncode == 0 and max(map(len, info.stdout.splitlines())) < 400, info.stdout[:300]
+    assert "(e.g. =A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A...(60,000 characters), b0, b1)" in info.stdout
+    proc = run("embed", "long.csv", "--uncertainty", "--landmarks", 8, "-o", "e.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert max(map(len, proc.stderr.splitlines() + proc.stdout.splitlines())) < 600
+    assert "(e.g. '=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A=A...(60,000 characters)' as \"'=A=A" in proc.stdout
+    assert read_embedding(tmp_path / "e.csv")[1][0] == "'" + long  # the file itself keeps the whole label
+
+
 def test_labels_written_with_a_quote_are_counted_in_a_note(tmp_path):
     """'=1+1' was written as "'=1+1" (spreadsheet_safe) without a word: a join on the labels missed it."""
     (tmp_path / "lab.csv").write_text("head,winner,loser\n=1+1,b,c\nb,c,d\nc,d,=1+1\nd,=1+1,b\n@x,c,d\n",

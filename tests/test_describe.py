@@ -74,3 +74,14 @@ def test_one_triplet_is_one_in_the_sentence():
     assert one["sentence"].startswith("Read 1 triplet over 3 items from <buffer> "), one["sentence"]
     two = summarize(read_triplets(io.StringIO("0,1,2\n1,0,2\n")))
     assert two["sentence"].startswith("Read 2 triplets over 3 items"), two["sentence"]
+
+
+def test_a_long_label_is_shown_by_its_start_and_length():
+    """A label of 60,000 characters made 'loe-viz info' print a line of 60,042 characters (and the sentence one of
+    60,189); the reader's own messages already cut a long cell so."""
+    long = "A" * 60000
+    text = "head,winner,loser\n" + "".join(f"{long},b{i},c{i}\nb{i},c{i},{long}\n" for i in range(5))
+    sm = summarize(read_triplets(io.StringIO(text)))
+    assert sm["label_examples"][0] == "A" * 40 + "...(60,000 characters)"
+    assert sm["label_examples"][1:] == ["b0", "b1", "b2", "b3"]
+    assert len(sm["sentence"]) < 400 and "...(60,000 characters), b0, b1)." in sm["sentence"]
