@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-__all__ = ["summarize", "method_advice"]
+__all__ = ["summarize", "method_advice", "repeated_rows", "short_label"]
 
 #: Triplets per item that a head needs for LOE's own ranking of it (``loe.WELL_COVERED``; the paper's
 #: design draws about c ln n per item and landmark). Below it, in the 5th busiest head (LOE's d + 3
@@ -25,6 +25,25 @@ def short_label(label, limit: int = 60) -> str:
     (``'AAAA...(60,000 characters)'``), as the reader's messages cut a long cell."""
     text = str(label)
     return text if len(text) <= limit else f"{text[:40]}...({len(text):,} characters)"
+
+
+def repeated_rows(triplets, n_items: int) -> int:
+    """Rows of ``triplets`` equal to an earlier row (the same head, closer and farther item).
+
+    Repeats are real data where each is another answer to the question (draws with replacement,
+    several people); copies of one answer are not, and held-out copies of training rows raise a
+    held-out accuracy. One sort of an int64 key per row (3 * 10^7 rows: about 0.5 s).
+    """
+    T = np.asarray(triplets)
+    if len(T) < 2:
+        return 0
+    n = int(n_items)
+    if n ** 3 < 2**63:
+        key = (T[:, 0].astype(np.int64) * n + T[:, 1]) * n + T[:, 2]
+        key.sort()
+        return int(np.count_nonzero(key[1:] == key[:-1]))
+    S = T[np.lexsort(T.T[::-1])]
+    return int(np.count_nonzero((S[1:] == S[:-1]).all(axis=1)))
 
 
 def summarize(data) -> dict:
@@ -43,8 +62,8 @@ def summarize(data) -> dict:
         over the heads), ``head_counts`` (triplets per head, sorted from the
         busiest, shape (n_heads,)), ``unused_items`` (items in no triplet),
         ``labels`` (``"text"``, ``"ids"`` for integer ids that are not the
-        indices, or ``"none"``), ``label_examples``, ``n_skipped``, ``notes``
-        and ``sentence``.
+        indices, or ``"none"``), ``label_examples``, ``n_skipped``, ``n_repeated``
+        (rows equal to an earlier row, :func:`repeated_rows`), ``notes`` and ``sentence``.
     """
     T = np.asarray(data.triplets)
     n = int(data.n_items)
@@ -72,6 +91,7 @@ def summarize(data) -> dict:
         "format": data.format, "n_items": n, "n_triplets": m, "n_heads": int(counts.size),
         "per_head": per_head, "head_counts": counts, "unused_items": int((~seen).sum()),
         "labels": kind, "label_examples": examples, "n_skipped": int(data.n_skipped),
+        "n_repeated": repeated_rows(T, n),
         "notes": tuple(data.notes),
     }
     out["sentence"] = _sentence(out)
@@ -100,6 +120,8 @@ def _sentence(s: dict) -> str:
         text += f" {s['unused_items']:,} item(s) appear in no triplet."
     if s["n_skipped"]:
         text += f" {s['n_skipped']:,} row(s) were skipped."
+    if s["n_repeated"]:
+        text += f" {s['n_repeated']:,} row(s) repeat an earlier row."
     return text
 
 

@@ -53,6 +53,7 @@ def test_view_runs_draws_and_downloads():
     s = view.state
     view.w_sample.value = "european_capitals_crowd.csv"
     assert s.summary["n_items"] == 44 and "Amsterdam" in view.summary_table.object
+    assert "| rows that repeat an earlier row | 191 |" in view.summary_table.object  # draws with replacement
     assert "44 busiest heads" in view.coverage.object
     assert view.coverage.object.endswith(  # and what each number counts
         "Too few triplets for LOE alone: LOE ranks every item from its landmarks' own triplets, and the 5th busiest "

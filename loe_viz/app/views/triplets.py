@@ -362,6 +362,8 @@ class TripletsView(Viewer):
             rows.append(("items in no triplet", f"{sm['unused_items']:,}"))
         if sm["n_skipped"]:
             rows.append(("rows skipped", f"{sm['n_skipped']:,}"))
+        if sm.get("n_repeated"):  # copies in both shares raise a held-out accuracy
+            rows.append(("rows that repeat an earlier row", f"{sm['n_repeated']:,}"))
         return "| | |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
     def _heads_figure(self):
