@@ -589,7 +589,8 @@ def cmd_embed(args) -> int:
     if args.heldout > 0:
         if (k := math.ceil(args.heldout * m)) > m - 1:  # the split's own rule; its message names test_size
             raise DataError(f"--heldout {args.heldout:g} holds out {k:,} of the {m:,} triplets and leaves none to fit "
-                            f"on; lower --heldout (0.2 holds out {math.ceil(0.2 * m):,}), or pass --heldout 0 to fit on all")
+                            f"on; lower --heldout (0.2 holds out {math.ceil(0.2 * m):,}), or pass --heldout 0 to fit "
+                            "on all")
         train, test = train_test_split_triplets(data.triplets, test_size=args.heldout, random_state=args.seed)
     else:
         train, test = np.asarray(data.triplets), None
@@ -679,7 +680,8 @@ def _too_few_heads(args, train, n: int, d: int, auto: bool = False) -> str | Non
         short = f"{who} needs at least d + 3 = {d + 3} landmarks, but there are only {n} items"
     else:
         short = (f"{who} needs at least d + 3 = {d + 3} landmarks, items that head training triplets, but the "
-                 f"{len(train):,} training triplet{'s have' if len(train) != 1 else ' has'} only {heads} distinct head item(s)")
+                 f"{len(train):,} training triplet{'s have' if len(train) != 1 else ' has'} only {heads} distinct "
+                 "head item(s)")
     if heads - 3 < 1:
         return f"{short}; no -d works with {heads} head(s): use --method ste, which fits every triplet"
     ste = ", or --method ste" * (args.method == "loeste" or heads < n)

@@ -114,7 +114,8 @@ def test_usage_errors_exit_2_on_one_line(tmp_path):
         (("embed", "x.csv", "--max-seconds", 0), "argument --max-seconds: expected a finite number > 0, got '0'"),
         (("embed", "x.csv", "--max-seconds", -1), "argument --max-seconds: expected a finite number > 0, got '-1'"),
         (("info", "x.csv", "--limit", "size=9"), "argument --limit: expected KEY=VALUE with KEY one of array_bytes, "
-                                                 "compression_ratio, label_bytes (e.g. array_bytes=4GiB), got 'size=9'"),
+                                                 "compression_ratio, label_bytes (e.g. array_bytes=4GiB), got "
+                                                 "'size=9'"),
         (("simulate", "gaussian", "-n", 10, "--budget", 0.001),
          "--budget 0.001 asks for 0.001 n ln n = 0 triplets at -n 10; raise --budget"),
         (("simulate", "swiss_roll", "-n", 10, "-d", 2), "-d 2 is too small for swiss_roll points: they need -d 3"),
@@ -293,11 +294,10 @@ def test_limit_defaults_in_the_help_are_values_the_option_takes(tmp_path):
                               ("compression_ratio=32", MAX_COMPRESSION_RATIO), ("array_bytes=4e9", 4 * 10**9),
                               ("compression_ratio=2.5", 2.5), ("array_bytes=8TB", 8 * 2**40)]:
         assert _limit(written) == (written.partition("=")[0], expected)
-    for written, expected in [("array_bytes=2**40", "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or "
-                                                    "4GiB)"),
+    whole = "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or 4GiB)"
+    for written, expected in [("array_bytes=2**40", whole),
                               # a fraction of a byte: 0.5 was refused as no KEY=VALUE, 1.5 was read as 1
-                              ("array_bytes=0.5", "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or 4GiB)"),
-                              ("array_bytes=1.5", "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or 4GiB)"),
+                              ("array_bytes=0.5", whole), ("array_bytes=1.5", whole),
                               ("label_bytes=1.5", "label_bytes=N with N a whole number of characters > 0 (e.g. 1e9 or "
                                                   "1GiB)"),
                               ("compression_ratio=0", "compression_ratio=N with N a number > 0 (e.g. 64)"),
