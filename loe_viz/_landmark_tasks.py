@@ -247,6 +247,7 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
         near[p:p + rest], far[p:p + rest] = oracle.comparisons(head, rest, seed, tiled=True)
         if q:
             near[p + rest:], far[p + rest:] = oracle.block_comparisons(head, block, q, block_seed)
+        check_oracle_items(near[p:], far[p:], n, head)
     t1 = time.perf_counter()
     _add_counts(wins, near[p:p + rest], far[p:p + rest])
     w0 = block_start(wins, near[p + rest:], far[p + rest:], int(head), n, block) if q else None
@@ -254,6 +255,19 @@ def rank_oracle(oracle, head: int, per_landmark: int, seed, settings: RankSettin
         _add_counts(wins, near[p + rest:], far[p + rest:])
     col = rank_column(near, far, int(head), n, reorder=False, cancel=cancel, w0=w0, wins=wins, **settings.kwargs())
     return col, t1 - t0, time.perf_counter() - t1
+
+
+def check_oracle_items(near, far, n_items: int, head) -> None:
+    """Refuse comparisons from an oracle object that name items outside its ``n_items`` (the kernels index arrays
+    of ``n_items`` rows with them: a wrapper that misstates ``n_items`` wrote out of bounds)."""
+    for a in (np.asarray(near), np.asarray(far)):
+        if a.size == 0:
+            continue
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0 or hi >= n_items:
+            raise ValueError(f"the oracle's comparisons headed by item {int(head)} name item {hi if hi >= n_items else lo}"
+                             f", outside its n_items = {n_items} (indices 0..{n_items - 1}); an oracle must answer "
+                             "with indices below its n_items")
 
 
 def _add_counts(wins, near, far):
@@ -352,6 +366,7 @@ def pilot_oracle(oracle, head: int, count: int, seed, cancel=None):
                                        out=comparison_buffers(count, oracle.n_items))
     else:
         near, far = oracle.comparisons(int(head), int(count), seed, tiled=True)
+        check_oracle_items(near, far, int(oracle.n_items), head)
     counts = np.empty((int(oracle.n_items), 2), dtype=np.int32)
     btl.win_counts(near, far, counts)
     return near, far, counts

@@ -95,6 +95,8 @@ class TripletOracle:
         order drawn. ``out``: two contiguous index arrays of length
         ``per_landmark`` to write into (e.g. slices of a landmark's whole budget).
         """
+        head = self._head(head)
+        per_landmark = check_int(per_landmark, "per_landmark", minimum=0)
         near, far = self._outputs(out, per_landmark)
         if per_landmark == 0:
             return near, far
@@ -107,10 +109,23 @@ class TripletOracle:
                                                 np.uint64(seed), shift, near, far)
         return near, far
 
+    def _head(self, head) -> int:
+        """``head`` as an item index (the kernels read the head's row of ``X``: one outside it read any memory)."""
+        if isinstance(head, (bool, np.bool_)) or not isinstance(head, (int, np.integer)):
+            raise ValueError(f"head must be an item index (an integer), got {head!r:.60}")
+        if not 0 <= head < self.n_items:
+            raise ValueError(f"head must be an item index in 0..{self.n_items - 1}, got {int(head)}")
+        return int(head)
+
     def _outputs(self, out, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The caller's ``(near, far)`` arrays, or two new index arrays of length ``count``."""
         if out is not None:
-            return out
+            near, far = out
+            for a in (near, far):  # the kernels write ``count`` entries into each
+                if not (isinstance(a, np.ndarray) and a.ndim == 1 and a.shape[0] == count and a.dtype.kind in "iu"
+                        and a.flags.c_contiguous and a.flags.writeable):
+                    raise ValueError(f"out must be two writeable contiguous 1-D integer arrays of length {count}")
+            return near, far
         dt = index_dtype(self.n_items)
         return np.empty(count, dtype=dt), np.empty(count, dtype=dt)
 
@@ -125,12 +140,16 @@ class TripletOracle:
         landmarks: the landmark block of the rankings, from which the shifts are
         estimated, then rests on many comparisons instead of a few hundred.
         """
+        head = self._head(head)
+        count = check_int(count, "count", minimum=0)
         others = np.asarray(others, dtype=np.int64)
         near, far = self._outputs(out, count)
         if count == 0:
             return near, far
         if others.size < 2 or np.any(others == head):
             raise ValueError("block comparisons need at least two items other than the head")
+        if others.ndim != 1 or others.min() < 0 or others.max() >= self.n_items:
+            raise ValueError(f"others must be item indices in 0..{self.n_items - 1}")
         rng = np.random.default_rng(np.uint64(seed))
         a = rng.integers(others.size, size=count)
         b = rng.integers(others.size - 1, size=count)

@@ -512,3 +512,27 @@ def test_sixteen_bit_comparison_buffers_give_the_same_embedding_as_32_bit_ones(n
     for a, b in zip(fits["16"], fits["32"]):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(fits["16"][0]).all()
+
+
+def test_an_oracle_object_answering_with_items_beyond_its_n_items_is_refused():
+    """A wrapper oracle that states fewer items than the oracle it wraps answers: the kernels indexed per-item arrays
+    with the larger indices and the process died ('malloc(): invalid size', 'double free or corruption')."""
+    real = TripletOracle(make_points("gaussian", 2000, random_state=0), random_state=1)
+
+    class Recorder:
+        n_items = 100  # wrong: the wrapped oracle has 2000 items
+
+        def comparisons(self, *a, **k):
+            return real.comparisons(*a, **k)
+
+        def block_comparisons(self, *a, **k):
+            return real.block_comparisons(*a, **k)
+
+        def next_seeds(self, k):
+            return real.next_seeds(k)
+
+    for selection in ("random", "maxmin"):
+        with pytest.raises(ValueError, match=r"^the oracle's comparisons headed by item \d+ name item \d+, outside its "
+                                             r"n_items = 100 \(indices 0\.\.99\); an oracle must answer with indices "
+                                             r"below its n_items$"):
+            LOE(random_state=0, landmark_selection=selection).fit_oracle(Recorder(), 20000)

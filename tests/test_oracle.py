@@ -1,6 +1,7 @@
 """The simulated triplet oracle: sampling design, noise model, reproducibility."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -349,3 +350,26 @@ def test_head_agreement_counts_one_heads_satisfied_comparisons_like_numpy():
         assert np.sum(dn == df) > 100  # the ties are exercised
         assert head_agreement(Z, head, near, far) == want
     assert head_agreement(Z, 0, near[:0], far[:0]) == 0.0
+
+
+def test_comparisons_refuse_a_head_or_budget_outside_the_oracle():
+    """comparisons(200, ...) on 200 items answered from the memory past X, comparisons(10**9, ...) crashed the
+    interpreter (segmentation fault), a negative budget was NumPy's 'negative dimensions'."""
+    oracle = TripletOracle(make_points("gaussian", 200, random_state=0), random_state=1)
+    for head, per, message in [(200, 5, "head must be an item index in 0..199, got 200"),
+                               (10**9, 5, "head must be an item index in 0..199, got 1000000000"),
+                               (-1, 5, "head must be an item index in 0..199, got -1"),
+                               (1.5, 5, "head must be an item index (an integer), got 1.5"),
+                               (True, 5, "head must be an item index (an integer), got True"),
+                               (0, -10, "per_landmark must be >= 0, got -10")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            oracle.comparisons(head, per, seed=1)
+    with pytest.raises(ValueError, match=r"^head must be an item index in 0\.\.199, got 500$"):
+        oracle.block_comparisons(500, [1, 2, 3], 10, seed=1)
+    with pytest.raises(ValueError, match=r"^others must be item indices in 0\.\.199$"):
+        oracle.block_comparisons(0, [1, 2, 300], 10, seed=1)
+    short = np.empty(3, dtype=np.int32)
+    with pytest.raises(ValueError, match=r"^out must be two writeable contiguous 1-D integer arrays of length 10$"):
+        oracle.comparisons(0, 10, seed=1, out=(short, short))  # the kernel wrote 10 entries into 3
+    near, far = oracle.comparisons(np.int64(7), np.int64(50), seed=1)  # NumPy integers are indices too
+    assert near.shape == far.shape == (50,) and not np.any(near == 7) and near.max() < 200
