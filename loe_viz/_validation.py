@@ -274,6 +274,8 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
         )
     if arr.dtype.kind == "f" or arr.dtype.itemsize > 8 or arr.dtype == np.uint64:
         arr = arr.astype(np.int64)
+    if not arr.dtype.isnative:  # big-endian data (FITS, HDF5, another machine's .npy): numba takes native order
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     arr = np.ascontiguousarray(arr)
     lo, hi, bad = _scan(arr, threads)
     if lo < 0:

@@ -332,3 +332,18 @@ def test_what_read_triplets_returns_is_fitted_with_its_items():
     for est in (lv.LOE(n_landmarks=4, n_components=1), lv.STE(random_state=0)):
         assert est.fit(data).embedding_.shape[0] == 6  # the unseen items too, as with n_items=data.n_items
     assert lv.triplet_accuracy(est.embedding_, data) == lv.triplet_accuracy(est.embedding_, data.triplets)
+
+
+@pytest.mark.parametrize("dtype", [">i4", ">i8", ">u2", "<i4"])
+def test_big_endian_triplets_are_taken_in_native_order(dtype):
+    """Triplets from FITS or HDF5 files are often big-endian: every fit, triplet_accuracy and write_triplets ended
+    in numba's TypingError ('non-precise type pyobject')."""
+    import loe_viz as lv
+
+    X = lv.make_points("gaussian", 60, random_state=0)
+    T = lv.TripletOracle(X, random_state=1).uniform_triplets(2000)
+    out, n = check_triplets(T.astype(dtype))
+    assert out.dtype.isnative and n == 60 and np.array_equal(out, T)
+    assert lv.triplet_accuracy(X, T.astype(dtype)) == lv.triplet_accuracy(X, T)
+    Z = lv.STE(random_state=5, max_iter=30).fit(T.astype(dtype)).embedding_
+    assert np.array_equal(Z, lv.STE(random_state=5, max_iter=30).fit(T).embedding_)
