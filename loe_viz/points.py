@@ -16,6 +16,8 @@ from ._validation import check_float, check_int, check_points, check_random_stat
 __all__ = ["POINT_KINDS", "make_points", "load_points"]
 
 #: Names accepted by :func:`make_points`.
+#: Largest grid (bytes of its coordinates) that ``make_points("grid", ...)`` builds whole before picking its nodes.
+_GRID_BYTES = 64 << 20
 POINT_KINDS = ("gaussian", "uniform", "circle", "blobs", "moons", "spiral", "grid", "swiss_roll")
 
 # Kinds whose intrinsic construction fixes the ambient dimension.
@@ -110,9 +112,19 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
         X = _pad(X + noise * rng.standard_normal((n, 2)) / 3.0, d, rng, noise)
     elif kind == "grid":
         side = int(np.ceil(n ** (1.0 / d) - 1e-9))
-        axes = [np.linspace(-0.5, 0.5, side)] * d
-        G = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
-        X = G[rng.permutation(G.shape[0])[:n]]
+        axis = np.linspace(-0.5, 0.5, side)
+        nodes = side ** d  # an int: 2**21 nodes for n = 100 at d = 21, beyond any memory at d = 40
+        if nodes * d * 8 <= _GRID_BYTES or nodes < 2 * n:  # the whole grid (at most twice X), n of its nodes
+            G = np.stack(np.meshgrid(*[axis] * d, indexing="ij"), axis=-1).reshape(-1, d)
+            X = G[rng.permutation(G.shape[0])[:n]]
+        else:  # n distinct nodes drawn by their coordinates, without building the grid (over half are new)
+            picked = np.empty((0, d), dtype=np.int64)
+            while picked.shape[0] < n:
+                more = rng.integers(side, size=(2 * (n - picked.shape[0]), d))
+                both = np.concatenate([picked, more])
+                _, first = np.unique(both, axis=0, return_index=True)
+                picked = both[np.sort(first)][:n]
+            X = axis[picked]
     else:  # swiss_roll
         t = 1.5 * np.pi * (1.0 + 2.0 * rng.uniform(0.0, 1.0, n))
         h = 21.0 * rng.uniform(0.0, 1.0, n)

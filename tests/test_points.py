@@ -75,6 +75,24 @@ def test_grid_is_a_regular_grid_without_repeats():
     assert set(np.round(X.ravel(), 12)) <= {-0.5, 0.0, 0.5}
 
 
+def test_a_grid_in_many_dimensions_is_drawn_without_building_it():
+    """100 grid points at d = 21 built all 2**21 nodes (708 MiB); at d = 40 NumPy refused ('only supports up to 32
+    dimensions'). The nodes are now drawn by their coordinates: distinct, on the grid, spread over both values."""
+    import loe_viz.points as points
+
+    for d in (21, 40, 64):
+        X = make_points("grid", 100, d=d, random_state=3)
+        assert X.shape == (100, d) and np.unique(X, axis=0).shape[0] == 100
+        assert set(X.ravel().tolist()) == {-0.5, 0.5}  # side 2
+        assert 0.3 < (X > 0).mean() < 0.7
+    X = make_points("grid", 30, d=4, random_state=1)  # side 3: 81 nodes, built whole (as before)
+    assert np.unique(X, axis=0).shape[0] == 30 and set(np.round(X.ravel(), 12)) <= {-0.5, 0.0, 0.5}
+    assert np.array_equal(X, make_points("grid", 30, d=4, random_state=1))
+    big = make_points("grid", 3000, d=12, random_state=0)  # side 2: 4,096 nodes, fewer than twice n: built whole
+    assert np.unique(big, axis=0).shape[0] == 3000
+    assert points._GRID_BYTES >= 4096 * 12 * 8
+
+
 def test_swiss_roll_and_moons_use_extra_axes_for_jitter_only():
     X = make_points("swiss_roll", 500, d=5, random_state=0, noise=0.01)
     assert np.abs(X[:, 3:]).max() < 0.1 < np.ptp(X[:, :3], axis=0).min()
