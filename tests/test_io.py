@@ -138,6 +138,14 @@ def test_write_is_atomic_and_validates(tmp_path):
         write_triplets(path, T, labels=["1"] + list(CITIES[1:]))
     with pytest.raises(ValueError, match="labels cannot be stored in a .npy"):
         write_triplets(tmp_path / "t.npy", T, labels=CITIES)
+    # header="no" is truthy: a header was written; each wrong argument is named alone
+    for kw, message in [({"header": "no"}, "header must be True or False; got 'no'"),
+                        ({"header": None}, "header must be True or False; got None"),
+                        ({"format": "json"}, "format must be one of auto, csv, tsv, text, npy, npz; got 'json'"),
+                        ({"layout": "triples"}, "layout must be one of list-order, crowd, list-boolean, list-count; "
+                                                "got 'triples'")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            write_triplets(path, T, **kw)
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["t.csv"]
 

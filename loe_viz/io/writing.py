@@ -59,9 +59,12 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     if isinstance(triplets, TripletData):
         labels = triplets.labels if labels is None else labels
         n_items, triplets = triplets.n_items, triplets.triplets
-    if layout not in TRIPLET_LAYOUTS or format not in ("auto",) + TRIPLET_FORMATS:
-        raise ValueError(f"layout must be one of {', '.join(TRIPLET_LAYOUTS)} and format one of auto, "
-                         f"{', '.join(TRIPLET_FORMATS)}; got {layout!r}, {format!r}")
+    if layout not in TRIPLET_LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(TRIPLET_LAYOUTS)}; got {layout!r}")
+    if format not in ("auto",) + TRIPLET_FORMATS:
+        raise ValueError(f"format must be one of auto, {', '.join(TRIPLET_FORMATS)}; got {format!r}")
+    if header is not True and header is not False:  # "no" is truthy: a header was written
+        raise ValueError(f"header must be True or False; got {header!r}")
     lab = None if labels is None else _check_write_labels(labels)
     tri, n_items = check_triplets(triplets, n_items=n_items if lab is None else lab.size)
     is_path = isinstance(path, (str, os.PathLike))
