@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ._validation import check_int, check_points, check_random_state, check_triplets, index_dtype
@@ -128,8 +130,18 @@ def triplet_accuracy(Z, triplets) -> float:
     except ValueError as exc:
         if Z.shape[1] == 3 and np.ndim(triplets) == 2 and np.shape(triplets)[1] != 3:  # the two swapped?
             raise ValueError(f"{exc} (triplet_accuracy takes the embedding first, then the triplets)") from None
-        raise
+        raise ValueError(_in_rows_of_z(str(exc), Z.shape[0])) from None
     return float(sampling.triplet_agreement(Z, T))
+
+
+def _in_rows_of_z(message: str, n: int) -> str:
+    """check_triplets' message in the terms of an embedding: its ``n_items`` is the number of rows of ``Z``, an
+    argument the caller did not pass."""
+    message = re.sub(r"\bis out of range for n_items=\d+", f"is out of range for Z, whose {n} rows are items 0..{n - 1}",
+                     message)
+    message = re.sub(r"^n_items must be >= 3, got \d+$", f"Z must have at least 3 rows (items), got {n}", message)
+    return re.sub(r"^n_items=\d+ does not match the (\d+) items read from (.*); leave n_items out to use them$",
+                  rf"Z has {n} rows but the triplets read from \2 name \1 items", message)
 
 
 def sample_rows(n: int, k: int, random_state=None) -> np.ndarray:

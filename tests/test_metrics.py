@@ -181,3 +181,22 @@ def test_triplet_accuracy_with_its_arguments_swapped_says_their_order():
         triplet_accuracy(T, Z)
     with pytest.raises(ValueError, match=r"^triplets must have shape \(m, 3\), got \(2, 2\)$"):  # no swap to suspect
         triplet_accuracy(Z, T[:, :2])
+
+
+def test_triplet_accuracy_errors_speak_of_the_rows_of_z():
+    """triplet_accuracy has no n_items argument, yet its errors said 'n_items must be >= 3', 'out of range for
+    n_items=100' and, for a file's TripletData, 'leave n_items out to use them'."""
+    import io
+    import re
+
+    from loe_viz.io import read_triplets
+
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    T = np.array([[0, 1, 2], [199, 3, 4]])
+    for Z, triplets, message in [
+            (X[:2], [[0, 1, 2]], "Z must have at least 3 rows (items), got 2"),
+            (X[:100], T, "triplets index 199 is out of range for Z, whose 100 rows are items 0..99 (first at row 1)"),
+            (X, read_triplets(io.StringIO("0,1,2\n1,2,0\n")), "Z has 200 rows but the triplets read from <buffer> "
+                                                              "name 3 items")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            triplet_accuracy(Z, triplets)
