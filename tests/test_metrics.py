@@ -157,7 +157,7 @@ def test_triplet_accuracy_matches_reference_on_random_triplets():
 
 def test_triplet_accuracy_errors():
     Z = np.zeros((5, 2))
-    with pytest.raises(ValueError, match=r"^triplets index 5 is out of range for n_items=5"):
+    with pytest.raises(ValueError, match=r"^triplets index 5 is out of range for Z, whose 5 rows are items 0\.\.4"):
         triplet_accuracy(Z, [[0, 1, 5]])
     with pytest.raises(ValueError, match=r"^triplets row 0 repeats an item"):
         triplet_accuracy(Z, [[0, 0, 1]])
