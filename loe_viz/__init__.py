@@ -37,6 +37,7 @@ _LAZY = {
     "select_dimension": "evaluation", "DimensionSelection": "evaluation", "clone_estimator": "evaluation",
     "TextProgress": "progress",
     "estimate_resources": "resources",
+    "NotFittedError": "_params",
 }
 
 __all__ = [*_LAZY]

@@ -23,6 +23,7 @@ every parameter; an argument neither takes is refused by the base's
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 
@@ -51,8 +52,33 @@ def _merged_signature(cls, init) -> inspect.Signature | None:
     return inspect.Signature(positional + inherited + keyword)
 
 
+def _fitted_attributes(cls) -> set:
+    """The names the "Attributes" sections of ``cls``'s docstrings (its own and its bases') list."""
+    names = set()
+    for klass in cls.__mro__:
+        doc = klass.__dict__.get("__doc__") or ""
+        part = doc.partition("Attributes\n")[2]
+        names |= set(re.findall(r"^\s*(\w+_) :", part, re.M))
+    return names
+
+
+class NotFittedError(AttributeError, ValueError):
+    """A fitted attribute (``embedding_``, ``uncertainty_``...) read before ``fit``: an ``AttributeError``, so that
+    ``hasattr`` and ``getattr(..., default)`` keep working, and a ``ValueError``, as scikit-learn's."""
+
+
 class ParamsMixin:
     """``get_params``/``set_params``/``__repr__`` over the arguments of ``__init__``."""
+
+    def __getattr__(self, name: str):
+        # Reached only when the normal lookup fails: a fitted attribute (``name_``) before any fit says so, where
+        # Python said "'LOE' object has no attribute 'stages_'" for uncertainty_, an attribute the user did not read.
+        if (name.endswith("_") and not name.startswith("_") and "embedding_" not in self.__dict__
+                and name in _fitted_attributes(type(self))):
+            fits = "fit or fit_oracle" if hasattr(type(self), "fit_oracle") else "fit"
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet ({name} is set by fitting); call {fits} "
+                                 "first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

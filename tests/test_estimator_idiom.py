@@ -177,3 +177,27 @@ def test_each_bad_parameter_is_a_value_error_that_names_it(Est, name, triplets):
     with pytest.raises(ValueError) as info:
         est.fit(triplets)
     assert str(info.value).startswith(message), str(info.value)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_reading_a_fitted_attribute_before_fit_says_the_estimator_is_not_fitted(Est):
+    """LOE().uncertainty_ said "'LOE' object has no attribute 'stages_'", an attribute the user did not read;
+    LOE().embedding_ did not say that a fit sets it."""
+    import pickle
+
+    import loe_viz
+
+    est = Est()
+    fits = "fit or fit_oracle" if Est in (LOE, LOESTE) else "fit"
+    with pytest.raises(loe_viz.NotFittedError, match=rf"^{Est.__name__} is not fitted yet \(embedding_ is set by "
+                                                     rf"fitting\); call {fits} first$"):
+        est.embedding_
+    assert issubclass(loe_viz.NotFittedError, AttributeError) and issubclass(loe_viz.NotFittedError, ValueError)
+    assert not hasattr(est, "embedding_") and getattr(est, "stop_reason_", None) is None
+    with pytest.raises(AttributeError, match=rf"^'{Est.__name__}' object has no attribute 'nothing_'$") as info:
+        est.nothing_  # no attribute of any fit: the plain message
+    assert not isinstance(info.value, loe_viz.NotFittedError)
+    pickle.loads(pickle.dumps(est)), copy.deepcopy(est)  # __getstate__ and friends are looked up as before
+    if Est is LOE:
+        with pytest.raises(loe_viz.NotFittedError, match=r"^LOE is not fitted yet \(uncertainty_ is set"):
+            est.uncertainty_
