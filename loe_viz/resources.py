@@ -440,8 +440,11 @@ def check_memory(estimate: ResourceEstimate, memory_limit, name: str = "memory_l
     """
     limit, how = resolve_memory_limit(memory_limit, name)
     if estimate.peak_bytes > limit:
+        advice = (f"Use fewer comparisons per landmark, fewer parallel jobs (n_jobs), or a higher {name}"
+                  if limit >= _OVERHEAD else  # no setting of the run can help: its fixed part alone is above
+                  f"Any fit needs {format_bytes(_OVERHEAD)} beside its arrays (numba's and NumPy's working memory): "
+                  f"raise {name} to at least {format_bytes(estimate.peak_bytes)}")
         raise ValueError(
             f"{name} exceeded: this run needs an estimated {estimate.summary()}, more than the limit of "
-            f"{format_bytes(limit)} ({how}). Use fewer comparisons per landmark, fewer parallel jobs (n_jobs), "
-            f"or a higher {name} (float('inf') turns the check off)."
+            f"{format_bytes(limit)} ({how}). {advice} (float('inf') turns the check off)."
         )

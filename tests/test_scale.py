@@ -194,6 +194,14 @@ def test_tiny_memory_limit_refuses_with_the_estimate(X, triplets):
         LOE(n_landmarks=6, n_jobs=2, memory_limit="1KiB").fit(triplets, n_items=N)
     with pytest.raises(ValueError, match=r"^memory_limit exceeded"):
         LOE(n_landmarks=6, memory_limit="0.0001%").fit(triplets, n_items=N)
+    # below the fixed working memory of any fit, fewer comparisons or jobs cannot help: the advice says so
+    with pytest.raises(ValueError, match=r"more than the limit of 47\.7 MiB \(memory_limit='50MB'\)\. Any fit needs "
+                                         r"64\.0 MiB beside its arrays \(numba's and NumPy's working memory\): raise "
+                                         r"memory_limit to at least [\d.]+ MiB \(float\('inf'\) turns the check off\)\.$"):
+        LOE(n_landmarks=6, memory_limit="50MB").fit(triplets, n_items=N)
+    with pytest.raises(ValueError, match=r"Use fewer comparisons per landmark, fewer parallel jobs \(n_jobs\), or a "
+                                         r"higher memory_limit \(float"):
+        LOE(memory_limit="1GiB").fit_oracle(oracle, 2**40)
     # the estimate is kept; generous limits pass
     model = LOE(n_landmarks=6, memory_limit="1GiB", random_state=2).fit_oracle(oracle, PER)
     assert isinstance(model.resource_estimate_, ResourceEstimate)
