@@ -234,6 +234,7 @@ def cross_validate_triplets(estimator, triplets, n_items=None, n_splits=5, rando
     """
     T, n = _as_triplets(triplets, n_items)
     folds = _folds(T.shape[0], n_splits, random_state)
+    clone_estimator(estimator)  # an argument that is no estimator is the caller's, not fold 0's, problem
     out = {k: [] for k in ("test_accuracy", "train_accuracy", "fit_time", "n_train", "n_test", "unseen_fraction")}
     all_idx = np.arange(T.shape[0])
     for f, test_idx in enumerate(folds):

@@ -130,6 +130,9 @@ def test_clone_estimator():
     assert not hasattr(c2, "embedding_") and hasattr(fitted, "embedding_")
     with pytest.raises(ValueError, match="^estimator must have a fit"):
         clone_estimator(object())
+    # cross-validation blamed fold 0 for an argument that is no estimator
+    with pytest.raises(ValueError, match=r"^estimator must have a fit\(triplets, n_items=None\) method, got function$"):
+        cross_validate_triplets(lambda: None, [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]], n_splits=2)
 
 
 # ----------------------------------------------------------------------------- held-out accuracy
