@@ -523,7 +523,7 @@ class LOE(ParamsMixin):
         elif isinstance(self.n_landmarks, str):
             raise ValueError(f"n_landmarks must be an integer or 'auto', got {self.n_landmarks!r}")
         else:
-            l = check_int(self.n_landmarks, "n_landmarks", minimum=1)
+            l = check_int(self.n_landmarks, "n_landmarks")  # 0 or -1: the d + 3 below, not '>= 1'
             if lm is not None and lm.size != l:
                 raise ValueError(f"n_landmarks={l} disagrees with the {lm.size} landmarks given")
         if l is not None and l < d + 3:

@@ -536,3 +536,13 @@ def test_an_oracle_object_answering_with_items_beyond_its_n_items_is_refused():
                                              r"n_items = 100 \(indices 0\.\.99\); an oracle must answer with indices "
                                              r"below its n_items$"):
             LOE(random_state=0, landmark_selection=selection).fit_oracle(Recorder(), 20000)
+
+
+@pytest.mark.parametrize("l", [0, -1, 4])
+def test_too_few_landmarks_are_refused_with_the_real_lower_bound(l):
+    """n_landmarks=0 said 'must be >= 1' where n_landmarks=4 said '>= 5': one bound, d + 3, and why."""
+    X = make_points("gaussian", 60, random_state=0)
+    T = TripletOracle(X, random_state=1).landmark_triplets(range(5), 200)
+    with pytest.raises(ValueError, match=rf"^n_landmarks must be >= n_components \+ 3 = 5 \(LOE needs l >= d \+ 3 "
+                                         rf"to recover the shifts\), got {l}$"):
+        LOE(n_landmarks=l).fit(T)
