@@ -22,6 +22,7 @@ every parameter; an argument neither takes is refused by the base's
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 
@@ -52,14 +53,16 @@ def _merged_signature(cls, init) -> inspect.Signature | None:
     return inspect.Signature(positional + inherited + keyword)
 
 
-def _fitted_attributes(cls) -> set:
-    """The names the "Attributes" sections of ``cls``'s docstrings (its own and its bases') list."""
+@functools.lru_cache(maxsize=None)
+def _fitted_attributes(cls) -> frozenset:
+    """The names the "Attributes" sections of ``cls``'s docstrings (its own and its bases') list (read once per class:
+    ``getattr(est, "name_", None)`` before a fit reaches ``__getattr__`` on every call)."""
     names = set()
     for klass in cls.__mro__:
         doc = klass.__dict__.get("__doc__") or ""
         part = doc.partition("Attributes\n")[2]
         names |= set(re.findall(r"^\s*(\w+_) :", part, re.M))
-    return names
+    return frozenset(names)
 
 
 class NotFittedError(AttributeError, ValueError):
