@@ -202,6 +202,41 @@ def test_headerless_crowd_needs_layout():
     assert read_text("0,1,2,-1\n1,0,2,1\n", layout="list-count").triplets.tolist() == [[0, 2, 1], [1, 0, 2]]
 
 
+
+@pytest.mark.parametrize("text", ["0,1,2,{}\n1,0,2,1\n", "head,j,k,y\n0,1,2,{}\n1,0,2,1\n",
+                                  "0,1,2,1\n1,0,2,1\n" * 3 + "2,0,1,{}\n"])
+def test_an_asked_for_response_layout_binds_its_encoding(text):
+    """layout='list-count' reads +1/-1 only and 'list-boolean' True/False or 1/0: a 0 in a count file (a tie?) or a
+    -1 in a boolean one is refused where it stands, not read in the other encoding without a word."""
+    line = text[:text.index("{}")].count("\n") + 1
+    rows = [r.split(",") for r in text.splitlines() if not r.startswith("head")]
+    with pytest.raises(ValueError, match=re.escape(f"line {line}: the response '0' is not +1 or -1 "
+                                                   "(layout='list-count')")):
+        read_text(text.format(0), layout="list-count")
+    with pytest.raises(ValueError, match=re.escape(f"line {line}: the response '-1' is not True/False or 1/0 "
+                                                   "(layout='list-boolean')")):
+        read_text(text.format(-1), layout="list-boolean")
+    skipped = read_text(text.format(0), layout="list-count", errors="skip")
+    assert (skipped.layout, skipped.n_skipped, len(skipped.triplets)) == ("list-count", 1, len(rows) - 1)
+    assert read_text(text.format(1), layout="list-count").layout == "list-count"  # all +1: still the asked layout
+    assert read_text(text.format(0), layout="list-boolean").layout == "list-boolean"
+    odd = next(i for i, r in enumerate(rows) if r[3] == "{}")
+    h, j, k = map(int, rows[odd][:3])
+    assert read_text(text.format(-1), layout="list-count").triplets[odd].tolist() == [h, k, j]  # -1: k was nearer
+
+
+@pytest.mark.parametrize(("layout", "y", "message"), [
+    ("list-count", [1, 0], "y row 1 (counting from 0) holds 0; list-count responses are +1/-1"),
+    ("list-count", [True, False], "y is boolean; list-count responses are +1/-1"),
+    ("list-boolean", [1, -1], "y row 1 (counting from 0) holds -1; list-boolean responses are True/False or 1/0")])
+def test_an_asked_for_response_layout_binds_the_npz_y(layout, y, message):
+    buf = io.BytesIO()
+    np.savez(buf, X=np.array([[0, 1, 2], [1, 2, 3]]), y=np.array(y))
+    with pytest.raises(ValueError, match=re.escape(f"layout={layout!r} was asked for but {message}")):
+        read_triplets(io.BytesIO(buf.getvalue()), layout=layout)
+    np.savez(buf := io.BytesIO(), X=np.array([[0, 1, 2], [1, 2, 3]]), y=np.array([1, 1]))
+    assert read_triplets(io.BytesIO(buf.getvalue()), layout=layout).layout == layout
+
 def test_columns_argument():
     data = read_text("x,y,z\nb,a,c\n", columns=["far", "head", "near"], header=True)
     assert data.labelled().tolist() == [["a", "c", "b"]]

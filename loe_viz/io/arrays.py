@@ -169,6 +169,15 @@ def read(src, opts, lim, fmt):
         "list-order", read_array(src.rewind(), name, "the array", lim, src.end), "the array", None, None, [])
     if lay not in ("auto", layout) and not {lay, layout} <= {"list-boolean", "list-count"}:
         raise err(name, f"layout={lay!r} was asked for but the archive holds {layout} data")
+    bad = None if y is None or lay not in ("list-boolean", "list-count") else y == (-1 if lay == "list-boolean" else 0)
+    if y is not None and y.dtype.kind == "b" and lay == "list-count":  # the asked-for layout binds y's encoding
+        raise err(name, "layout='list-count' was asked for but y is boolean; list-count responses are +1/-1")
+    if bad is not None and bad.any():
+        r = int(np.argmax(bad))
+        raise err(name, f"layout={lay!r} was asked for but y row {r} (counting from 0) holds {y[r].item()!r}; "
+                  + ("list-boolean responses are True/False or 1/0" if lay == "list-boolean" else
+                     "list-count responses are +1/-1"))
+    layout = lay if lay in ("list-boolean", "list-count") else layout
     if lab is not None and opts["labels"] is None and opts["n_items"] not in (None, lab.size):
         raise err(name, f"n_items={opts['n_items']} does not match the {lab.size} labels stored in the file")
     if opts["labels"] is not None:

@@ -37,6 +37,12 @@ ANSWER_NOTE = {"label": "answers name the chosen item by its label", "side": "an
                "index": "answers are 0/1 (0 = left item chosen, 1 = right item chosen)"}
 ANSWER_MODES = tuple(ANSWER_NOTE)
 TRUE, FALSE = {"1", "+1", "true", "t", "yes"}, {"0", "-1", "false", "f", "no"}
+# a response token -> 1 (the row is in list-order), 0 (swap its last two items); an asked-for layout binds its encoding
+RESPONSE = {"auto": dict.fromkeys(TRUE, 1) | dict.fromkeys(FALSE, 0),
+            "list-boolean": dict.fromkeys(TRUE - {"+1"}, 1) | dict.fromkeys(FALSE - {"-1"}, 0),
+            "list-count": {"1": 1, "+1": 1, "-1": 0}}
+RESPONSE_WANT = {"auto": "one of True/False/1/0/-1", "list-boolean": "True/False or 1/0 (layout='list-boolean')",
+                 "list-count": "+1 or -1 (layout='list-count')"}
 # ASCII only: Python's int() and float() also take '1_0' and full-width digits, which ids in a file are not.
 INT_RE = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
 NUM_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z|[+-]?(nan|inf|infinity)\Z", re.I | re.A)

@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from . import arrays, fastpath
-from .layouts import (ANSWER_MODES, ANSWER_NOTE, FALSE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, TRUE,
-                      TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
+from .layouts import (ANSWER_MODES, ANSWER_NOTE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, RESPONSE,
+                      RESPONSE_WANT, TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
                       name_role, over_limit, roles_from_header, swap_sides, utf16_without_bom)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
@@ -77,7 +77,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
         ``"auto"``: NumPy files by their magic bytes, else text with a sniffed delimiter.
     layout : {"auto", "list-order", "crowd", "list-boolean", "list-count"}, default "auto"
-        Needed only for a header-less text file with four columns.
+        Needed only for a header-less text file with four columns. ``"list-boolean"`` and
+        ``"list-count"`` also fix how responses read: True/False or 1/0, and +1/-1.
     n_items : int, optional
         Integer ids are then indices ``0..n_items-1``; text labels must be as many.
     labels : sequence, optional
@@ -182,6 +183,7 @@ class _Spec:
     """What sniffing the start of a text file found; pandas reads from byte data_start, line first_line."""
 
     delimiter, header_line, roles, layout, kind, drop_first = None, 0, (), "list-order", "int", False
+    response = "auto"  # the response encoding: a layout= of list-boolean or list-count binds it
     data_start, first_line = 0, 1
 
 
@@ -289,6 +291,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
                   + _mixed(f0, delim), first_no)
     if lay != "auto" and not (spec.layout == lay or (spec.layout, lay) == ("list-boolean", "list-count")):
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
+    if lay in ("list-boolean", "list-count"):
+        spec.layout = spec.response = lay
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
@@ -351,8 +355,9 @@ def _fast(src, spec, opts):
         notes.append(ANSWER_NOTE[mode])
     elif "response" in col:
         y = col["response"]
-        if y.min() < -1 or y.max() > 1 or ((y == -1).any() and (y == 0).any()):  # the careful reader words it
-            return None
+        if y.min() < {"list-count": -1, "list-boolean": 0}.get(spec.response, -1) or y.max() > 1 or (
+                (y == -1).any() and (y == 0).any()) or (spec.response == "list-count" and (y == 0).any()):
+            return None  # the careful reader words it
         layout, swap = "list-count" if (y == -1).any() else layout, y != 1
     elif roles == ("head", "near", "far"):
         return arr, layout, notes  # the parsed array is the result
@@ -451,8 +456,8 @@ class _Reader:
                 return problem(ITEM_WORD[r]) + hint
         if len({self.item(cell[r])[0] for r in items}) < 3:
             return f"the row repeats an item {tuple(cell[r] for r in items)}; a triplet needs three distinct items"
-        if "response" in cell and cell["response"].lower() not in TRUE | FALSE:
-            return f"the response {cell['response']!r} is not one of True/False/1/0/-1"
+        if "response" in cell and cell["response"].lower() not in RESPONSE[self.spec.response]:
+            return f"the response {cell['response']!r} is not {RESPONSE_WANT[self.spec.response]}"
         if "answer" not in cell:  # not met: a bad row has one of the problems above
             return f"the row {fields} cannot be read as {_width(self.spec.roles)}"
         ans, h, a, b = (cell[r] for r in ("answer", "head", "left", "right"))
@@ -506,8 +511,8 @@ class _Reader:
         if "response" in roles:
             toks = [u.strip().lower() for u in fac[roles.index("response")][1]]
             self.saw_minus |= "-1" in toks
-            y = on(roles.index("response"), [1 if t in TRUE else 0 if t in FALSE else -1 for t in toks])
-            for t in {"0", "-1"} & set(toks) - set(self.first_of):
+            y = on(roles.index("response"), [RESPONSE[self.spec.response].get(t, -1) for t in toks])
+            for t in ({"0", "-1"} if self.spec.response == "auto" else set()) & set(toks) - set(self.first_of):
                 codes_t = fac[roles.index("response")][0]
                 self.first_of[t] = r0 + int(np.argmax(codes_t == toks.index(t)))
             bad |= y < 0
@@ -587,7 +592,7 @@ class _Reader:
             shown = self.problems(sorted(self.skipped)[:MAX_NOTES], mode)[:MAX_NOTES]
             notes.append(f"skipped {n_skipped} row(s) with problems (first: "
                          + "; ".join(f"line {ln}: {msg}" for ln, msg in shown) + ")")
-        return tri, "list-count" if self.saw_minus else spec.layout, n_skipped, notes
+        return tri, "list-count" if self.saw_minus and spec.response == "auto" else spec.layout, n_skipped, notes
 
 
 def _read_text(src, opts, fmt, lim) -> TripletData:
