@@ -276,6 +276,17 @@ def test_integer_relabelling():
     assert read_text("1,2,3\n", relabel=False).n_items == 4
 
 
+
+def test_the_relabelling_note_says_how_a_held_out_file_keeps_the_training_numbering():
+    """A test file that misses some of the training file's items is renumbered on its own; the note names the two
+    arguments that keep the numbering, and both give back the ids as written."""
+    train, test = read_text("0,1,2\n3,4,5\n2,4,0\n"), "1,2,4\n5,4,2\n"
+    (note,) = read_text(test).notes
+    assert note.endswith("labels maps each index back to its id (to keep the ids, pass n_items=6; to share another "
+                         "file's numbering, such as a training file's, pass its labels=)")
+    for kw in ({"n_items": 6}, {"labels": train.labels}):
+        assert read_text(test, **kw).triplets.tolist() == [[1, 2, 4], [5, 4, 2]]
+
 def test_integral_floats_are_accepted():
     data = read_text("0.0,1.000000000000000000e+00,2\n")
     assert data.triplets.tolist() == [[0, 1, 2]]

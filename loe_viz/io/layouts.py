@@ -299,7 +299,8 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
             tri = _remap(tri, rank.__getitem__ if dense else lambda block: np.searchsorted(labels, block), rank.dtype)
             notes.append(f"item ids were not the contiguous range 0..{labels.size - 1}: the {labels.size} distinct ids "
                          f"({labels[0]}..{labels[-1]}) were mapped to 0..{labels.size - 1} in increasing order; "
-                         "labels maps each index back to its id")
+                         f"labels maps each index back to its id (to keep the ids, pass n_items={labels[-1] + 1}; to share "
+                         "another file's numbering, such as a training file's, pass its labels=)")
         labels = labels.astype(np.int64)
     return TripletData(tri.astype(index_dtype(labels.size), copy=False), labels, int(labels.size), name, layout, fmt,
                        skipped, tuple(notes))
