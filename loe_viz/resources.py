@@ -305,7 +305,7 @@ def estimate_resources(
     per_landmark : int or sequence of int
         Comparisons of each landmark (one number for all, or one per landmark).
     n_jobs : int, default 1
-        Landmark tasks running at once (threads, or an executor's workers).
+        Landmark tasks running at once (threads, or an executor's workers); -1: one per core.
     n_components : int, default 2
     source : {"oracle", "triplets"}, default "oracle"
         ``"oracle"``: each task samples its comparisons (:meth:`LOE.fit_oracle`);
@@ -345,7 +345,12 @@ def estimate_resources(
     """
     n = check_int(n_items, "n_items", minimum=3)
     l = check_int(n_landmarks, "n_landmarks", minimum=1)
-    k_jobs = check_int(n_jobs, "n_jobs", minimum=1)
+    if l > n:  # as LOE refuses it: a landmark is an item
+        raise ValueError(f"n_landmarks={l} is larger than the number of items ({n})")
+    k_jobs = check_int(n_jobs, "n_jobs", minimum=-1, maximum=4096)  # LOE's own bounds
+    if k_jobs == 0:
+        raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
+    k_jobs = (os.cpu_count() or 1) if k_jobs == -1 else k_jobs
     d = check_int(n_components, "n_components", minimum=1)
     if source not in ("oracle", "triplets"):
         raise ValueError(f"source must be 'oracle' or 'triplets', got {source!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 import multiprocessing
+import os
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
@@ -232,6 +233,18 @@ def test_estimate_model():
     with pytest.raises(ValueError, match=r"^source must be"):
         estimate_resources(100, 5, 10, source="disk")
 
+
+
+def test_estimate_resources_takes_n_jobs_and_n_landmarks_as_loe_does():
+    """n_jobs=-1 (every core) is LOE's own setting, and a landmark is an item: the estimate follows both rules."""
+    cores = os.cpu_count() or 1
+    assert estimate_resources(10**5, 8, 10**6, n_jobs=-1).concurrent_tasks == min(cores, 8)
+    with pytest.raises(ValueError, match=r"^n_jobs must be a positive number of threads or -1 \(every core\), got 0$"):
+        estimate_resources(10**5, 8, 10**6, n_jobs=0)
+    with pytest.raises(ValueError, match=r"^n_landmarks=11 is larger than the number of items \(10\)$"):
+        estimate_resources(10, 11, 100)
+    with pytest.raises(ValueError, match=r"^n_landmarks=11 is larger than the number of items \(10\)$"):
+        LOE(n_landmarks=11).fit_oracle(TripletOracle(np.random.default_rng(0).normal(size=(10, 2)), random_state=1), 50)
 
 @pytest.mark.parametrize("per", [math.inf, 2.5, True, "many", [10, 10, 10, 10, math.nan]])
 def test_estimate_resources_names_a_count_that_is_no_whole_number(per):
