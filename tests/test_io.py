@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 import pickle
 import re
@@ -284,8 +285,20 @@ def test_the_relabelling_note_says_how_a_held_out_file_keeps_the_training_number
     (note,) = read_text(test).notes
     assert note.endswith("labels maps each index back to its id (to keep the ids, pass n_items=6; to share another "
                          "file's numbering, such as a training file's, pass its labels=)")
+    (huge,) = read_text(f"0,1,{2**62}\n").notes  # no n_items can keep an id that large
+    assert huge.endswith("labels maps each index back to its id (to share another file's numbering, such as a training "
+                         "file's, pass its labels=)")
     for kw in ({"n_items": 6}, {"labels": train.labels}):
         assert read_text(test, **kw).triplets.tolist() == [[1, 2, 4], [5, 4, 2]]
+
+
+def test_n_items_takes_a_whole_float_as_the_estimators_do():
+    """LOE(...).fit(T, n_items=200.0) works; read_triplets refused the same 200.0."""
+    assert read_text("10,20,30\n", n_items=50.0).n_items == 50
+    for bad in (50.5, math.nan, math.inf, True, "50", 2.0):
+        message = f"n_items must be an integer from 3 to 2147483646, got {bad!r}"
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            read_text("0,1,2\n", n_items=bad)
 
 def test_integral_floats_are_accepted():
     data = read_text("0.0,1.000000000000000000e+00,2\n")

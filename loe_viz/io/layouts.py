@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import numbers
 import re
 from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
@@ -159,7 +160,8 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
         if not any(value is v or (isinstance(v, str) and value == v) for v in allowed):
             raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}; got {value!r}")
     if n_items is not None:
-        if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or not 3 <= n_items <= LIMIT:
+        whole = isinstance(n_items, numbers.Real) and not isinstance(n_items, bool) and float(n_items).is_integer()
+        if not whole or not 3 <= n_items <= LIMIT:  # 200.0 is 200, as the estimators' n_items takes it
             raise ValueError(f"n_items must be an integer from 3 to {LIMIT}, got {n_items!r}")
         n_items = int(n_items)
     lab = None
@@ -299,8 +301,9 @@ def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
             tri = _remap(tri, rank.__getitem__ if dense else lambda block: np.searchsorted(labels, block), rank.dtype)
             notes.append(f"item ids were not the contiguous range 0..{labels.size - 1}: the {labels.size} distinct ids "
                          f"({labels[0]}..{labels[-1]}) were mapped to 0..{labels.size - 1} in increasing order; "
-                         f"labels maps each index back to its id (to keep the ids, pass n_items={labels[-1] + 1}; to share "
-                         "another file's numbering, such as a training file's, pass its labels=)")
+                         "labels maps each index back to its id (to "
+                         + (f"keep the ids, pass n_items={int(labels[-1]) + 1}; to " if labels[-1] < LIMIT else "")
+                         + "share another file's numbering, such as a training file's, pass its labels=)")
         labels = labels.astype(np.int64)
     return TripletData(tri.astype(index_dtype(labels.size), copy=False), labels, int(labels.size), name, layout, fmt,
                        skipped, tuple(notes))

@@ -16,9 +16,10 @@ import warnings
 import numpy as np
 
 from . import arrays, fastpath
-from .layouts import (ANSWER_MODES, ANSWER_NOTE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE, RESPONSE,
-                      RESPONSE_WANT, TripletData, bad_rows, check_read_args, err, finish_int, finish_str, is_number, layout_from_roles,
-                      name_role, over_limit, roles_from_header, swap_sides, utf16_without_bom)
+from .layouts import (ANSWER_MODES, ANSWER_NOTE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE,
+                      RESPONSE, RESPONSE_WANT, TripletData, bad_rows, check_read_args, err, finish_int, finish_str,
+                      is_number, layout_from_roles, name_role, over_limit, roles_from_header, swap_sides,
+                      utf16_without_bom)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
