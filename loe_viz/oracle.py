@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ._tiles import tile_shift
-from ._validation import check_float, check_int, check_landmarks, check_points, index_dtype
+from ._validation import check_float, check_int, check_landmarks, check_points, check_random_state, index_dtype
 from .kernels import sampling
 
 __all__ = ["TripletOracle", "total_budget"]
@@ -42,9 +42,10 @@ class TripletOracle:
         Ground-truth points.
     temperature : float, default 1.0
         Noise scale, ``>= 0``.
-    random_state : None, int or numpy.random.SeedSequence
-        Seed of the queries and the answers. Each sampling call draws fresh
-        seeds from it, so a sequence of calls is reproducible.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Seed of the queries and the answers, as for the estimators (a legacy
+        ``numpy.random.RandomState`` is taken too). Each sampling call draws
+        fresh seeds from it, so a sequence of calls is reproducible.
 
     Examples
     --------
@@ -60,16 +61,14 @@ class TripletOracle:
         self.temperature = check_float(temperature, "temperature", minimum=0.0)
         if isinstance(random_state, np.random.SeedSequence):
             self._seeds = random_state
-        elif random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)):
-            if random_state is not None and random_state < 0:
+        elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)):
+            if random_state < 0:
                 raise ValueError(f"random_state must be a non-negative integer, got {random_state}")
-            self._seeds = np.random.SeedSequence(random_state)
-        elif isinstance(random_state, np.random.Generator):
-            self._seeds = np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
-        else:
-            raise ValueError(
-                f"random_state must be None, an int, a SeedSequence or a Generator, got {type(random_state).__name__}"
-            )
+            self._seeds = np.random.SeedSequence(int(random_state))
+        elif random_state is None:
+            self._seeds = np.random.SeedSequence()
+        else:  # a Generator, or what the estimators also take (a RandomState); anything else is refused as they do
+            self._seeds = np.random.SeedSequence(int(check_random_state(random_state).integers(0, 2**63 - 1)))
 
     @property
     def n_items(self) -> int:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from loe_viz._validation import check_random_state
 from loe_viz.oracle import TripletOracle, total_budget
 from loe_viz.points import make_points
 
@@ -150,6 +151,26 @@ def test_seedsequence_and_generator_random_states(X):
     np.testing.assert_array_equal(g1, g2)
 
 
+def test_a_numpy_random_state_is_taken_as_the_estimators_take_it(X):
+    """TripletOracle refused np.random.RandomState, which LOE, STE and make_points take (check_random_state)."""
+    a = TripletOracle(X, random_state=np.random.RandomState(3)).uniform_triplets(200)
+    b = TripletOracle(X, random_state=np.random.RandomState(3)).uniform_triplets(200)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, TripletOracle(X, random_state=np.random.RandomState(4)).uniform_triplets(200))
+    # as a Generator that check_random_state makes of it
+    g = check_random_state(np.random.RandomState(3))
+    np.testing.assert_array_equal(a, TripletOracle(X, random_state=g).uniform_triplets(200))
+
+
+@pytest.mark.parametrize("bad", ["x", True, np.bool_(False), 1.5, float("nan"), [1, 2], object()])
+def test_a_random_state_is_refused_as_the_estimators_refuse_it(X, bad):
+    with pytest.raises(ValueError) as ours:
+        TripletOracle(X, random_state=bad)
+    with pytest.raises(ValueError) as theirs:
+        check_random_state(bad)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_comparisons_are_a_pure_function_of_the_seed(X):
     # a worker holding only (X, T, head, m, seed) reproduces a landmark's block
     o = TripletOracle(X, temperature=0.5, random_state=77)
@@ -173,8 +194,10 @@ def test_comparisons_are_a_pure_function_of_the_seed(X):
         ({"temperature": -0.1}, r"^temperature must be >= 0\.0, got -0\.1$"),
         ({"temperature": float("nan")}, r"^temperature must be finite, got nan$"),
         ({"random_state": -1}, r"^random_state must be a non-negative integer, got -1$"),
-        ({"random_state": "x"}, r"^random_state must be None, an int, a SeedSequence or a Generator, got str$"),
-        ({"random_state": True}, r"^random_state must be None, an int, a SeedSequence or a Generator, got bool$"),
+        ({"random_state": "x"}, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, "
+                                r"got str 'x'$"),
+        ({"random_state": True}, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, "
+                                 r"got bool True$"),
     ],
 )
 def test_oracle_constructor_errors(X, kw, match):
