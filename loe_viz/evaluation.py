@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_int, check_points, check_random_state, check_triplets
-from .metrics import triplet_accuracy
+from .metrics import triplet_accuracy, unit_frame
 
 __all__ = [
     "clone_estimator",
@@ -271,7 +271,9 @@ def embedding_agreement(Z1, Z2) -> float:
     Returns
     -------
     float in [0, 1]
-        0 when the two agree up to similarity transforms; symmetric in its arguments.
+        0 when the two agree up to similarity transforms; symmetric in its arguments;
+        the same at any finite scale of either embedding (coordinates of 1e200 or
+        1e-200 included).
     """
     A = check_points(Z1, "Z1")
     B = check_points(Z2, "Z2")
@@ -280,14 +282,12 @@ def embedding_agreement(Z1, Z2) -> float:
     d = max(A.shape[1], B.shape[1])
     A = np.hstack([A, np.zeros((A.shape[0], d - A.shape[1]))])
     B = np.hstack([B, np.zeros((B.shape[0], d - B.shape[1]))])
-    A = A - A.mean(axis=0)
-    B = B - B.mean(axis=0)
-    na, nb = np.linalg.norm(A), np.linalg.norm(B)
-    if na == 0:
+    fa, fb = unit_frame(A), unit_frame(B)  # at any finite scale: no sum of squares overflows or vanishes
+    if fa is None:
         raise ValueError("Z1 must contain at least two distinct points")
-    if nb == 0:
+    if fb is None:
         raise ValueError("Z2 must contain at least two distinct points")
-    s = np.linalg.svd((A / na).T @ (B / nb), compute_uv=False)
+    s = np.linalg.svd(fa[0].T @ fb[0], compute_uv=False)
     return float(min(1.0, max(0.0, 1.0 - s.sum() ** 2)))
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._validation import check_int, check_points, check_random_state, check_triplets, index_dtype
 from .kernels import sampling
+from .points import distance_exponent, scale_exponent
 
 __all__ = ["procrustes_error", "align", "triplet_error", "triplet_accuracy"]
 
@@ -26,12 +27,33 @@ def _check_pair(X, Z):
     return X, Z
 
 
-def _standardise(A):
-    A = A - A.mean(axis=0)
-    norm = np.linalg.norm(A)
-    if norm == 0:
-        raise ValueError("X and Z must each contain more than one distinct point")
-    return A / norm
+def unit_frame(A):
+    """``(U, e, norm)``: ``A`` centred and of unit Frobenius norm, with ``A - mean = U * norm * 2**e``; None when
+    every row of ``A`` is the same point.
+
+    Computed in copies divided by powers of two (which change no digit of a coordinate), so that no sum of
+    squares overflows (coordinates beyond about 1e154) or vanishes (below about 1e-154): ``U`` is the same
+    for ``A`` and ``c * A`` at any finite scale ``c``, and bit for bit what plain arithmetic gives where that
+    does not overflow.
+    """
+    if (A == A[0]).all():  # exactly: the mean of 80 copies of 0.1 is not always 0.1
+        return None
+    e1 = scale_exponent(A)
+    C = np.ldexp(A, -e1)  # largest coordinate in [0.5, 1): the mean cannot overflow
+    C -= C.mean(axis=0)
+    e2 = scale_exponent(C)  # the spread may be far below the coordinates themselves
+    if not C.any():  # rows apart by less than 2**-1074 of the largest coordinate
+        return None
+    C = np.ldexp(C, -e2)
+    norm = float(np.linalg.norm(C))  # in [0.5, sqrt(n d)]
+    return C / norm, e1 + e2, norm
+
+
+def _standardise(A, message="X and Z must each contain more than one distinct point"):
+    frame = unit_frame(A)
+    if frame is None:
+        raise ValueError(message)
+    return frame[0]
 
 
 def align(X, Z):
@@ -52,14 +74,18 @@ def align(X, Z):
         Euclidean distance from each point of ``X`` to its aligned estimate.
     """
     X, Z = _check_pair(X, Z)
-    mx = X.mean(axis=0)
-    nx = np.linalg.norm(X - mx)
-    A = _standardise(X)
+    frame = unit_frame(X)
+    if frame is None:
+        raise ValueError("X and Z must each contain more than one distinct point")
+    A, e, nx = frame
     B = _standardise(Z)
     U, s, Vt = np.linalg.svd(A.T @ B)
     R = (U @ Vt).T
-    Zs = (B @ R) * s.sum() * nx + mx
-    return Zs, np.linalg.norm(Zs - X, axis=1)
+    # in X's coordinates divided by 2**e1 (its largest in [0.5, 1)), where nothing overflows or vanishes
+    e1 = scale_exponent(X)
+    Xs = np.ldexp(X, -e1)
+    Zs = np.ldexp((B @ R) * s.sum() * nx, e - e1) + Xs.mean(axis=0)
+    return np.ldexp(Zs, e1), np.ldexp(np.linalg.norm(Zs - Xs, axis=1), e1)
 
 
 def procrustes_error(X, Z) -> float:
@@ -67,7 +93,9 @@ def procrustes_error(X, Z) -> float:
 
     The sum of squared differences between the standardised ``X`` and the best
     translated, rotated/reflected and scaled ``Z`` (``scipy.spatial.procrustes``'s
-    disparity): 0 is a perfect recovery, 1 is no better than a point.
+    disparity): 0 is a perfect recovery, 1 is no better than a point. Like the
+    disparity itself, the result does not depend on the scale of either
+    argument, however large or small (coordinates of 1e200 or 1e-200 included).
 
     Parameters
     ----------
@@ -108,8 +136,15 @@ def triplet_error(X, Z, n_test: int = 10_000, random_state=None) -> float:
     n_test = check_int(n_test, "n_test", minimum=1)
     seed = np.uint64(check_random_state(random_state).integers(0, 2**63 - 1))
     T = np.empty((n_test, 3), dtype=index_dtype(X.shape[0]))
-    sampling.uniform_triplets(X, n_test, 0.0, seed, T)
-    return 1.0 - sampling.triplet_agreement(Z, T)
+    sampling.uniform_triplets(_comparable(X), n_test, 0.0, seed, T)
+    return 1.0 - sampling.triplet_agreement(_comparable(Z), T)
+
+
+def _comparable(P: np.ndarray) -> np.ndarray:
+    """``P``, or ``P`` divided by a power of two where its squared distances would overflow or vanish (see
+    :func:`loe_viz.points.distance_exponent`): the same comparisons of distances, at any finite scale."""
+    e = distance_exponent(P)
+    return np.ldexp(P, -e) if e else P
 
 
 def triplet_accuracy(Z, triplets) -> float:
@@ -131,7 +166,7 @@ def triplet_accuracy(Z, triplets) -> float:
         if Z.shape[1] == 3 and np.ndim(triplets) == 2 and np.shape(triplets)[1] != 3:  # the two swapped?
             raise ValueError(f"{exc} (triplet_accuracy takes the embedding first, then the triplets)") from None
         raise ValueError(_in_rows_of_z(str(exc), Z.shape[0])) from None
-    return float(sampling.triplet_agreement(Z, T))
+    return float(sampling.triplet_agreement(_comparable(Z), T))
 
 
 def _in_rows_of_z(message: str, n: int) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 from ._tiles import tile_shift
 from ._validation import check_float, check_int, check_landmarks, check_points, check_random_state, index_dtype
 from .kernels import sampling
+from .points import distance_exponent
 
 __all__ = ["TripletOracle", "total_budget"]
 
@@ -34,7 +35,10 @@ class TripletOracle:
     A query ``(i; j, k)`` is answered "j is closer to i than k" with probability
     ``sigmoid((D_ik - D_ij) / temperature)`` where ``D`` holds squared Euclidean
     distances; ``temperature = 1`` is the paper's model and ``temperature = 0``
-    answers without noise.
+    answers without noise. Points of any finite scale are answered as the model
+    says: points beyond about 1e77 or below 1e-77 are compared divided by a power
+    of two (:func:`loe_viz.points.distance_exponent`, the temperature with them),
+    where their squared distances neither overflow nor vanish.
 
     Parameters
     ----------
@@ -59,6 +63,10 @@ class TripletOracle:
     def __init__(self, X, temperature: float = 1.0, random_state=None):
         self.X = check_points(X, "X", min_points=3)
         self.temperature = check_float(temperature, "temperature", minimum=0.0)
+        # The points the kernels compare: X itself, or X divided by 2**e where its squared distances would
+        # overflow or vanish (the temperature is divided by 4**e on every call, see _kernel_temperature).
+        self._exponent = distance_exponent(self.X)
+        self._points = np.ldexp(self.X, -self._exponent) if self._exponent else self.X
         if isinstance(random_state, np.random.SeedSequence):
             self._seeds = random_state
         elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)):
@@ -77,6 +85,14 @@ class TripletOracle:
     @property
     def n_dims(self) -> int:
         return self.X.shape[1]
+
+    def _kernel_temperature(self) -> float:
+        """The temperature in the units of the compared points: ``temperature / 4**e`` (0 or ``inf`` when that
+        is beyond the floats, i.e. answers without noise, or coin flips, as the model gives at that scale)."""
+        if not self._exponent:
+            return self.temperature
+        with np.errstate(over="ignore", under="ignore"):
+            return float(np.ldexp(self.temperature, -2 * self._exponent))
 
     def next_seeds(self, k: int) -> np.ndarray:
         """``k`` fresh 64-bit seeds (advances the oracle's seed sequence)."""
@@ -100,11 +116,12 @@ class TripletOracle:
         if per_landmark == 0:
             return near, far
         shift = tile_shift(self.n_items) if tiled else None
+        temperature = self._kernel_temperature()
         if shift is None:
-            sampling.landmark_comparisons(self.X, int(head), int(per_landmark), self.temperature, np.uint64(seed),
+            sampling.landmark_comparisons(self._points, int(head), int(per_landmark), temperature, np.uint64(seed),
                                           near, far)
         else:
-            sampling.landmark_comparisons_tiled(self.X, int(head), int(per_landmark), self.temperature,
+            sampling.landmark_comparisons_tiled(self._points, int(head), int(per_landmark), temperature,
                                                 np.uint64(seed), shift, near, far)
         return near, far
 
@@ -153,11 +170,13 @@ class TripletOracle:
         a = rng.integers(others.size, size=count)
         b = rng.integers(others.size - 1, size=count)
         b += b >= a
-        dh = ((self.X[others] - self.X[head]) ** 2).sum(axis=1)
+        dh = ((self._points[others] - self._points[head]) ** 2).sum(axis=1)
         dj, dk = dh[a], dh[b]
         u = rng.random(count)
-        if self.temperature > 0:
-            j_closer = u < 0.5 * (1.0 + np.tanh(0.5 * (dk - dj) / self.temperature))  # sigmoid, no overflow
+        temperature = self._kernel_temperature()
+        if temperature > 0:
+            with np.errstate(over="ignore"):  # a temperature of 1e-315 (rescaled points): log-odds of +-inf are fine
+                j_closer = u < 0.5 * (1.0 + np.tanh(0.5 * (dk - dj) / temperature))  # sigmoid, no overflow
         else:
             j_closer = np.where(dj == dk, u < 0.5, dj < dk)
         near[:] = np.where(j_closer, others[a], others[b])
@@ -202,7 +221,7 @@ class TripletOracle:
         """
         m = check_int(m, "m", minimum=1)
         out = np.empty((m, 3), dtype=index_dtype(self.n_items))
-        sampling.uniform_triplets(self.X, m, self.temperature, self.next_seeds(1)[0], out)
+        sampling.uniform_triplets(self._points, m, self._kernel_temperature(), self.next_seeds(1)[0], out)
         return out
 
     def __repr__(self) -> str:

@@ -7,6 +7,7 @@ float64 array of shape ``(n, d)``.
 from __future__ import annotations
 
 import io
+import math
 import os
 
 import numpy as np
@@ -131,6 +132,44 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
         X = np.column_stack([t * np.cos(t), h, t * np.sin(t)]) / 10.0
         X = _pad(X + noise * rng.standard_normal((n, 3)), d, rng, noise)
     return np.ascontiguousarray(X, dtype=np.float64)
+
+
+#: Points whose largest coordinate is between ``2**-DISTANCE_EXPONENT_BAND`` and ``2**DISTANCE_EXPONENT_BAND`` in absolute
+#: value (about 1e-77 to 1e77) have squared distances that neither overflow nor underflow in float64, in any
+#: dimension; :func:`distance_exponent` leaves them as they are.
+DISTANCE_EXPONENT_BAND = 256
+
+
+def scale_exponent(X) -> int:
+    """The power of two ``e`` with the largest absolute coordinate of ``X`` in ``[2**(e - 1), 2**e)``; 0 when every
+    coordinate is 0."""
+    top = float(np.max(np.abs(X))) if np.size(X) else 0.0
+    return math.frexp(top)[1] if top > 0.0 else 0
+
+
+def distance_exponent(X) -> int:
+    """The power of two ``e`` to divide ``X`` by (``np.ldexp(X, -e)``) before comparing squared distances; 0 when
+    there is no need.
+
+    A squared distance is a sum of squared coordinate differences: with coordinates beyond about 1e154 it
+    overflows to ``inf``, below about 1e-154 it falls to 0, and every comparison of two distances is then a tie.
+    Dividing by a power of two changes no digit of a coordinate (only its exponent; coordinates below
+    ``2**-1022`` times the largest, negligible beside it, lose digits), so every comparison of distances comes
+    out as it would with unbounded exponents. Points whose largest coordinate lies within
+    ``2**-DISTANCE_EXPONENT_BAND .. 2**DISTANCE_EXPONENT_BAND`` are compared as given (``e = 0``), bit for bit
+    as before; others are brought to a largest coordinate in ``[0.5, 1)``.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 1e200], [3e200, 0.0]])
+    >>> e = distance_exponent(X)
+    >>> e, float(np.abs(np.ldexp(X, -e)).max())
+    (666, 0.9798151324726952)
+    >>> distance_exponent(np.array([[0.5, 2.0]]))
+    0
+    """
+    e = scale_exponent(X)
+    return e if abs(e) > DISTANCE_EXPONENT_BAND else 0
 
 
 def _load_npy(path, label: str) -> np.ndarray:

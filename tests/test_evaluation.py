@@ -201,6 +201,18 @@ def test_embedding_agreement():
         embedding_agreement(np.ones((50, 2)), Z)
 
 
+@pytest.mark.parametrize("s1, s2", [(1e200, 1.0), (1e-200, 1.0), (1e300, 1e-300)])
+def test_embedding_agreement_is_the_same_at_any_scale(s1, s2):
+    """Embeddings near 1e200 overflowed the norms (agreement 1.0 for identical ones); near 1e-200 they vanished
+    ("Z1 must contain at least two distinct points")."""
+    rng = np.random.default_rng(0)
+    Z, other = rng.standard_normal((50, 2)), rng.standard_normal((50, 2))
+    assert embedding_agreement(Z * s1, Z * s2) < 1e-12
+    assert embedding_agreement(Z * s1, other * s2) == pytest.approx(embedding_agreement(Z, other), rel=1e-9)
+    with pytest.raises(ValueError, match="^Z2 must contain at least two distinct points"):
+        embedding_agreement(Z * s1, np.full((50, 2), s2))
+
+
 # ----------------------------------------------------------------------------- dimension
 
 @pytest.mark.parametrize("d_true", [2, 3])

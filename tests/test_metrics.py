@@ -60,6 +60,20 @@ def test_procrustes_error_range_and_errors():
         procrustes_error(X, np.full((30, 2), np.nan))
 
 
+@pytest.mark.parametrize("sx, sz", [(1e200, 1.0), (1.0, 1e-200), (1e200, 1e-200), (1e-300, 1e300), (1e305, 1e-305)])
+def test_procrustes_error_is_the_same_at_any_scale(sx, sz):
+    """Sums of squares of coordinates near 1e200 overflowed (the error came out 1.0, "no better than a point"), and
+    near 1e-200 vanished ("X and Z must each contain more than one distinct point")."""
+    X = make_points("gaussian", 80, d=3, random_state=0)
+    Z = X + 0.3 * np.random.default_rng(1).standard_normal(X.shape)
+    assert procrustes_error(X * sx, Z * sz) == pytest.approx(procrustes_error(X, Z), rel=1e-9)
+    assert procrustes_error(X * sx, similarity(X, 1) * sz) < 1e-12
+    # bit for bit where plain arithmetic neither overflows nor vanishes: a power of two changes no digit
+    assert procrustes_error(np.ldexp(X, 600), np.ldexp(Z, -600)) == procrustes_error(X, Z)
+    with pytest.raises(ValueError, match=r"^X and Z must each contain more than one distinct point$"):
+        procrustes_error(X * sx, np.full((80, 3), sz))
+
+
 # --------------------------------------------------------------------------- align
 @pytest.mark.parametrize("d", [1, 2, 4])
 def test_align_inverts_a_similarity_transform(d):
@@ -84,6 +98,16 @@ def test_align_matches_scipy_and_per_point_error():
     np.testing.assert_allclose(Za, mtx2 * nx + mx, atol=1e-10)
     # the aligned estimate is the best similarity: its residual equals the disparity in X's scale
     assert np.sum(err**2) == pytest.approx(procrustes_error(X, Z) * nx**2, rel=1e-9)
+
+
+@pytest.mark.parametrize("sx, sz", [(1e200, 1.0), (1e-200, 1e200), (1e300, 1e-300)])
+def test_align_at_any_scale_is_align_at_the_usual_one_scaled(sx, sz):
+    X = make_points("moons", 120, d=2, random_state=0)
+    Z = similarity(X + 0.2 * np.random.default_rng(5).standard_normal(X.shape), 6, scale=4.0)
+    Za, err = align(X, Z)
+    Zb, err_b = align(X * sx, Z * sz)
+    np.testing.assert_allclose(Zb / sx, Za, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(err_b / sx, err, rtol=1e-9)
 
 
 def test_align_lower_dimensional_embedding():
@@ -122,6 +146,18 @@ def test_triplet_error_grows_with_noise_and_is_reproducible():
     assert triplet_error(X, Z, random_state=4) == triplet_error(X, Z, random_state=4)
 
 
+@pytest.mark.parametrize("sx, sz", [(1e200, 1.0), (1.0, 1e-200), (1e-200, 1e200), (1e300, 1e-300)])
+def test_triplet_error_is_the_same_at_any_scale(sx, sz):
+    """Noiseless triplets of points near 1e200 were drawn at chance (their distances overflowed), and an embedding
+    near 1e-200 tied every triplet: the error came out 0.5 for a perfect embedding."""
+    X = make_points("gaussian", 300, d=2, random_state=0)
+    Z = X + 0.1 * np.random.default_rng(9).standard_normal(X.shape)
+    assert triplet_error(X * sx, X * sz, random_state=3) == 0.0
+    assert triplet_error(X * sx, Z * sz, random_state=3) == pytest.approx(triplet_error(X, Z, random_state=3),
+                                                                          abs=2e-3)
+    assert triplet_error(np.ldexp(X, 700), np.ldexp(Z, -700), random_state=3) == triplet_error(X, Z, random_state=3)
+
+
 def test_triplet_error_errors():
     X = make_points("gaussian", 10, d=2, random_state=0)
     with pytest.raises(ValueError, match=r"^n_test must be >= 1, got 0$"):
@@ -153,6 +189,18 @@ def test_triplet_accuracy_matches_reference_on_random_triplets():
     Tc = np.where((dij < dik)[:, None], T, T[:, [0, 2, 1]])
     assert triplet_accuracy(X, Tc) == 1.0
     assert triplet_accuracy(X, Tc[:, [0, 2, 1]]) == 0.0
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e300, 1e-300])
+def test_triplet_accuracy_is_the_same_at_any_scale(scale):
+    """An embedding near 1e200 (or 1e-200) tied every triplet (inf == inf, 0 == 0): accuracy 0.5 whatever it was."""
+    X = make_points("blobs", 200, d=3, random_state=0)
+    rng = np.random.default_rng(1)
+    T = np.array([rng.choice(200, 3, replace=False) for _ in range(3000)])
+    Z = X + 0.3 * rng.standard_normal(X.shape)
+    assert triplet_accuracy(Z * scale, T) == pytest.approx(triplet_accuracy(Z, T), abs=1e-3)
+    k = 700 if scale > 1 else -700
+    assert triplet_accuracy(np.ldexp(Z, k), T) == triplet_accuracy(Z, T)  # exactly: a power of two changes no digit
 
 
 def test_triplet_accuracy_errors():

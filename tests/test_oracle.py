@@ -100,6 +100,46 @@ def test_answer_rate_matches_logistic_model(T):
     assert abs(rate_u - p) < _rate_bound(p, U.shape[0])
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e160, 1e-160, 1e300, 1e-300])
+def test_noiseless_answers_are_right_at_any_scale(scale):
+    """Squared distances of points near 1e200 overflowed (inf - inf) and near 1e-200 vanished (0 == 0): a
+    noiseless oracle answered at chance."""
+    Xs = make_points("gaussian", 50, d=2, random_state=4)
+    o = TripletOracle(Xs * scale, temperature=0.0, random_state=9)
+    for T in (o.landmark_triplets([0, 1, 2], per_landmark=500), o.uniform_triplets(3000)):
+        assert (sqd(Xs, T[:, 0], T[:, 1]) < sqd(Xs, T[:, 0], T[:, 2])).all()
+    near, far = o.block_comparisons(0, np.arange(1, 20), 500, seed=5)
+    assert (sqd(Xs, 0, near) < sqd(Xs, 0, far)).all()
+    np.testing.assert_array_equal(o.X, Xs * scale)  # the caller's points, as given
+
+
+def test_a_huge_scale_and_temperature_give_the_answers_of_their_ratio():
+    """Points near 1e157 with temperature 1: the noise is nothing beside distances of 1e314 (noiseless); points
+    near 1e-157: distances of 1e-314 are nothing beside it (coin flips), as the model says."""
+    Xs = make_points("gaussian", 50, d=2, random_state=4)
+    T = TripletOracle(Xs * 1e157, temperature=1.0, random_state=9).uniform_triplets(3000)
+    assert (sqd(Xs, T[:, 0], T[:, 1]) < sqd(Xs, T[:, 0], T[:, 2])).all()
+    T = TripletOracle(Xs * 1e-157, temperature=1.0, random_state=9).uniform_triplets(20000)
+    right = np.mean(sqd(Xs, T[:, 0], T[:, 1]) < sqd(Xs, T[:, 0], T[:, 2]))
+    assert abs(right - 0.5) < _rate_bound(0.5, 20000)
+
+
+@pytest.mark.parametrize("k", [400, -400])
+def test_rescaled_points_give_the_same_answers_bit_for_bit(k):
+    """Points beyond 2**256 (or below 2**-256) are compared divided by a power of two, which changes no digit: the
+    answers are those of the points at their usual scale, noise included."""
+    Xs = make_points("gaussian", 300, d=3, random_state=2)
+    a = TripletOracle(Xs, temperature=0.5, random_state=7)
+    b = TripletOracle(np.ldexp(Xs, k), temperature=float(np.ldexp(0.5, 2 * k)), random_state=7)
+    np.testing.assert_array_equal(a.landmark_triplets([4, 8], 2000), b.landmark_triplets([4, 8], 2000))
+    np.testing.assert_array_equal(a.uniform_triplets(5000), b.uniform_triplets(5000))
+    for x, y in zip(a.block_comparisons(3, np.arange(10, 60), 2000, seed=5),
+                    b.block_comparisons(3, np.arange(10, 60), 2000, seed=5)):
+        np.testing.assert_array_equal(x, y)
+    for x, y in zip(a.comparisons(3, 4000, seed=6, tiled=True), b.comparisons(3, 4000, seed=6, tiled=True)):
+        np.testing.assert_array_equal(x, y)
+
+
 def test_ties_are_broken_at_random_without_noise():
     Xs = np.array([[0.0], [-1.0], [1.0]])  # D_01 == D_02
     L = TripletOracle(Xs, temperature=0.0, random_state=4).landmark_triplets([0], per_landmark=20000)

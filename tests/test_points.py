@@ -246,3 +246,25 @@ def test_load_points_npy_whose_header_declares_more_than_the_file_holds(tmp_path
         load_points(text)
     np.save(tmp_path / "ok.npy", np.arange(12.0).reshape(4, 3))
     assert load_points(tmp_path / "ok.npy").shape == (4, 3)
+
+
+# --------------------------------------------------------------------------- scale of distances
+def test_distance_exponent_brings_extreme_points_to_a_safe_scale_and_leaves_others_alone():
+    from loe_viz.points import DISTANCE_EXPONENT_BAND, distance_exponent
+
+    X = make_points("gaussian", 20, d=3, random_state=0)
+    assert distance_exponent(X) == 0 and distance_exponent(np.zeros((3, 2))) == 0
+    assert distance_exponent(np.array([[np.ldexp(0.75, DISTANCE_EXPONENT_BAND)]])) == 0  # the band's edges
+    assert distance_exponent(np.array([[np.ldexp(0.75, -DISTANCE_EXPONENT_BAND)]])) == 0
+    assert distance_exponent(np.array([[np.ldexp(0.75, DISTANCE_EXPONENT_BAND + 1)]])) == DISTANCE_EXPONENT_BAND + 1
+    for k in (300, -300, 1000, -1000):
+        e = distance_exponent(np.ldexp(X, k))
+        Y = np.ldexp(np.ldexp(X, k), -e)
+        assert 0.5 <= np.abs(Y).max() < 1
+        np.testing.assert_array_equal(Y, np.ldexp(X, -distance_exponent(np.ldexp(X, 300)) + 300))  # no digit lost
+        D = ((Y[:, None] - Y[None]) ** 2).sum(-1)
+        assert np.isfinite(D).all() and (D[~np.eye(20, dtype=bool)] > 0).all()
+    # in the band, squared distances are finite and positive in any dimension
+    top = np.ldexp(np.ones((2, 10**4)), DISTANCE_EXPONENT_BAND - 1)
+    top[1] *= -1
+    assert np.isfinite(((top[0] - top[1]) ** 2).sum())
