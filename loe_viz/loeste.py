@@ -12,15 +12,22 @@ import time
 
 import numpy as np
 
+from ._format import format_bytes
 from ._landmark_tasks import head_counts
 from ._params import ParamsMixin
 from ._validation import check_float, check_int, check_random_state, check_triplets
 from .baselines import STE, FitHistory
 from .loe import AUTO_REGULARIZATION, LOE, WELL_COVERED, auto_landmark_plan
-from .oracle import check_oracle
+from .oracle import check_oracle, check_table_memory
 from .progress import resolve_progress
+from .resources import _OVERHEAD, resolve_memory_limit
 
 __all__ = ["LOESTE"]
+
+#: Bytes per item and embedding dimension that an STE fit holds beside its triplets and its threads' gradient
+#: buffers: L-BFGS-B's ten pairs of history vectors, its work arrays and the iterates (measured: 420 at
+#: n = 10^5, d = 2).
+STE_BYTES_PER_COORDINATE = 512
 
 # LOESTE owns these; setting them through loe_params / ste_params is refused.
 _LOE_OWNED = ("n_components", "n_landmarks")
@@ -188,6 +195,14 @@ class LOESTE(ParamsMixin):
         landmarks; STE, started from LOE's embedding, is fitted on
         ``total - l * floor(eps * total / l)`` uniformly random triplets.
 
+        Before anything is drawn, the memory of both stages is checked against
+        LOE's ``memory_limit`` (set through ``loe_params``; see
+        :func:`loe_viz.resources.check_memory`): LOE's estimated peak, then
+        STE's table of triplets with STE's working memory and LOE's results
+        (the table against the oracle's own ``memory_limit`` too). A request
+        beyond either is refused with a ``ValueError`` that names the stage, the
+        bytes and the limit, before LOE's comparisons are drawn.
+
         Parameters
         ----------
         oracle : TripletOracle
@@ -218,6 +233,10 @@ class LOESTE(ParamsMixin):
             raise ValueError(
                 f"total={total} with eps={eps} leaves no comparison for each of the {l} landmarks"
             )
+        m_ste = total - l * per_landmark
+        if m_ste < 1:
+            raise ValueError(f"total={total} leaves no comparison for STE after LOE's {l * per_landmark}")
+        self._check_memory(oracle, loe, ste, n, l, per_landmark, m_ste, total, eps)
         try:
             loe.fit_oracle(oracle, per_landmark, progress=progress)
         except ValueError as exc:
@@ -227,10 +246,7 @@ class LOESTE(ParamsMixin):
                 ) from None
             raise
         n_lm = int(loe.n_triplets_used_)
-        m_ste = total - l * per_landmark
         t_loe = time.perf_counter()
-        if m_ste < 1:
-            raise ValueError(f"total={total} leaves no comparison for STE after LOE's {l * per_landmark}")
         skip = self._stop_after_loe(loe, budget, t_start)
         if skip is not None:
             return self._finish_without_ste(loe, skip, n_lm, t_start, t_loe)
@@ -273,6 +289,34 @@ class LOESTE(ParamsMixin):
         return self.fit(triplets, n_items=n_items, progress=progress).embedding_
 
     # --------------------------------------------------------------- internals
+    @staticmethod
+    def _check_memory(oracle, loe, ste, n, l, per_landmark, m_ste, total, eps) -> None:
+        """Refuse, before LOE draws anything, a fit_oracle whose LOE or STE stage would exceed the memory limit.
+
+        LOE checks its own stage only when it starts, and the STE stage's triplets were drawn (or refused) only
+        once LOE had finished: a total too large for STE cost the whole LOE stage first.
+        """
+        what = f"total={total:,} with eps={eps}"
+        est = loe.estimate_resources(n, per_landmark)
+        limit, how = resolve_memory_limit(loe.memory_limit)
+        if est.peak_bytes > limit:
+            raise ValueError(
+                f"memory_limit exceeded: LOE-STE's start (LOE, {per_landmark:,} comparisons for each of {l} "
+                f"landmarks: {what}) needs an estimated {est.summary()}, more than the limit of "
+                f"{format_bytes(limit)} ({how}). Use a smaller total or eps, fewer parallel jobs (n_jobs), or a "
+                "higher memory_limit in loe_params (float('inf') turns the check off)."
+            )
+        d = int(ste.n_components)
+        threads = ste._validated().n_jobs  # each keeps a gradient buffer
+        held = est.details["results_bytes"] + (STE_BYTES_PER_COORDINATE + 8 * threads) * n * d + _OVERHEAD
+        request = f"LOE-STE's STE stage ({m_ste:,} uniformly random triplets: {what})"
+        advice = "Use a smaller total (or a larger eps), or a higher memory_limit"
+        check_table_memory(request, m_ste, n, loe.memory_limit, extra_bytes=held,
+                           advice=f"{advice} in loe_params")
+        # the oracle refuses a table beyond its own limit when asked for it: ask it now, not after LOE
+        check_table_memory(request, m_ste, n, getattr(oracle, "memory_limit", None),
+                           advice=f"{advice} of the oracle")
+
     def _stop_after_loe(self, loe, budget, t_start) -> str | None:
         """Why STE is skipped (``"callback"`` or ``"time_budget"``), or None to run it."""
         if self.callback is not None and self.callback(0, np.array(loe.embedding_, dtype=np.float64)):

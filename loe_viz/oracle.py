@@ -6,12 +6,14 @@ import math
 
 import numpy as np
 
+from ._format import format_bytes
 from ._tiles import tile_shift
 from ._validation import check_float, check_int, check_landmarks, check_points, check_random_state, index_dtype
 from .kernels import sampling
 from .points import distance_exponent
+from .resources import resolve_memory_limit
 
-__all__ = ["TripletOracle", "total_budget"]
+__all__ = ["TripletOracle", "total_budget", "check_table_memory"]
 
 
 def total_budget(n: int, c: float) -> int:
@@ -27,6 +29,29 @@ def total_budget(n: int, c: float) -> int:
     n = check_int(n, "n", minimum=2)
     c = check_float(c, "c", minimum=0.0, strict_minimum=True)
     return int(math.floor(c * n * math.log(n)))
+
+
+def check_table_memory(request: str, rows: int, n_items: int, memory_limit, *, advice: str,
+                       name: str = "memory_limit", extra_bytes: int = 0) -> int:
+    """Refuse, before it is allocated, a table of ``rows`` triplets that would exceed ``memory_limit``.
+
+    The table is ``(rows, 3)`` of :func:`loe_viz._validation.index_dtype` (4 bytes an index up to
+    ``2**31 - 1`` items); ``extra_bytes`` is what the request allocates beside it. Raises the
+    ``ValueError`` of :func:`loe_viz.resources.check_memory`'s form, naming ``request``, the bytes and
+    the limit; returns the bytes otherwise.
+    """
+    dt = index_dtype(n_items)
+    table = 3 * dt.itemsize * rows  # a Python int: 10**30 rows is a size, not a wrapped-around one
+    need = table + extra_bytes
+    limit, how = resolve_memory_limit(memory_limit, name)
+    if need > limit:
+        shape = f"({rows:,}, 3)" if rows < 10**15 else f"({rows:.3g}, 3)"
+        beside = f" and {format_bytes(extra_bytes)} beside it" if extra_bytes else ""
+        raise ValueError(
+            f"{name} exceeded: {request} needs {format_bytes(need)} (an {dt.name} table of shape {shape}{beside}), "
+            f"more than the limit of {format_bytes(limit)} ({how}). {advice} (float('inf') turns the check off)."
+        )
+    return need
 
 
 class TripletOracle:
@@ -50,6 +75,12 @@ class TripletOracle:
         Seed of the queries and the answers, as for the estimators (a legacy
         ``numpy.random.RandomState`` is taken too). Each sampling call draws
         fresh seeds from it, so a sequence of calls is reproducible.
+    memory_limit : None, int, float or str, default None
+        Largest table :meth:`uniform_triplets` and :meth:`landmark_triplets`
+        may allocate, as LOE's ``memory_limit`` (see
+        :func:`loe_viz.resources.resolve_memory_limit`): a request beyond it is
+        refused with a ``ValueError`` before anything is drawn. ``None``: 80% of
+        the available memory.
 
     Examples
     --------
@@ -60,9 +91,11 @@ class TripletOracle:
     (5000, 3)
     """
 
-    def __init__(self, X, temperature: float = 1.0, random_state=None):
+    def __init__(self, X, temperature: float = 1.0, random_state=None, *, memory_limit=None):
         self.X = check_points(X, "X", min_points=3)
         self.temperature = check_float(temperature, "temperature", minimum=0.0)
+        resolve_memory_limit(memory_limit)  # validates the setting
+        self.memory_limit = memory_limit
         # The points the kernels compare: X itself, or X divided by 2**e where its squared distances would
         # overflow or vanish (the temperature is divided by 4**e on every call, see _kernel_temperature).
         self._exponent = distance_exponent(self.X)
@@ -197,11 +230,24 @@ class TripletOracle:
         -------
         triplets : int ndarray of shape (len(landmarks) * per_landmark, 3)
             List-order rows ``(landmark, closer, farther)``, grouped by landmark.
+
+        Raises
+        ------
+        ValueError
+            When the table (and one landmark's comparisons, drawn before they
+            are copied into it) would exceed ``memory_limit``: before anything
+            is drawn, and without using up any seed.
         """
         lm = check_landmarks(landmarks, self.n_items, f"{self.n_items} items")
         per_landmark = check_int(per_landmark, "per_landmark", minimum=1)
         if self.n_items < 3:
             raise ValueError("X must have at least 3 points to form a triplet")
+        check_table_memory(
+            f"landmark_triplets of {lm.size:,} landmark(s) with per_landmark={per_landmark:,}",
+            lm.size * per_landmark, self.n_items, self.memory_limit,
+            extra_bytes=2 * index_dtype(self.n_items).itemsize * per_landmark,  # comparisons' (near, far)
+            advice="Draw fewer comparisons per landmark, or fewer landmarks at a time, or raise the oracle's "
+                   "memory_limit")
         seeds = self.next_seeds(lm.size)
         out = np.empty((lm.size * per_landmark, 3), dtype=index_dtype(self.n_items))
         for c, (head, seed) in enumerate(zip(lm, seeds)):
@@ -218,8 +264,16 @@ class TripletOracle:
         Returns
         -------
         triplets : int ndarray of shape (m, 3), list-order.
+
+        Raises
+        ------
+        ValueError
+            When the table would exceed ``memory_limit``: before anything is
+            drawn, and without using up any seed.
         """
         m = check_int(m, "m", minimum=1)
+        check_table_memory(f"uniform_triplets(m={m:,})", m, self.n_items, self.memory_limit,
+                           advice="Draw fewer triplets at a time, or raise the oracle's memory_limit")
         out = np.empty((m, 3), dtype=index_dtype(self.n_items))
         sampling.uniform_triplets(self._points, m, self._kernel_temperature(), self.next_seeds(1)[0], out)
         return out

@@ -33,3 +33,68 @@ def test_a_start_with_enough_heads_still_fits():
     T = TripletOracle(np.random.default_rng(1).normal(size=(12, 2)), random_state=2).uniform_triplets(600)
     model = LOESTE(n_components=2, random_state=0).fit(T, n_items=12)
     assert model.embedding_.shape == (12, 2)
+
+
+class _CallLog:
+    """An oracle wrapper that records the methods called (not merely looked up)."""
+
+    def __init__(self, oracle):
+        self._oracle = oracle
+        self.calls = []
+
+    def __getattr__(self, name):
+        value = getattr(self._oracle, name)
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return value(*args, **kwargs)
+        return call
+
+
+@pytest.fixture(scope="module")
+def points():
+    from loe_viz import make_points
+
+    return make_points("gaussian", 1000, random_state=0)
+
+
+def test_a_total_too_large_for_ste_is_refused_before_loe_draws_anything(points):
+    """LOE's share fitted the memory limit; LOE drew and fitted it, and only then were STE's 14 million triplets
+    drawn (or refused by the oracle), however long LOE had taken."""
+    oracle = _CallLog(TripletOracle(points, random_state=1))
+    with pytest.raises(ValueError, match=(
+            r"^memory_limit exceeded: LOE-STE's STE stage \(14,000,000 uniformly random triplets: total=20,000,000 "
+            r"with eps=0\.3\) needs [\d.]+ MiB \(an int32 table of shape \(14,000,000, 3\) and [\d.]+ MiB beside it\), "
+            r"more than the limit of 114\.4 MiB \(memory_limit='120MB'\)\. Use a smaller total \(or a larger eps\), or "
+            r"a higher memory_limit in loe_params \(float\('inf'\) turns the check off\)\.$")):
+        LOESTE(loe_params={"memory_limit": "120MB"}, ste_params={"max_iter": 1}).fit_oracle(oracle, 2 * 10**7)
+    assert oracle.calls == []
+
+
+def test_a_table_beyond_the_oracles_own_limit_is_refused_before_loe_draws_anything(points):
+    oracle = _CallLog(TripletOracle(points, random_state=1, memory_limit="100MB"))
+    with pytest.raises(ValueError, match=(
+            r"^memory_limit exceeded: LOE-STE's STE stage \(14,000,000 uniformly random triplets: total=20,000,000 "
+            r"with eps=0\.3\) needs 160\.2 MiB \(an int32 table of shape \(14,000,000, 3\)\), more than the limit of "
+            r"95\.4 MiB \(memory_limit='100MB'\)\. Use a smaller total \(or a larger eps\), or a higher memory_limit of "
+            r"the oracle")):
+        LOESTE(ste_params={"max_iter": 1}).fit_oracle(oracle, 2 * 10**7)
+    assert oracle.calls == []
+
+
+def test_a_total_too_large_for_loe_names_the_start(points):
+    oracle = _CallLog(TripletOracle(points, random_state=1))
+    with pytest.raises(ValueError, match=(
+            r"^memory_limit exceeded: LOE-STE's start \(LOE, 60,000,000,000 comparisons for each of 5 landmarks: "
+            r"total=1,000,000,000,000 with eps=0\.3\) needs an estimated peak memory ~[\d.]+ GiB .*, more than the "
+            r"limit of 1\.0 GiB \(memory_limit='1GiB'\)\. Use a smaller total or eps")):
+        LOESTE(loe_params={"memory_limit": "1GiB"}).fit_oracle(oracle, 10**12)
+    assert oracle.calls == []
+
+
+def test_a_total_within_the_limits_is_fitted(points):
+    model = LOESTE(random_state=0, loe_params={"memory_limit": "1GiB"}, ste_params={"max_iter": 5}).fit_oracle(
+        TripletOracle(points, random_state=1, memory_limit="1GiB"), 200_000)
+    assert model.n_landmark_triplets_ + model.n_ste_triplets_ == 200_000

@@ -238,6 +238,8 @@ def test_comparisons_are_a_pure_function_of_the_seed(X):
                                 r"got str 'x'$"),
         ({"random_state": True}, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, "
                                  r"got bool True$"),
+        ({"memory_limit": "lots"}, r"^memory_limit must be None, a number of bytes, a size such as '8GiB'"),
+        ({"memory_limit": 0}, r"^memory_limit must be a positive number of bytes, got 0$"),
     ],
 )
 def test_oracle_constructor_errors(X, kw, match):
@@ -292,6 +294,56 @@ def test_landmarks_written_as_whole_floats_are_indices_as_in_loe(X):
 def test_uniform_triplets_errors(X):
     with pytest.raises(ValueError, match=r"^m must be >= 1, got 0$"):
         TripletOracle(X).uniform_triplets(0)
+
+
+def test_a_request_beyond_the_memory_limit_is_refused_before_anything_is_drawn(X):
+    """uniform_triplets(10**12) asked NumPy for 10.9 TiB (a bare MemoryError, or with a smaller request memory the
+    machine has not got); landmark_triplets used up seeds first."""
+    o = TripletOracle(X, random_state=5, memory_limit="1GiB")
+    with pytest.raises(ValueError, match=(
+            r"^memory_limit exceeded: uniform_triplets\(m=1,000,000,000,000\) needs 10\.9 TiB \(an int32 table of "
+            r"shape \(1,000,000,000,000, 3\)\), more than the limit of 1\.0 GiB \(memory_limit='1GiB'\)\. Draw fewer "
+            r"triplets at a time, or raise the oracle's memory_limit \(float\('inf'\) turns the check off\)\.$")):
+        o.uniform_triplets(10**12)
+    with pytest.raises(ValueError, match=(
+            r"^memory_limit exceeded: landmark_triplets of 2 landmark\(s\) with per_landmark=1,000,000,000,000 needs "
+            r"29\.1 TiB \(an int32 table of shape \(2,000,000,000,000, 3\) and 7\.3 TiB beside it\), more than the "
+            r"limit of 1\.0 GiB \(memory_limit='1GiB'\)\. Draw fewer comparisons per landmark, or fewer landmarks")):
+        o.landmark_triplets([0, 1], 10**12)
+    # nothing was drawn: the next calls are a fresh oracle's
+    fresh = TripletOracle(X, random_state=5)
+    np.testing.assert_array_equal(o.landmark_triplets([0, 1], 50), fresh.landmark_triplets([0, 1], 50))
+    np.testing.assert_array_equal(o.uniform_triplets(100), fresh.uniform_triplets(100))
+
+
+def test_by_default_a_request_beyond_most_of_the_available_memory_is_refused(X):
+    """Without a memory_limit, NumPy was asked for the table: a bare MemoryError for 10.9 TiB, and a table that
+    fits the address space but not the memory (e.g. 95% of it) was drawn until the system killed the process."""
+    with pytest.raises(ValueError, match=r"^memory_limit exceeded: uniform_triplets\(m=1,000,000,000,000\) needs "
+                                         r"10\.9 TiB .*\(80% of the [\d.]+ [KMGT]iB available\)"):
+        TripletOracle(X).uniform_triplets(10**12)
+    with pytest.raises(ValueError, match=r"^memory_limit exceeded: landmark_triplets of 3 landmark\(s\) with "
+                                         r"per_landmark=1,000,000,000,000 needs"):
+        TripletOracle(X).landmark_triplets([0, 1, 2], 10**12)
+
+
+def test_a_refused_request_allocates_nothing_and_one_within_the_limit_is_drawn(X):
+    import tracemalloc
+
+    o = TripletOracle(X, random_state=0, memory_limit="10MB")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"^memory_limit exceeded: uniform_triplets\(m=2,000,000\) needs 22\.9 MiB"):
+            o.uniform_triplets(2_000_000)
+        with pytest.raises(ValueError, match=r"^memory_limit exceeded: landmark_triplets of 10 landmark\(s\)"):
+            o.landmark_triplets(np.arange(10), 100_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert o.uniform_triplets(500_000).shape == (500_000, 3)  # 5.7 MiB
+    assert o.landmark_triplets(np.arange(10), 50_000).shape == (500_000, 3)  # and two arrays of 50,000 beside it
+    assert TripletOracle(X, memory_limit=math.inf).uniform_triplets(100).shape == (100, 3)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
