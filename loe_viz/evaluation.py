@@ -291,6 +291,25 @@ def embedding_agreement(Z1, Z2) -> float:
     return float(min(1.0, max(0.0, 1.0 - s.sum() ** 2)))
 
 
+def _check_dimension(estimator, T, n: int) -> None:
+    """Raise the ``ValueError`` that ``estimator.fit(T, n_items=n)`` raises at its start for its ``n_components``,
+    without fitting: the parameter checks of LOE, LOE-STE and the baselines (what their fits check before any
+    work); nothing for other estimators, whose fits check themselves."""
+    from .baselines import TripletEmbedding
+    from .loe import LOE
+    from .loeste import LOESTE
+
+    if isinstance(estimator, LOESTE):  # its start's landmarks (from the heads of T), then LOE's own checks
+        estimator = estimator._build(None, (T, n))[3]
+    if isinstance(estimator, LOE):
+        estimator._validated(n, auto_selection="random")  # as LOE.fit on stored triplets
+    elif isinstance(estimator, TripletEmbedding):
+        d = estimator._validated().d
+        if d >= n:  # TripletEmbedding.fit's own check and message, made before it draws its start
+            raise ValueError(f"n_components={d} is more than the data allow: {n} items span at most {n - 1} "
+                             f"dimensions; use n_components <= {n - 1}")
+
+
 @dataclass(frozen=True)
 class DimensionSelection:
     """Held-out triplet error versus embedding dimension (see :func:`select_dimension`).
@@ -360,6 +379,17 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
     Returns
     -------
     DimensionSelection
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments; when a fit fails (the message names the
+        dimension and the fold); and, before any fit, when the estimator for a
+        dimension of ``dims`` refuses it, with the estimator's own message
+        (e.g. ``n_components=8 is more than the data allow: 8 items span at
+        most 7 dimensions``): the checks LOE, LOE-STE and the baselines make at
+        the start of their fit run for every dimension first. Other estimators
+        are checked by their fits.
     """
     if rule not in ("one-se", "min"):
         raise ValueError(f"rule must be 'one-se' or 'min', got {rule!r}")
@@ -382,12 +412,21 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
         )
     T, n = _as_triplets(triplets, n_items)
     folds = _folds(T.shape[0], n_splits, random_state)
+    # Every dimension's estimator, checked before any fit: a dimension the data or the estimator cannot take
+    # was found only after the fits of every smaller one (minutes of them at 10^6 triplets).
+    estimators = [make(d) for d in dims]
+    for d, est in zip(dims, estimators):
+        try:
+            _check_dimension(clone_estimator(est), T, n)  # a clone: the checks may draw from a random_state
+        except ValueError as exc:
+            message = str(exc)
+            raise ValueError(message if message.startswith(f"n_components={d} ") else
+                             f"n_components={d}: {message}") from exc
     all_idx = np.arange(T.shape[0])
     errors = np.empty((len(dims), len(folds)))
     train_err = np.empty((len(dims), len(folds)))
     times = np.empty((len(dims), len(folds)))
-    for a, d in enumerate(dims):
-        est = make(d)
+    for a, (d, est) in enumerate(zip(dims, estimators)):
         for f, test_idx in enumerate(folds):
             train = T[np.setdiff1d(all_idx, test_idx, assume_unique=True)]
             try:

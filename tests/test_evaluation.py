@@ -239,6 +239,56 @@ def test_select_dimension_accepts_an_estimator_and_checks_arguments():
         select_dimension(42, T)
 
 
+def _counting(cls, fitted):
+    """A subclass of ``cls`` whose fits are recorded in ``fitted`` (its n_components)."""
+    class Counting(cls):
+        def fit(self, *args, **kwargs):
+            fitted.append(self.n_components)
+            return super().fit(*args, **kwargs)
+    return Counting
+
+
+def _fit_error(estimator, T, n):
+    with pytest.raises(ValueError) as info:
+        estimator.fit(T, n_items=n)
+    return str(info.value)
+
+
+def test_select_dimension_checks_every_dimension_before_any_fit():
+    """A dimension the data or the estimator cannot take was found only after the fits of every smaller one."""
+    from loe_viz.baselines import STE
+    from loe_viz.loe import LOE
+    from loe_viz.loeste import LOESTE
+
+    X = make_points("gaussian", 8, random_state=0)
+    T = TripletOracle(X, random_state=1).uniform_triplets(2000)
+    fitted = []
+    # beyond what 8 items span (STE), beyond what LOE's 6 landmarks allow, beyond d + 3 <= 8 items (LOE, LOE-STE)
+    cases = [(lambda d: _counting(STE, fitted)(n_components=d, random_state=0), 8, STE(n_components=8)),
+             (_counting(LOE, fitted)(n_landmarks=6), 4, LOE(n_components=4, n_landmarks=6)),
+             (_counting(LOE, fitted)(), 6, LOE(n_components=6)),
+             (_counting(LOESTE, fitted)(), 6, LOESTE(n_components=6))]
+    for factory, bad, alone in cases:
+        with pytest.raises(ValueError) as info:
+            select_dimension(factory, T, dims=range(1, 9), random_state=0)
+        assert fitted == []
+        own = _fit_error(alone, T, 8)  # the estimator's own message for that dimension
+        assert str(info.value) in (own, f"n_components={bad}: {own}")
+        assert str(info.value).startswith(f"n_components={bad}")
+
+
+def test_select_dimension_checks_leave_a_shared_random_state_alone():
+    from loe_viz.baselines import STE
+
+    _, T = noiseless(n=20, m=600)
+    rs = np.random.RandomState(0)
+    before = rs.get_state()[1].copy()
+    res = select_dimension(lambda d: STE(n_components=d, random_state=rs, max_iter=20), T, dims=(1, 2), n_splits=2,
+                           random_state=0)
+    assert res.dims.tolist() == [1, 2]
+    np.testing.assert_array_equal(rs.get_state()[1], before)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("loe_viz.baselines") is None, reason="baselines not available")
 def test_select_dimension_with_ste_on_the_3d_sample():
     from loe_viz.baselines import STE
