@@ -43,6 +43,9 @@ STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search
 # The random start's stream of an int seed (see check_random_state): any fixed key far from the
 # 0, 1, 2, ... that SeedSequence.spawn hands out.
 _INIT_STREAM = 104_729
+#: How far below the collapsed embedding's loss (relative to ``max(|loss|, 1)``) a fit that started
+#: next to it must get before the relative-reduction test is allowed to end it (see ``_optimise``).
+_ESCAPE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -135,9 +138,15 @@ class TripletEmbedding(ParamsMixin):
     verbose : bool, default False
         Print the objective every 10 iterations and the stop reason.
     init_scale : float, default 0.1
-        Standard deviation of the Gaussian random initialisation. Near the
-        origin the likelihood losses change only quadratically, so a very
-        small start (say 1e-4) can meet the ``tol`` test before leaving it.
+        Standard deviation of the Gaussian random initialisation. Every loss
+        (but CKL's with ``mu=0``) has a saddle where all items share one point
+        and changes only as a power of the distance from it, so at a small
+        start (say 1e-4) the objective differs from the saddle's by less than
+        ``tol`` resolves. Such a start is fitted with the ``tol`` test off until
+        the objective is ``1e-3 * max(|f|, 1)`` below the saddle's ``f``, then
+        afresh with it on. A start so close that no iteration lowers the
+        objective (say 1e-12) ends with ``stop_reason_ == "line_search"`` and an
+        ``optimizer_message_`` that says so, never ``"converged"``.
     n_jobs : int, default 1
         Threads used by the loss kernel (``-1``: every core). ``1`` runs the
         kernel serially; more splits the triplets into chunks with separate
@@ -187,6 +196,11 @@ class TripletEmbedding(ParamsMixin):
     # -------------------------------------------------------------- checking
     def _loss_params(self, d: int) -> tuple[float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    @staticmethod
+    def _collapsed_loss(param: float, regularization: float) -> float | None:
+        """The objective with every item at one point, when that is a saddle of it; else None."""
+        return None
 
     def _validated(self) -> _Settings:
         """Check every parameter (each bad one a ``ValueError`` naming it)."""
@@ -293,9 +307,10 @@ class TripletEmbedding(ParamsMixin):
         user_cb = self.callback
         verbose = bool(self.verbose)
 
-        state = {"n_evals": 0, "last_x": None, "last_f": None, "n_iter": 0}
+        state = {"n_evals": 0, "last_x": None, "last_f": None, "last_g": None, "n_iter": 0}
         x_best = X0.ravel().copy()
         hist_it, hist_t, hist_f = [], [], []
+        known = None  # (x, f, g) already evaluated, handed out when scipy asks for that x first
 
         def over_budget():
             if budget is not None and state["n_iter"] > 0 and time.perf_counter() - t_start > budget:
@@ -309,16 +324,23 @@ class TripletEmbedding(ParamsMixin):
         between = between_blocks if progress is not None or budget is not None else None  # else one block
 
         def fun(x):
+            nonlocal known
+            if known is not None:
+                x_known, f_known, g_known = known
+                known = None
+                if np.array_equal(x, x_known):
+                    return f_known, g_known
             over_budget()
             f, g = _losses.triplet_loss_grad(x.reshape(n, d), T, kind, param, reg, n_jobs, between)
             state["n_evals"] += 1
             state["last_x"] = x
             state["last_f"] = f
+            state["last_g"] = g = g.ravel()
             if not hist_it:  # scipy evaluates the starting point first
                 hist_it.append(0)
                 hist_t.append(time.perf_counter() - t_start)
                 hist_f.append(f)
-            return f, g.ravel()
+            return f, g
 
         f_best = np.inf
 
@@ -343,31 +365,86 @@ class TripletEmbedding(ParamsMixin):
                 raise _Stop("callback")
             if budget is not None and time.perf_counter() - t_start > budget:
                 raise _Stop("time_budget")
+            if escape_below is not None and fk <= escape_below:
+                raise _Stop("escaped")
 
-        options = dict(
-            maxiter=cfg.max_iter,
-            maxfun=max(15000, 50 * cfg.max_iter),
-            ftol=cfg.tol,
-            gtol=cfg.tol * 1e-3,
-        )
-        try:
-            with blas_single_thread():
-                res = minimize(fun, x_best, jac=True, method="L-BFGS-B", callback=cb, options=options)
-        except _Stop as stop:
-            reason = stop.reason
-            message = f"stopped by {reason}"
-        else:
+        maxfun = max(15000, 50 * cfg.max_iter)
+
+        def lbfgsb(tol):
+            """One L-BFGS-B run from ``x_best`` with the iterations and evaluations left: ``(stop reason,
+            message)``; keeps the best iterate in ``x_best``."""
+            nonlocal x_best, f_best, known
+            reuse = state["last_x"] is not None and np.array_equal(state["last_x"], x_best)
+            if reuse:  # scipy's first call, at x_best, gets the last evaluation: no second pass
+                known = (x_best.copy(), state["last_f"], state["last_g"])
+            options = dict(maxiter=cfg.max_iter - state["n_iter"], maxfun=max(maxfun - state["n_evals"] + reuse, 1),
+                           ftol=tol, gtol=tol * 1e-3)
+            try:
+                res = minimize(fun, x_best.copy(), jac=True, method="L-BFGS-B", callback=cb, options=options)
+            except _Stop as stop:
+                return stop.reason, f"stopped by {stop.reason}"
             message = res.message if isinstance(res.message, str) else str(res.message)
-            if res.status == 0:
-                reason = "converged"
-            elif res.status == 1:
-                reason = "max_iter"
-            else:
-                reason = "line_search"
             # scipy's final x is its last accepted iterate; keep it if it is better
             if res.fun <= f_best:
                 x_best = np.asarray(res.x, dtype=np.float64).copy()
                 f_best = float(res.fun)
+            return {0: "converged", 1: "max_iter"}.get(res.status, "line_search"), message
+
+        # Without a penalty, every loss but CKL's with mu = 0 has a saddle where all items share one point
+        # (the gradient is zero there, or for SOE every direction is a kink), and changes only as a power of the
+        # distance from it. From a start whose objective the relative-reduction test cannot tell from that
+        # point's (a small init_scale), L-BFGS-B met the test within two iterations, at chance accuracy,
+        # and called it converged: an iteration that gained next to nothing, or one whose steps from next
+        # to the saddle left its curvature memory pointing nowhere. Such a fit runs with the tol tests off
+        # until its objective is clear of the collapsed embedding's, then afresh with them on.
+        escape_below = None
+        collapsed = self._collapsed_loss(param, reg)
+        scale = 1.0 if collapsed is None else max(abs(collapsed), 1.0)
+
+        def next_to_collapse(f):
+            return collapsed is not None and abs(f - collapsed) <= cfg.tol * scale
+
+        def current():  # the objective at x_best (before the first iteration: the start's)
+            return f_best if np.isfinite(f_best) else state["last_f"]
+
+        def escape():
+            nonlocal escape_below
+            escape_below = collapsed - _ESCAPE * scale
+            while True:  # a run that lowered the objective but stopped short is followed by a fresh one
+                if state["n_iter"] >= cfg.max_iter:
+                    reason, message = "max_iter", "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT"
+                    break
+                f_run = current()
+                reason, message = lbfgsb(0.0)
+                if reason not in ("converged", "line_search") or not f_best < f_run:
+                    break
+            escape_below = None
+            if reason == "escaped":
+                if verbose:
+                    print(f"{type(self).__name__}: clear of the collapsed embedding after {state['n_iter']} "
+                          f"iterations, loss {f_best:.6g}; L-BFGS-B starts afresh", flush=True)
+                if state["n_iter"] >= cfg.max_iter:
+                    return "max_iter", "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT"
+                return lbfgsb(cfg.tol)
+            if reason in ("converged", "line_search"):  # no iteration lowers the objective any more
+                fix = ("start farther from it (a larger init_scale)" if reg == 0.0 else
+                       f"with regularization={reg:g} it can be the optimum; if not, start farther from it (a "
+                       "larger init_scale)")
+                return "line_search", (
+                    f"no progress next to the collapsed embedding (every item at one point, where the loss is "
+                    f"stationary): the objective is {current() - collapsed:+.3g} from its {collapsed:.6g} ({message}); "
+                    f"{fix}")
+            return reason, message
+
+        with blas_single_thread():
+            fun(x_best)  # the start's objective decides how to begin; scipy's first call reuses it
+            if next_to_collapse(state["last_f"]):
+                reason, message = escape()
+            else:
+                reason, message = lbfgsb(cfg.tol)
+                # drifted there from farther out (with a penalty the collapsed embedding can be the optimum)
+                if reason == "converged" and reg == 0.0 and next_to_collapse(f_best):
+                    reason, message = escape()
         if verbose:
             print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}", flush=True)
         if progress is not None and reason != "callback":  # the last call says it is done
@@ -412,6 +489,10 @@ class STE(TripletEmbedding):
     def _loss_params(self, d):
         return 0.0, 0.0
 
+    @staticmethod
+    def _collapsed_loss(param, regularization):
+        return float(np.log(2.0))  # p_ijk = 1/2
+
 
 class TSTE(TripletEmbedding):
     """t-Distributed Stochastic Triplet Embedding (van der Maaten & Weinberger, 2012).
@@ -438,6 +519,10 @@ class TSTE(TripletEmbedding):
             return float(max(d - 1, 1)), 0.0
         return check_float(self.alpha, "alpha", minimum=0.0, strict_minimum=True), 0.0
 
+    @staticmethod
+    def _collapsed_loss(param, regularization):
+        return float(np.log(2.0))  # q_ij = q_ik = 1
+
 
 class SOE(TripletEmbedding):
     """Soft Ordinal Embedding (Terada & von Luxburg, 2014).
@@ -461,6 +546,10 @@ class SOE(TripletEmbedding):
 
     def _loss_params(self, d):
         return check_float(self.margin, "margin", minimum=0.0, strict_minimum=True), 0.0
+
+    @staticmethod
+    def _collapsed_loss(margin, regularization):
+        return margin * margin  # every hinge at the margin
 
 
 class GNMDS(TripletEmbedding):
@@ -486,6 +575,10 @@ class GNMDS(TripletEmbedding):
 
     def _loss_params(self, d):
         return 0.0, check_float(self.regularization, "regularization", minimum=0.0)
+
+    @staticmethod
+    def _collapsed_loss(param, regularization):
+        return 1.0  # every hinge at 1, no penalty
 
 
 class CKL(TripletEmbedding):
@@ -515,3 +608,8 @@ class CKL(TripletEmbedding):
 
     def _loss_params(self, d):
         return check_float(self.mu, "mu", minimum=0.0), 0.0
+
+    @staticmethod
+    def _collapsed_loss(mu, regularization):
+        # p_ijk = mu / (2 mu); with mu = 0 the loss is scale-invariant: a small start is as good as any
+        return float(np.log(2.0)) if mu > 0.0 else None

@@ -253,6 +253,77 @@ def test_max_iter(truth):
     assert est.stop_reason_ == "max_iter"
 
 
+# ------------------------------------------------------------ a start next to the saddle
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_a_small_init_scale_fits_as_well_as_the_default(Est, truth):
+    """init_scale=1e-4 (STE, t-STE, GNMDS) or 1e-6 (CKL, SOE) stopped after one iteration at chance accuracy,
+    'converged': every loss has a saddle with all items at one point and is flat next to it."""
+    X, T = truth
+    default = triplet_agreement(Est(random_state=2).fit(T).embedding_, T)
+    for scale in (1e-4, 1e-6):
+        est = Est(random_state=2, init_scale=scale).fit(T)
+        assert est.stop_reason_ == "converged", scale
+        assert triplet_agreement(est.embedding_, T) >= default - 0.01, scale
+        assert procrustes_error(X, est.embedding_) < 0.05, scale
+        h = est.history_  # one trace across the fit's two L-BFGS-B runs
+        np.testing.assert_array_equal(h.iteration, np.arange(est.n_iter_ + 1))
+        assert np.all(np.diff(h.loss) <= 1e-12) and h.loss[-1] == pytest.approx(est.loss_)
+
+
+def test_the_reported_example_of_a_small_start():
+    X = make_points("gaussian", 300, d=2, random_state=0)
+    T = TripletOracle(X, temperature=0.0, random_state=1).uniform_triplets(20_000)
+    for Est in (STE, TSTE, CKL, GNMDS):
+        est = Est(random_state=2, init_scale=1e-4).fit(T)
+        assert est.stop_reason_ == "converged" and est.n_iter_ > 20, Est.__name__
+        assert triplet_agreement(est.embedding_, T) > 0.95, Est.__name__  # was 0.525
+
+
+SADDLE_MESSAGE = (r"^no progress next to the collapsed embedding \(every item at one point, where the loss is "
+                  r"stationary\): the objective is [+-][0-9.e+-]+ from its {} \(CONVERGENCE: .*\); {}$")
+
+
+@pytest.mark.parametrize("Est, collapsed", [(STE, "0.693147"), (TSTE, "0.693147"), (CKL, "0.693147"),
+                                            (GNMDS, "1"), (SOE, "0.01")])
+def test_a_start_the_objective_cannot_tell_from_the_saddle_is_never_called_converged(Est, collapsed, truth):
+    X, T = truth
+    refused = 0
+    for seed in range(4):  # at 1e-12 some starts still get away (the first step is a unit step), some cannot
+        est = Est(random_state=seed, init_scale=1e-12).fit(T)
+        if est.stop_reason_ == "converged":
+            assert procrustes_error(X, est.embedding_) < 0.05
+        else:
+            refused += 1
+            assert est.stop_reason_ == "line_search"
+            assert re.match(SADDLE_MESSAGE.format(collapsed, r"start farther from it \(a larger init_scale\)"),
+                            est.optimizer_message_), est.optimizer_message_
+            assert est.loss_ == pytest.approx(float(collapsed), rel=1e-6)
+    assert refused >= (0 if Est is SOE else 1)
+
+
+def test_with_a_penalty_the_saddle_message_allows_that_it_is_the_optimum(truth):
+    X, T = truth
+    est = GNMDS(random_state=2, init_scale=1e-4, regularization=0.1).fit(T)
+    assert est.stop_reason_ == "line_search"
+    assert re.match(SADDLE_MESSAGE.format("1", r"with regularization=0\.1 it can be the optimum; if not, start "
+                                               r"farther from it \(a larger init_scale\)"), est.optimizer_message_)
+    small = GNMDS(random_state=2, init_scale=1e-4, regularization=1e-4).fit(T)  # a saddle still: left
+    assert small.stop_reason_ == "converged" and procrustes_error(X, small.embedding_) < 0.05
+    strong = GNMDS(random_state=2, regularization=0.1).fit(T)  # from the default start: the collapse is the optimum
+    assert strong.stop_reason_ == "converged" and strong.loss_ == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1e-4])
+def test_the_start_is_evaluated_once(scale, truth, monkeypatch):
+    """The fit looks at the start's objective before it begins; scipy's first call reuses that pass."""
+    X, T = truth
+    passes = []
+    kernel = L.triplet_loss_grad
+    monkeypatch.setattr(L, "triplet_loss_grad", lambda *a, **k: passes.append(1) or kernel(*a, **k))
+    est = STE(random_state=2, init_scale=scale).fit(T)
+    assert len(passes) == est.n_evals_ and est.stop_reason_ == "converged"
+
+
 # ------------------------------------------------------------- validation
 BAD_ARGS = [
     (STE, dict(n_components=0), "n_components must be >= 1"),
