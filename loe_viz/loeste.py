@@ -87,6 +87,8 @@ class LOESTE(ParamsMixin):
     Attributes
     ----------
     embedding_ : ndarray of shape (n, d)
+    n_items_ : int
+        Number of items ``n``, as LOE and STE report it.
     loe_ : LOE
         The fitted LOE.
     ste_ : STE or None
@@ -331,6 +333,7 @@ class LOESTE(ParamsMixin):
         self.loe_ = loe
         self.ste_ = None
         self.embedding_ = np.array(loe.embedding_, dtype=np.float64)
+        self.n_items_ = int(loe.n_items_)
         self.n_iter_ = 0
         self.stop_reason_ = reason
         self.n_landmark_triplets_ = n_lm
@@ -357,6 +360,7 @@ class LOESTE(ParamsMixin):
         self.loe_ = loe
         self.ste_ = ste
         self.embedding_ = ste.embedding_
+        self.n_items_ = int(ste.n_items_)
         self.n_iter_ = ste.n_iter_
         self.stop_reason_ = ste.stop_reason_
         self.n_landmark_triplets_ = n_lm

@@ -163,6 +163,7 @@ def test_fit_returns_self_sets_only_trailing_underscore_attributes_and_keeps_par
     new = set(vars(est)) - attrs
     assert new and all(a.endswith("_") and not a.startswith("_") for a in new), sorted(new)
     assert "embedding_" in new
+    assert est.n_items_ == est.embedding_.shape[0] == int(triplets.max()) + 1  # every estimator says how many items
     after = est.get_params()
     assert all(np.array_equal(after[k], v) if k == "landmarks" else after[k] == v for k, v in before.items())
 
