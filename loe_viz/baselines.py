@@ -43,8 +43,13 @@ STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search
 # The random start's stream of an int seed (see check_random_state): any fixed key far from the
 # 0, 1, 2, ... that SeedSequence.spawn hands out.
 _INIT_STREAM = 104_729
-#: How far below the collapsed embedding's loss (relative to ``max(|loss|, 1)``) a fit that started
-#: next to it must get before the relative-reduction test is allowed to end it (see ``_optimise``).
+#: A start is next to the collapsed embedding (see ``_optimise``) when ``||grad|| * ||X0 - mean(X0)||``, the
+#: decrease in reach at its own distance from it, is at most this many times ``tol * max(|loss|, 1)``. Fits
+#: from such starts met the tol test at chance accuracy up to 3 times it (STE, t-STE, CKL, GNMDS, SOE; 40 to
+#: 1000 items, init_scale 1e-7 to 0.1); the default start has about 1e5 times it.
+_NEAR = 10.0
+#: How far below the collapsed embedding's loss (times ``max(|loss|, 1)``) a fit that started next to it
+#: must get before the relative-reduction test is allowed to end it.
 _ESCAPE = 1e-3
 
 
@@ -140,12 +145,12 @@ class TripletEmbedding(ParamsMixin):
     init_scale : float, default 0.1
         Standard deviation of the Gaussian random initialisation. Every loss
         (but CKL's with ``mu=0``) has a saddle where all items share one point
-        and changes only as a power of the distance from it, so at a small
-        start (say 1e-4) the objective differs from the saddle's by less than
-        ``tol`` resolves. Such a start is fitted with the ``tol`` test off until
-        the objective is ``1e-3 * max(|f|, 1)`` below the saddle's ``f``, then
-        afresh with it on. A start so close that no iteration lowers the
-        objective (say 1e-12) ends with ``stop_reason_ == "line_search"`` and an
+        and changes only as a power of the distance from it, so from a small
+        start (say 1e-4) an iteration can gain less than ``tol`` resolves. Such
+        a start is fitted with the ``tol`` test off until the objective is
+        ``1e-3 * max(|f|, 1)`` below the saddle's ``f``, then afresh with it on.
+        A start so close that no iteration lowers the objective (say 1e-12)
+        ends with ``stop_reason_ == "line_search"`` and an
         ``optimizer_message_`` that says so, never ``"converged"``.
     n_jobs : int, default 1
         Threads used by the loss kernel (``-1``: every core). ``1`` runs the
@@ -392,16 +397,22 @@ class TripletEmbedding(ParamsMixin):
 
         # Without a penalty, every loss but CKL's with mu = 0 has a saddle where all items share one point
         # (the gradient is zero there, or for SOE every direction is a kink), and changes only as a power of the
-        # distance from it. From a start whose objective the relative-reduction test cannot tell from that
-        # point's (a small init_scale), L-BFGS-B met the test within two iterations, at chance accuracy,
-        # and called it converged: an iteration that gained next to nothing, or one whose steps from next
-        # to the saddle left its curvature memory pointing nowhere. Such a fit runs with the tol tests off
-        # until its objective is clear of the collapsed embedding's, then afresh with them on.
+        # distance from it. From a start that close (a small init_scale), L-BFGS-B met the relative-reduction
+        # test within two iterations, at chance accuracy, and called it converged: an iteration that gained
+        # next to nothing, or one whose steps from next to the saddle left its curvature memory pointing
+        # nowhere. Such a fit runs with the tol tests off until its objective is clear of the collapsed
+        # embedding's, then afresh with them on. "That close" is judged by the decrease in reach at the
+        # start's own distance from the saddle, not by its objective, which can equal the saddle's by mere
+        # cancellation at any distance.
         escape_below = None
         collapsed = self._collapsed_loss(param, reg)
         scale = 1.0 if collapsed is None else max(abs(collapsed), 1.0)
 
-        def next_to_collapse(f):
+        def start_next_to_collapse():
+            reach = np.linalg.norm(state["last_g"]) * np.linalg.norm(X0 - X0.mean(axis=0))
+            return collapsed is not None and reach <= _NEAR * cfg.tol * scale
+
+        def ends_next_to_collapse(f):  # the objective at the end cannot be told from the saddle's
             return collapsed is not None and abs(f - collapsed) <= cfg.tol * scale
 
         def current():  # the objective at x_best (before the first iteration: the start's)
@@ -438,12 +449,12 @@ class TripletEmbedding(ParamsMixin):
 
         with blas_single_thread():
             fun(x_best)  # the start's objective decides how to begin; scipy's first call reuses it
-            if next_to_collapse(state["last_f"]):
+            if start_next_to_collapse():
                 reason, message = escape()
             else:
                 reason, message = lbfgsb(cfg.tol)
                 # drifted there from farther out (with a penalty the collapsed embedding can be the optimum)
-                if reason == "converged" and reg == 0.0 and next_to_collapse(f_best):
+                if reason == "converged" and reg == 0.0 and ends_next_to_collapse(f_best):
                     reason, message = escape()
         if verbose:
             print(f"{type(self).__name__}: {reason} after {state['n_iter']} iterations ({message}), loss {f_best:.6g}", flush=True)
