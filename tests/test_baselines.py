@@ -313,6 +313,25 @@ def test_with_a_penalty_the_saddle_message_allows_that_it_is_the_optimum(truth):
     assert strong.stop_reason_ == "converged" and strong.loss_ == pytest.approx(1.0, abs=1e-6)
 
 
+def test_a_start_whose_objective_equals_the_saddles_by_cancellation_is_fitted_as_before(monkeypatch):
+    """At n = 1000 the default start's objective was within tol=1e-4 of log 2 (-1.1e-5) at a distance from
+    the saddle no fit has trouble with: one L-BFGS-B run with the tol test, as before the saddle was handled."""
+    import loe_viz.baselines as B
+
+    X = make_points("gaussian", 1000, d=2, random_state=0)
+    T = TripletOracle(X, temperature=0.0, random_state=1).uniform_triplets(50_000)
+    est = STE(random_state=1, tol=1e-4)
+    f0, _ = est.loss_and_grad(est._validated().rng.normal(scale=0.1, size=(1000, 2)), T)
+    assert abs(f0 - np.log(2)) < 1e-4  # the case in point
+    runs = []
+    minimize = B.minimize
+    monkeypatch.setattr(B, "minimize", lambda *a, **k: runs.append(k["options"]["ftol"]) or minimize(*a, **k))
+    assert est.fit(T).stop_reason_ == "converged" and runs == [1e-4]
+    runs.clear()
+    STE(random_state=1, tol=1e-4, init_scale=1e-4).fit(T)
+    assert runs[0] == 0.0 and runs[-1] == 1e-4  # a small start: the tol test off, then on
+
+
 @pytest.mark.parametrize("scale", [0.1, 1e-4])
 def test_the_start_is_evaluated_once(scale, truth, monkeypatch):
     """The fit looks at the start's objective before it begins; scipy's first call reuses that pass."""
