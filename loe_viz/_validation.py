@@ -305,23 +305,70 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
     return out, n_items
 
 
-def _check_item_memory(n_items: int, given: bool) -> None:
-    """Refuse, before anything of size ``n_items`` is allocated, more items than memory can hold at all.
+#: Below this share of ``n_items`` appearing in any triplet, a fit that needs 1 GiB or more says that most
+#: of its memory goes to items that appear in no triplet (a stray large id, or ids that were never relabelled).
+SPARSE_ITEMS = 0.01
+
+
+def _check_item_memory(n_items: int, given: bool, item_bytes: int = MIN_ITEM_BYTES, who: str | None = None,
+                       triplets: np.ndarray | None = None) -> None:
+    """Refuse, before anything of size ``n_items`` is allocated, more items than memory can hold.
 
     A stray large index in a small array (``[[0, 1, 2_000_000_000]]``) makes ``n_items`` two
     billion; every fit then allocates per-item arrays of tens of GiB and fails late, or is killed.
+
+    With the defaults this is the floor of every fit (``MIN_ITEM_BYTES`` per item). An estimator
+    that knows its own peak bytes per item passes them as ``item_bytes``, says what it is in ``who``
+    (e.g. ``"STE at n_components=2"``) and gives its validated ``triplets``: its refusal then names
+    the largest index and its row and how many items appear in any triplet, and a fit that memory
+    can hold but that spends 1 GiB or more on items mostly in no triplet (fewer than
+    ``SPARSE_ITEMS`` of them appear in one) is warned about.
     """
-    need = n_items * MIN_ITEM_BYTES
+    need = n_items * item_bytes
     if need < 1 << 30:  # below 1 GiB: not worth a look at the system's memory
         return
     from ._format import format_bytes
     from .resources import available_memory
 
     avail = available_memory()
+    if who is None:
+        if avail is not None and need > avail:
+            where = "as given" if given else "the largest index + 1"
+            raise ValueError(
+                f"n_items={n_items:,} ({where}) needs at least {format_bytes(need)} for the items' own arrays, "
+                f"more than the {format_bytes(avail)} of memory available; items are indices 0..n_items-1, so "
+                "map sparse ids to 0..k-1 first (read_triplets does)"
+            )
+        return
+    flat = triplets.ravel()
+    top = int(np.argmax(flat))  # the first occurrence of the largest index
+    hi, row = int(flat[top]), top // triplets.shape[1]
+    seen = np.zeros(n_items, dtype=np.bool_)  # one byte per item, against item_bytes for the fit
+    seen[flat] = True
+    used = int(np.count_nonzero(seen))
+    del seen
+    few = used < SPARSE_ITEMS * n_items
+    share = f"only {used:,} of the items ({100 * used / n_items:.2g} %) appear in any triplet"
+    if n_items == hi + 1:
+        where = f"the largest index + 1; index {hi:,} is in row {row:,}"
+        fix = "items are indices 0..n_items-1, so map sparse ids to 0..k-1 first (read_triplets does)"
+    else:
+        where = f"as given; the largest index is {hi:,}"
+        fix = (f"pass fewer items (n_items={hi + 1:,} covers every index in the triplets), or map sparse ids to "
+               "0..k-1 first (read_triplets does)")
     if avail is not None and need > avail:
-        where = "as given" if given else "the largest index + 1"
         raise ValueError(
-            f"n_items={n_items:,} ({where}) needs at least {format_bytes(need)} for the items' own arrays, "
-            f"more than the {format_bytes(avail)} of memory available; items are indices 0..n_items-1, so "
-            "map sparse ids to 0..k-1 first (read_triplets does)"
+            f"n_items={n_items:,} ({where}) needs about {format_bytes(need)} for {who} "
+            f"({format_bytes(item_bytes)} per item), more than the {format_bytes(avail)} of memory available; "
+            + (f"{share}: {fix}" if few else
+               "fit fewer items or in fewer dimensions (n_components), or on a machine with more memory")
+        )
+    if few:
+        import warnings
+
+        warnings.warn(
+            f"n_items={n_items:,} ({where}) makes {who} allocate about {format_bytes(need)} "
+            f"({format_bytes(item_bytes)} per item), yet {share} (the others keep their starting positions): "
+            f"{fix}",
+            stacklevel=3,
         )

@@ -31,7 +31,7 @@ from scipy.optimize import minimize
 from ._blas import blas_single_thread
 from ._params import ParamsMixin
 from ._validation import (
-    check_float, check_int, check_n_jobs, check_points, check_random_state, check_triplets,
+    _check_item_memory, check_float, check_int, check_n_jobs, check_points, check_random_state, check_triplets,
 )
 from .kernels import losses as _losses
 from .progress import resolve_progress
@@ -43,6 +43,20 @@ STOP_REASONS = ("converged", "max_iter", "callback", "time_budget", "line_search
 # The random start's stream of an int seed (see check_random_state): any fixed key far from the
 # 0, 1, 2, ... that SeedSequence.spawn hands out.
 _INIT_STREAM = 104_729
+#: Peak bytes per item and embedding dimension of a fit with ``n_jobs=1``: L-BFGS-B's ten correction pairs
+#: and work arrays (212), scipy's copies of the iterate and the gradient, and the fit's own start, best
+#: iterate and gradient. Measured as the slope of the peak resident memory of 25-iteration fits between
+#: 10^6 and 2 * 10^6 items (all but 201 in no triplet): 325 at d = 1 and 2 for each of STE, t-STE, SOE,
+#: GNMDS and CKL alike, 309 at d = 5 (tracemalloc: 329 throughout). ``n_jobs > 1`` threads add an (n, d)
+#: gradient buffer each (measured: 15 more per coordinate at n_jobs=2, against 16 counted).
+ITEM_BYTES_PER_DIMENSION = 330
+
+
+def _item_bytes(d: int, n_jobs: int) -> int:
+    """Peak bytes per item of a baseline fit in ``d`` dimensions on ``n_jobs`` threads."""
+    return d * (ITEM_BYTES_PER_DIMENSION + (8 * n_jobs if n_jobs > 1 else 0))
+
+
 #: A start is next to the collapsed embedding (see ``_optimise``) when ``||grad|| * ||X0 - mean(X0)||``, the
 #: decrease in reach at its own distance from it, is at most this many times ``tol * max(|loss|, 1)``. Fits
 #: from such starts met the tol test at chance accuracy up to 3 times it (STE, t-STE, CKL, GNMDS, SOE; 40 to
@@ -269,7 +283,11 @@ class TripletEmbedding(ParamsMixin):
             List-order: row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1). Items that appear in
-            no triplet keep their initial position.
+            no triplet keep their initial position. More items than the
+            available memory holds (about ``330 * n_components`` bytes each)
+            are refused before anything is allocated; a fit of 1 GiB or more
+            in which fewer than 1 % of the items appear in any triplet is
+            warned about (a stray large id, or ids never mapped to 0..k-1).
         init : array-like of shape (n_items, n_components), optional
             Starting embedding (e.g. LOE's); default a Gaussian with standard
             deviation ``init_scale`` drawn from ``random_state``. A start with
@@ -293,6 +311,9 @@ class TripletEmbedding(ParamsMixin):
         if d >= n:  # n points span at most n - 1 dimensions
             raise ValueError(f"n_components={d} is more than the data allow: {n} items span at most {n - 1} "
                              f"dimensions; use n_components <= {n - 1}")
+        # check_triplets refused what no fit could hold; this fit needs 20 times that floor at d = 2
+        _check_item_memory(n, n_items is not None, _item_bytes(d, cfg.n_jobs),
+                           f"{type(self).__name__} at n_components={d}", T)
         if init is None:
             X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:

@@ -628,3 +628,98 @@ def test_pinned_blas_stays_on_one_thread_and_fits_do_not_switch_it():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+# ------------------------------------------------------------------ memory
+@pytest.fixture(scope="module")
+def stray_id():
+    """Triplets over items 0..199 and one that names item 5,000,000."""
+    X = make_points("gaussian", 200, random_state=0)
+    T = TripletOracle(X, temperature=0.0, random_state=1).uniform_triplets(2000)
+    return np.vstack([T, [[0, 1, 5_000_000]]])
+
+
+def test_a_stray_large_id_is_refused_at_the_fits_own_bytes_per_item(stray_id, monkeypatch):
+    """STE allocated 3 GiB for one stray id: the floor of every fit (32 bytes per item, 160 MB) let it pass."""
+    from loe_viz import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 2 << 30)  # 2 GiB, whatever this machine has
+    est = STE(random_state=0)
+    with pytest.raises(ValueError) as info:
+        est.fit(stray_id)
+    assert str(info.value) == (
+        "n_items=5,000,001 (the largest index + 1; index 5,000,000 is in row 2,000) needs about 3.1 GiB for STE "
+        "at n_components=2 (660 B per item), more than the 2.0 GiB of memory available; only 201 of the items "
+        "(0.004 %) appear in any triplet: items are indices 0..n_items-1, so map sparse ids to 0..k-1 first "
+        "(read_triplets does)")
+    with pytest.raises(ValueError) as info:
+        est.fit(stray_id[:-1], n_items=5_000_000)
+    assert str(info.value) == (
+        "n_items=5,000,000 (as given; the largest index is 199) needs about 3.1 GiB for STE at n_components=2 "
+        "(660 B per item), more than the 2.0 GiB of memory available; only 200 of the items (0.004 %) appear in "
+        "any triplet: pass fewer items (n_items=200 covers every index in the triplets), or map sparse ids to "
+        "0..k-1 first (read_triplets does)")
+    assert not hasattr(est, "embedding_")
+    # the figure grows with the dimension and the threads: 3 * (330 + 2 * 8) bytes
+    with pytest.raises(ValueError, match=r"^n_items=5,000,001 \(the largest index \+ 1; index 5,000,000 is in row "
+                                         r"2,000\) needs about 4\.8 GiB for CKL at n_components=3 \(1\.0 KiB per "
+                                         r"item\), more than"):
+        CKL(n_components=3, n_jobs=2).fit(stray_id)
+
+
+def test_a_large_fit_of_items_in_triplets_is_refused_with_other_advice(monkeypatch):
+    from loe_viz import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 1 << 30)
+    T = np.random.default_rng(3).permutation(2_000_000)[:3 * 20_000].reshape(-1, 3)  # 3 % of the items
+    T[0, 0] = 1_999_999
+    with pytest.raises(ValueError, match=(
+            r"^n_items=2,000,000 \(the largest index \+ 1; index 1,999,999 is in row 0\) needs about 1\.2 GiB for "
+            r"GNMDS at n_components=2 \(660 B per item\), more than the 1\.0 GiB of memory available; fit fewer "
+            r"items or in fewer dimensions \(n_components\), or on a machine with more memory$")):
+        GNMDS().fit(T)
+
+
+def test_a_fit_memory_holds_but_spends_on_items_in_no_triplet_is_warned_about(stray_id, monkeypatch):
+    import warnings
+
+    from loe_viz import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 64 << 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the warning stops the fit before it allocates anything
+        with pytest.raises(UserWarning, match=(
+                r"^n_items=5,000,001 \(the largest index \+ 1; index 5,000,000 is in row 2,000\) makes TSTE at "
+                r"n_components=2 allocate about 3\.1 GiB \(660 B per item\), yet only 201 of the items \(0\.004 %\) "
+                r"appear in any triplet \(the others keep their starting positions\): items are indices "
+                r"0\.\.n_items-1, so map sparse ids to 0\.\.k-1 first \(read_triplets does\)$")):
+            TSTE().fit(stray_id)
+
+
+def test_a_fit_below_one_gib_does_not_look_at_memory(truth, monkeypatch):
+    from loe_viz import resources
+
+    looked = []
+    monkeypatch.setattr(resources, "available_memory", lambda: looked.append(1) or 1 << 20)
+    X, T = truth
+    STE(max_iter=2).fit(T, n_items=200_000)  # 126 MiB at 660 bytes each: no look, no warning
+    assert looked == []
+
+
+def test_the_bytes_per_item_cover_what_a_fit_allocates():
+    """The guard's figure against tracemalloc's peak of two fits (its slope per item; numba's own buffers,
+    one (n, d) gradient, are not traced). All five losses share the optimiser and measured alike."""
+    import tracemalloc
+
+    from loe_viz.baselines import ITEM_BYTES_PER_DIMENSION
+
+    T = TripletOracle(make_points("gaussian", 50, random_state=0), random_state=1).uniform_triplets(500)
+    STE(max_iter=2).fit(T)  # compiled before anything is traced
+    peaks = []
+    for n in (100_000, 300_000):
+        tracemalloc.start()
+        STE(random_state=0, max_iter=25, tol=0.0).fit(T, n_items=n)  # 25 iterations fill the ten pairs
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    per_item = (peaks[1] - peaks[0]) / 200_000
+    assert 0.9 * 2 * ITEM_BYTES_PER_DIMENSION < per_item + 2 * 8 < 1.1 * 2 * ITEM_BYTES_PER_DIMENSION, per_item
