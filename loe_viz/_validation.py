@@ -31,6 +31,8 @@ __all__ = [
 
 #: The largest ``n_jobs`` accepted: each thread of the loss kernels keeps an (n, d) buffer.
 MAX_JOBS = 1024
+#: The largest ``n_jobs`` of LOE (landmark tasks at once, threads or an executor's workers).
+MAX_LANDMARK_JOBS = 4096
 
 #: From this many triplets on, ``check_triplets(..., threads=2)`` scans them as two halves side by side.
 PARALLEL_SCAN_MIN = 1 << 18
@@ -124,13 +126,13 @@ def check_int(value, name: str, *, minimum: int | None = None, maximum: int | No
     return value
 
 
-def check_n_jobs(value, name: str = "n_jobs") -> int:
-    """A number of threads: 1 to :data:`MAX_JOBS`, or -1 for every core (returned as the core count)."""
+def check_n_jobs(value, name: str = "n_jobs", maximum: int = MAX_JOBS) -> int:
+    """A number of threads: 1 to ``maximum``, or -1 for every core (returned as the core count)."""
     n_jobs = check_int(value, name, minimum=-1)
     if n_jobs == 0:
         raise ValueError(f"{name} must be a positive number of threads or -1 (every core), got 0")
-    if n_jobs > MAX_JOBS:
-        raise ValueError(f"{name} must be <= {MAX_JOBS} threads, got {n_jobs}")
+    if n_jobs > maximum:
+        raise ValueError(f"{name} must be <= {maximum} threads, got {n_jobs}")
     if n_jobs == -1:
         n_jobs = os.cpu_count() or 1
     return n_jobs

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 import threading
 import time
@@ -18,7 +17,7 @@ from ._landmark_tasks import (
     rank_share, pilot_scores, MaxMinChain,
 )
 from ._params import ParamsMixin
-from ._validation import (check_float, check_int, check_landmarks, check_n_jobs, check_random_state,
+from ._validation import (MAX_LANDMARK_JOBS, check_float, check_int, check_landmarks, check_n_jobs, check_random_state,
                           check_regularization, check_triplets, comparison_dtype)
 from .edm import FIT_TOL, EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
@@ -545,11 +544,7 @@ class LOE(ParamsMixin):
         reg = check_regularization(self.regularization)
         tol = check_float(self.tol, "tol", minimum=0.0, strict_minimum=True)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
-        n_jobs = check_int(self.n_jobs, "n_jobs", minimum=-1, maximum=4096)
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
-        if n_jobs == -1:
-            n_jobs = os.cpu_count() or 1
+        n_jobs = check_n_jobs(self.n_jobs, maximum=MAX_LANDMARK_JOBS)
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise ValueError(f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}")
         resolve_memory_limit(self.memory_limit)  # validates the setting

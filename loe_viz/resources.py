@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_int, comparison_dtype
+from ._validation import MAX_LANDMARK_JOBS, check_int, check_n_jobs, comparison_dtype
 from ._format import format_bytes, format_seconds  # noqa: F401  (re-exported: part of this module's API)
 
 __all__ = [
@@ -347,10 +347,7 @@ def estimate_resources(
     l = check_int(n_landmarks, "n_landmarks", minimum=1)
     if l > n:  # as LOE refuses it: a landmark is an item
         raise ValueError(f"n_landmarks={l} is larger than the number of items ({n})")
-    k_jobs = check_int(n_jobs, "n_jobs", minimum=-1, maximum=4096)  # LOE's own bounds
-    if k_jobs == 0:
-        raise ValueError("n_jobs must be a positive number of threads or -1 (every core), got 0")
-    k_jobs = (os.cpu_count() or 1) if k_jobs == -1 else k_jobs
+    k_jobs = check_n_jobs(n_jobs, maximum=MAX_LANDMARK_JOBS)  # LOE's own bounds
     d = check_int(n_components, "n_components", minimum=1)
     if source not in ("oracle", "triplets"):
         raise ValueError(f"source must be 'oracle' or 'triplets', got {source!r}")
