@@ -52,6 +52,13 @@ _INIT_STREAM = 104_729
 ITEM_BYTES_PER_DIMENSION = 330
 
 
+def check_dimension_fits(d: int, n: int) -> None:
+    """Refuse ``n_components=d`` for ``n`` items, which span at most ``n - 1`` dimensions."""
+    if d >= n:
+        raise ValueError(f"n_components={d} is more than the data allow: {n} items span at most {n - 1} "
+                         f"dimensions; use n_components <= {n - 1}")
+
+
 def _item_bytes(d: int, n_jobs: int) -> int:
     """Peak bytes per item of a baseline fit in ``d`` dimensions on ``n_jobs`` threads."""
     return d * (ITEM_BYTES_PER_DIMENSION + (8 * n_jobs if n_jobs > 1 else 0))
@@ -307,11 +314,8 @@ class TripletEmbedding(ParamsMixin):
         t_start = time.perf_counter()
         cfg = self._validated()
         d = cfg.d
-        T, n = check_triplets(triplets, n_items, fit=True)
-        if d >= n:  # n points span at most n - 1 dimensions
-            raise ValueError(f"n_components={d} is more than the data allow: {n} items span at most {n - 1} "
-                             f"dimensions; use n_components <= {n - 1}")
-        # check_triplets refused what no fit could hold; this fit needs 20 times that floor at d = 2
+        T, n = check_triplets(triplets, n_items)  # its memory floor is below this fit's own check
+        check_dimension_fits(d, n)
         _check_item_memory(n, n_items is not None, _item_bytes(d, cfg.n_jobs),
                            f"{type(self).__name__} at n_components={d}", T)
         if init is None:

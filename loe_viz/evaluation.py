@@ -295,19 +295,16 @@ def _check_dimension(estimator, T, n: int) -> None:
     """Raise the ``ValueError`` that ``estimator.fit(T, n_items=n)`` raises at its start for its ``n_components``,
     without fitting: the parameter checks of LOE, LOE-STE and the baselines (what their fits check before any
     work); nothing for other estimators, whose fits check themselves."""
-    from .baselines import TripletEmbedding
+    from .baselines import TripletEmbedding, check_dimension_fits
     from .loe import LOE
     from .loeste import LOESTE
 
     if isinstance(estimator, LOESTE):  # its start's landmarks (from the heads of T), then LOE's own checks
-        estimator = estimator._build(None, (T, n))[3]
+        estimator = estimator._build(None, (T, n, False))[3]
     if isinstance(estimator, LOE):
         estimator._validated(n, auto_selection="random")  # as LOE.fit on stored triplets
     elif isinstance(estimator, TripletEmbedding):
-        d = estimator._validated().d
-        if d >= n:  # TripletEmbedding.fit's own check and message, made before it draws its start
-            raise ValueError(f"n_components={d} is more than the data allow: {n} items span at most {n - 1} "
-                             f"dimensions; use n_components <= {n - 1}")
+        check_dimension_fits(estimator._validated().d, n)  # TripletEmbedding.fit's check, before its start
 
 
 @dataclass(frozen=True)

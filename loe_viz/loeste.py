@@ -15,8 +15,8 @@ import numpy as np
 from ._format import format_bytes
 from ._landmark_tasks import head_counts
 from ._params import ParamsMixin
-from ._validation import check_float, check_int, check_random_state, check_triplets
-from .baselines import STE, FitHistory
+from ._validation import _check_item_memory, check_float, check_int, check_random_state, check_triplets
+from .baselines import STE, FitHistory, _item_bytes
 from .loe import AUTO_REGULARIZATION, LOE, WELL_COVERED, auto_landmark_plan
 from .oracle import check_oracle, check_table_memory
 from .progress import resolve_progress
@@ -149,7 +149,8 @@ class LOESTE(ParamsMixin):
     def _build(self, progress, stored=None):
         """Check every parameter; build the LOE and STE stages and the progress callable.
 
-        ``stored``: ``(triplets, n)`` when fitting stored triplets (their heads pick the warm start's landmarks)."""
+        ``stored``: ``(triplets, n, n_items given)`` when fitting stored triplets (their heads pick the warm
+        start's landmarks)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         eps = check_float(self.eps, "eps", minimum=0.0, strict_minimum=True)
         if eps >= 1.0:
@@ -163,11 +164,19 @@ class LOESTE(ParamsMixin):
         ste_kw = self._check_params_dict(self.ste_params, "ste_params", _STE_OWNED)
         rng = check_random_state(self.random_state)
         loe_kw.setdefault("random_state", int(rng.integers(0, 2**31 - 1)))
+        try:
+            ste = STE(n_components=d, **ste_kw)
+        except TypeError as exc:
+            raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
+        threads = ste._validated().n_jobs  # fail before the (possibly long) LOE stage
+        if stored is not None:  # STE's stage holds the most per item: check its items before anything of size n
+            T, n, given = stored
+            _check_item_memory(n, given, _item_bytes(d, threads), f"LOE-STE's STE stage at n_components={d}", T)
         l = self.n_landmarks
         if l is None and "landmarks" not in loe_kw:
             l = d + 3
             if stored is not None:
-                counts = head_counts(*stored)[0]
+                counts = head_counts(*stored[:2])[0]
                 # No held-out search (it cost several STE runs' time): a few times d + 3 of the heads the
                 # search would consider, which spread the start far better than d + 3 of them do
                 plan = auto_landmark_plan(counts, d)
@@ -182,11 +191,6 @@ class LOESTE(ParamsMixin):
             loe = LOE(n_components=d, n_landmarks=l, **loe_kw)
         except TypeError as exc:
             raise ValueError(f"loe_params has an argument LOE does not take: {exc}") from None
-        try:
-            ste = STE(n_components=d, **ste_kw)
-        except TypeError as exc:
-            raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
-        ste._validated()  # fail before the (possibly long) LOE stage
         return d, eps, budget, loe, ste, resolve_progress(progress)
 
     # ----------------------------------------------------------------- fitting
@@ -275,8 +279,8 @@ class LOESTE(ParamsMixin):
         self
         """
         t_start = time.perf_counter()
-        T, n = check_triplets(triplets, n_items, fit=True)
-        d, eps, budget, loe, ste, progress = self._build(progress, (T, n))
+        T, n = check_triplets(triplets, n_items)
+        d, eps, budget, loe, ste, progress = self._build(progress, (T, n, n_items is not None))
         loe.fit(T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)
         t_loe = time.perf_counter()

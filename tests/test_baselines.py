@@ -667,6 +667,30 @@ def test_a_stray_large_id_is_refused_at_the_fits_own_bytes_per_item(stray_id, mo
         CKL(n_components=3, n_jobs=2).fit(stray_id)
 
 
+def test_an_id_beyond_every_fits_memory_is_refused_with_the_baselines_own_figure():
+    """The floor of every fit (32 bytes per item) used to refuse first: "at least 44.7 GiB" for STE's 922 GiB."""
+    T = np.array([[0, 1, 2], [0, 2, 1_500_000_000]])
+    with pytest.raises(ValueError, match=r"^n_items=1,500,000,001 \(the largest index \+ 1; index 1,500,000,000 is "
+                                         r"in row 1\) needs about 922\.0 GiB for STE at n_components=2 \(660 B per "
+                                         r"item\), more than the .* of memory available; only 4 of the items"):
+        STE().fit(T)
+
+
+def test_loeste_refuses_its_ste_stages_items_before_fitting_loe(stray_id, monkeypatch):
+    """LOE-STE used to fit LOE on five million items (12 s and two warnings) before STE refused them."""
+    from loe_viz import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 2 << 30)
+    ran = []
+    monkeypatch.setattr(LOE, "fit", lambda *a, **k: ran.append(1))
+    with pytest.raises(ValueError, match=(
+            r"^n_items=5,000,001 \(the largest index \+ 1; index 5,000,000 is in row 2,000\) needs about 3\.1 GiB "
+            r"for LOE-STE's STE stage at n_components=2 \(660 B per item\), more than the 2\.0 GiB of memory "
+            r"available; only 201 of the items")):
+        LOESTE(random_state=0).fit(stray_id)
+    assert ran == []
+
+
 def test_a_large_fit_of_items_in_triplets_is_refused_with_other_advice(monkeypatch):
     from loe_viz import resources
 

@@ -294,12 +294,22 @@ def test_a_stray_huge_index_is_refused_before_any_per_item_array(monkeypatch, Es
     est = getattr(loe_viz, Est)()
     with pytest.raises(ValueError) as info:
         est.fit(T)
-    assert str(info.value) == (
-        "n_items=1,500,000,001 (the largest index + 1) needs at least 44.7 GiB for the items' own arrays, more "
-        "than the 8.0 GiB of memory available; items are indices 0..n_items-1, so map sparse ids to 0..k-1 first "
-        "(read_triplets does)")
-    with pytest.raises(ValueError, match=r"^n_items=400,000,000 \(as given\) needs at least 11.9 GiB"):
-        est.fit(T[:2], n_items=400_000_000)
+    if Est == "LOE":  # the floor of every fit
+        assert str(info.value) == (
+            "n_items=1,500,000,001 (the largest index + 1) needs at least 44.7 GiB for the items' own arrays, more "
+            "than the 8.0 GiB of memory available; items are indices 0..n_items-1, so map sparse ids to 0..k-1 "
+            "first (read_triplets does)")
+        with pytest.raises(ValueError, match=r"^n_items=400,000,000 \(as given\) needs at least 11.9 GiB"):
+            est.fit(T[:2], n_items=400_000_000)
+    else:  # STE (and LOE-STE's STE stage) know their own bytes per item, 20 times the floor at d = 2
+        who = "STE" if Est == "STE" else "LOE-STE's STE stage"
+        assert str(info.value).startswith(
+            "n_items=1,500,000,001 (the largest index + 1; index 1,500,000,000 is in row 2) needs about 922.0 GiB "
+            f"for {who} at n_components=2 (660 B per item), more than the 8.0 GiB of memory available; only 5 of "
+            "the items")
+        with pytest.raises(ValueError, match=r"^n_items=400,000,000 \(as given; the largest index is 2\) needs "
+                                             r"about 245\.9 GiB"):
+            est.fit(T[:2], n_items=400_000_000)
     assert not hasattr(est, "embedding_")
 
 
