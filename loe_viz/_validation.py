@@ -81,7 +81,7 @@ def check_landmarks(landmarks, n_items: int, bound: str | None = None) -> np.nda
 
 
 def check_random_state(random_state, stream: int | None = None) -> np.random.Generator:
-    """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``Generator``.
+    """Turn ``None``, an int, a ``SeedSequence``, a ``Generator`` or a ``RandomState`` into a ``Generator``.
 
     ``stream`` (an int) gives a seed a stream of its own, independent of
     ``default_rng(seed)``: a random start drawn as ``default_rng(seed).normal(...)``
@@ -106,7 +106,7 @@ def check_random_state(random_state, stream: int | None = None) -> np.random.Gen
         return np.random.default_rng(random_state)
     shown = f" {random_state!r}" if isinstance(random_state, (str, bytes, numbers.Number, np.bool_)) else ""
     raise ValueError(
-        f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
+        f"random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, "
         f"got {type(random_state).__name__}{shown}"
     )
 

@@ -157,7 +157,7 @@ class TripletEmbedding(ParamsMixin):
         ``callback(iteration, embedding)`` after every iteration, with the
         iteration number (1-based) and a copy of the current ``(n, d)``
         embedding. Returning a true value stops the run after that iteration.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the random initialisation. An int seeds a stream of its own:
         ``STE(random_state=0)`` never starts at the points
         ``make_points("gaussian", random_state=0)`` drew.

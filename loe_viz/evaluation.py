@@ -136,7 +136,7 @@ def train_test_split_triplets(triplets, test_size=0.2, random_state=None):
     test_size : float or int, default 0.2
         Fraction of the triplets held out (rounded up, as scikit-learn does), or
         their number. Both parts are non-empty.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
 
     Returns
     -------
@@ -176,7 +176,7 @@ def heldout_accuracy(estimator, triplets, n_items=None, test_size=0.2, random_st
         over all triplets, so items seen only in the test part still exist).
     test_size : float or int, default 0.2
         See :func:`train_test_split_triplets`.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the split (the estimator keeps its own ``random_state``).
 
     Returns
@@ -215,7 +215,7 @@ def cross_validate_triplets(estimator, triplets, n_items=None, n_splits=5, rando
         Number of items (default: from the data, over all folds).
     n_splits : int, default 5
         Number of folds (>= 2); each triplet is held out exactly once.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the fold assignment.
 
     Returns
@@ -369,7 +369,7 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
     dims : sequence of int, default (1, 2, 3, 4, 5)
     n_items : int, optional
     n_splits : int, default 3
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the folds.
     rule : {"one-se", "min"}, default "one-se"
 

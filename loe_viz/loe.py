@@ -423,7 +423,7 @@ class LOE(ParamsMixin):
         comes near after one iteration (``refine.HOPELESS_AGREEMENT``: sparse or
         noisy rankings, e.g. crowd answers spread over many heads); ``"ordinal"``
         always, in full; ``None`` never (the paper's algorithm alone).
-    random_state : None, int, SeedSequence or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the landmark choice and of the held-out split.
     landmark_share : float, default 0.02
         :meth:`fit_oracle` only: share of each landmark's comparisons spent on

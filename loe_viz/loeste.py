@@ -74,7 +74,7 @@ class LOESTE(ParamsMixin):
     ste_params : dict, optional
         Further :class:`~loe_viz.baselines.STE` arguments (e.g. ``max_iter``,
         ``tol``, ``n_jobs``, ``verbose``).
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seeds LOE's landmark choice (unless ``loe_params`` gives one).
     callback : callable, optional
         ``callback(iteration, embedding)``: once with iteration 0 and LOE's

@@ -123,7 +123,7 @@ def triplet_error(X, Z, n_test: int = 10_000, random_state=None) -> float:
         Embedding.
     n_test : int, default 10_000
         Number of uniformly random triplets (distinct items) drawn.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
 
     Returns
     -------

@@ -71,7 +71,7 @@ class TripletOracle:
         Ground-truth points.
     temperature : float, default 1.0
         Noise scale, ``>= 0``.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the queries and the answers, as for the estimators (a legacy
         ``numpy.random.RandomState`` is taken too). Each sampling call draws
         fresh seeds from it, so a sequence of calls is reproducible.

@@ -60,7 +60,7 @@ def make_points(kind: str, n: int, d: int = 2, random_state=None, *, noise: floa
     d : int, default 2
         Ambient dimension. ``moons`` and ``spiral`` need ``d >= 2`` and ``swiss_roll`` needs
         ``d >= 3``; their extra axes carry ``noise``-sized jitter.
-    random_state : None, int or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         Seed of the draw.
     noise : float, default 0.05
         Noise level of the curve-like kinds (circle, moons, spiral, swiss_roll).

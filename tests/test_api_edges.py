@@ -8,7 +8,7 @@ import pytest
 from loe_viz import CKL, GNMDS, LOE, LOESTE, SOE, STE, TSTE, LOEWarning, TripletOracle, make_points
 
 BASELINES = [STE, TSTE, SOE, GNMDS, CKL]
-RANDOM_STATE = r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got "
+RANDOM_STATE = r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, got "
 
 
 @pytest.fixture(scope="module")

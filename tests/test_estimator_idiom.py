@@ -17,6 +17,8 @@ from loe_viz.methods import METHODS
 
 ESTIMATORS = [LOE, STE, TSTE, SOE, GNMDS, CKL, LOESTE]
 
+BAD_SEED = "random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, got str"
+
 #: One invalid value per parameter, and the start of the ValueError it gives at fit.
 _COMMON_BAD = {
     "n_components": (0, "n_components must be >= 1"),
@@ -24,7 +26,7 @@ _COMMON_BAD = {
     "tol": (-1.0, "tol must be >= 0"),
     "time_budget": (-1.0, "time_budget must be >= 0"),
     "callback": ("print", "callback must be callable or None, got str"),
-    "random_state": ("seed", "random_state must be None, an int, a SeedSequence or a numpy Generator, got str"),
+    "random_state": ("seed", BAD_SEED),
     "verbose": ("yes", "verbose must be a bool, got 'yes'"),
     "init_scale": (0.0, "init_scale must be > 0"),
     "n_jobs": (0, "n_jobs must be a positive number of threads or -1"),
@@ -48,7 +50,7 @@ BAD = {
         "executor": ("pool", "executor must be a concurrent.futures.Executor, got str"),
         "memory_limit": ("lots", "memory_limit must be None, a number of bytes"),
         "refine": ("always", "refine must be one of 'auto', 'ordinal' or None"),
-        "random_state": ("seed", "random_state must be None, an int, a SeedSequence or a numpy Generator, got str"),
+        "random_state": ("seed", BAD_SEED),
         "landmark_share": (0.9, "landmark_share must be <= 0.5"),
     },
     LOESTE: {
@@ -57,7 +59,7 @@ BAD = {
         "eps": (1.0, "eps must be < 1"),
         "loe_params": ([1], "loe_params must be a dict of keyword arguments or None, got list"),
         "ste_params": ({"callback": print}, "ste_params must not set callback"),
-        "random_state": ("seed", "random_state must be None, an int, a SeedSequence or a numpy Generator, got str"),
+        "random_state": ("seed", BAD_SEED),
         "callback": (1, "callback must be callable or None, got int"),
         "time_budget": (-1.0, "time_budget must be >= 0"),
     },

@@ -417,7 +417,8 @@ def _T():
     (dict(n_jobs=0), r"n_jobs must be a positive number of threads or -1"),
     (dict(executor="dask"), r"executor must be a concurrent.futures.Executor, got str"),
     (dict(refine="isotonic"), r"refine must be one of 'auto', 'ordinal' or None; got 'isotonic'"),
-    (dict(random_state="seed"), r"random_state must be None, an int, a SeedSequence or a numpy Generator, got str"),
+    (dict(random_state="seed"), r"random_state must be None, an int, a SeedSequence, a numpy Generator or a "
+                                r"RandomState, got str"),
     (dict(random_state=float("nan")), r"random_state must be None, an int, .* got float"),
     (dict(random_state=1.5), r"random_state must be None, an int, .* got float"),
     (dict(random_state=-1), r"random_state must be a non-negative integer, got -1"),

@@ -234,10 +234,10 @@ def test_comparisons_are_a_pure_function_of_the_seed(X):
         ({"temperature": -0.1}, r"^temperature must be >= 0\.0, got -0\.1$"),
         ({"temperature": float("nan")}, r"^temperature must be finite, got nan$"),
         ({"random_state": -1}, r"^random_state must be a non-negative integer, got -1$"),
-        ({"random_state": "x"}, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, "
-                                r"got str 'x'$"),
-        ({"random_state": True}, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, "
-                                 r"got bool True$"),
+        ({"random_state": "x"}, r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a "
+                                r"RandomState, got str 'x'$"),
+        ({"random_state": True}, r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a "
+                                 r"RandomState, got bool True$"),
         ({"memory_limit": "lots"}, r"^memory_limit must be None, a number of bytes, a size such as '8GiB'"),
         ({"memory_limit": 0}, r"^memory_limit must be a positive number of bytes, got 0$"),
     ],

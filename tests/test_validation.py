@@ -74,11 +74,16 @@ def test_random_state_stream_is_reproducible_and_apart_from_the_plain_seed():
     "value, match",
     [
         (-1, r"^random_state must be a non-negative integer, got -1$"),
-        ("seed", r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got str 'seed'$"),
-        (1.5, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got float 1\.5$"),
-        (float("nan"), r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got float nan$"),
-        (True, r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got bool True$"),
-        ([1], r"^random_state must be None, an int, a SeedSequence or a numpy Generator, got list$"),
+        ("seed", r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, "
+         r"got str 'seed'$"),
+        (1.5, r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, "
+         r"got float 1\.5$"),
+        (float("nan"), r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, "
+         r"got float nan$"),
+        (True, r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, "
+         r"got bool True$"),
+        ([1], r"^random_state must be None, an int, a SeedSequence, a numpy Generator or a RandomState, "
+         r"got list$"),
     ],
 )
 def test_random_state_errors(value, match):

@@ -52,7 +52,7 @@ def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, f
     format : {"auto", "csv", "tsv", "text", "npy", "npz"}, default "auto"
         ``"auto"`` goes by the extension (comma-separated for unknown ones).
     header : bool, default True
-    random_state : None, int or numpy.random.Generator, default 0
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState, default 0
         Seed of the crowd layout's sides and of the rows swapped in ``X, y`` layouts.
     """
     n_items = None
