@@ -313,7 +313,7 @@ SPARSE_ITEMS = 0.01
 
 
 def _check_item_memory(n_items: int, given: bool, item_bytes: int = MIN_ITEM_BYTES, who: str | None = None,
-                       triplets: np.ndarray | None = None) -> None:
+                       triplets: np.ndarray | None = None, warn: bool = True, stacklevel: int = 3) -> str | None:
     """Refuse, before anything of size ``n_items`` is allocated, more items than memory can hold.
 
     A stray large index in a small array (``[[0, 1, 2_000_000_000]]``) makes ``n_items`` two
@@ -324,7 +324,8 @@ def _check_item_memory(n_items: int, given: bool, item_bytes: int = MIN_ITEM_BYT
     (e.g. ``"STE at n_components=2"``) and gives its validated ``triplets``: its refusal then names
     the largest index and its row and how many items appear in any triplet, and a fit that memory
     can hold but that spends 1 GiB or more on items mostly in no triplet (fewer than
-    ``SPARSE_ITEMS`` of them appear in one) is warned about.
+    ``SPARSE_ITEMS`` of them appear in one) is warned about (``warn=False``: its text is returned instead,
+    for a caller that warns once its other checks have passed).
     """
     need = n_items * item_bytes
     if need < 1 << 30:  # below 1 GiB: not worth a look at the system's memory
@@ -345,10 +346,13 @@ def _check_item_memory(n_items: int, given: bool, item_bytes: int = MIN_ITEM_BYT
     flat = triplets.ravel()
     top = int(np.argmax(flat))  # the first occurrence of the largest index
     hi, row = int(flat[top]), top // triplets.shape[1]
-    seen = np.zeros(n_items, dtype=np.bool_)  # one byte per item, against item_bytes for the fit
-    seen[flat] = True
-    used = int(np.count_nonzero(seen))
-    del seen
+    if 8 * flat.size < n_items:  # a sorted copy of the indices is the smaller: a stray id of 4e10 is 37 GiB of flags
+        used = int(np.unique(flat).size)
+    else:  # one byte per item, at most 24 per triplet
+        seen = np.zeros(n_items, dtype=np.bool_)
+        seen[flat] = True
+        used = int(np.count_nonzero(seen))
+        del seen
     few = used < SPARSE_ITEMS * n_items
     share = f"only {used:,} of the items ({100 * used / n_items:.2g} %) appear in any triplet"
     if n_items == hi + 1:
@@ -368,9 +372,10 @@ def _check_item_memory(n_items: int, given: bool, item_bytes: int = MIN_ITEM_BYT
     if few:
         import warnings
 
-        warnings.warn(
-            f"n_items={n_items:,} ({where}) makes {who} allocate about {format_bytes(need)} "
-            f"({format_bytes(item_bytes)} per item), yet {share} (the others keep their starting positions): "
-            f"{fix}",
-            stacklevel=3,
-        )
+        note = (f"n_items={n_items:,} ({where}) makes {who} allocate about {format_bytes(need)} "
+                f"({format_bytes(item_bytes)} per item), yet {share} (the others keep their starting positions): "
+                f"{fix}")
+        if not warn:
+            return note
+        warnings.warn(note, stacklevel=stacklevel)
+    return None

@@ -310,14 +310,20 @@ class TripletEmbedding(ParamsMixin):
         -------
         self
         """
+        return self._fit(triplets, n_items, init, progress)
+
+    def _fit(self, triplets, n_items, init, progress, check_items: bool = True) -> "TripletEmbedding":
+        """:meth:`fit`; ``check_items=False`` for a caller that has checked (and warned about) the items'
+        memory at this fit's bytes per item already (LOE-STE, before its LOE stage)."""
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         cfg = self._validated()
         d = cfg.d
         T, n = check_triplets(triplets, n_items)  # its memory floor is below this fit's own check
         check_dimension_fits(d, n)
-        _check_item_memory(n, n_items is not None, _item_bytes(d, cfg.n_jobs),
-                           f"{type(self).__name__} at n_components={d}", T)
+        if check_items:
+            _check_item_memory(n, n_items is not None, _item_bytes(d, cfg.n_jobs),
+                               f"{type(self).__name__} at n_components={d}", T, stacklevel=4)
         if init is None:
             X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:

@@ -9,6 +9,7 @@ STE from LOE's embedding on the remaining uniformly random comparisons.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -169,9 +170,11 @@ class LOESTE(ParamsMixin):
         except TypeError as exc:
             raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
         threads = ste._validated().n_jobs  # fail before the (possibly long) LOE stage
+        note = None
         if stored is not None:  # STE's stage holds the most per item: check its items before anything of size n
             T, n, given = stored
-            _check_item_memory(n, given, _item_bytes(d, threads), f"LOE-STE's STE stage at n_components={d}", T)
+            note = _check_item_memory(n, given, _item_bytes(d, threads), f"LOE-STE's STE stage at n_components={d}",
+                                      T, warn=False)
         l = self.n_landmarks
         if l is None and "landmarks" not in loe_kw:
             l = d + 3
@@ -191,6 +194,8 @@ class LOESTE(ParamsMixin):
             loe = LOE(n_components=d, n_landmarks=l, **loe_kw)
         except TypeError as exc:
             raise ValueError(f"loe_params has an argument LOE does not take: {exc}") from None
+        if note is not None:  # once the other checks have passed; STE's stage does not say it again
+            warnings.warn(note, stacklevel=3)
         return d, eps, budget, loe, ste, resolve_progress(progress)
 
     # ----------------------------------------------------------------- fitting
@@ -358,7 +363,7 @@ class LOESTE(ParamsMixin):
         if self.callback is not None:
             ste.callback = self.callback
         init = np.array(loe.embedding_, dtype=np.float64)
-        ste.fit(triplets, n_items=n, init=init, progress=progress)
+        ste._fit(triplets, n, init, progress, check_items=False)  # checked with LOE's stage (or fit_oracle's)
         now = time.perf_counter()
         h = ste.history_
         self.loe_ = loe

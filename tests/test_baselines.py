@@ -446,13 +446,13 @@ def test_loeste_starts_where_loe_ended_and_improves(oracle_setup):
 def test_loeste_init_equals_loe_embedding(oracle_setup, monkeypatch):
     X, oracle = oracle_setup
     captured = {}
-    original = STE.fit
+    original = STE._fit
 
-    def spy(self, triplets, n_items=None, init=None, progress=None):
+    def spy(self, triplets, n_items, init, progress, **kw):
         captured["init"] = None if init is None else np.array(init)
-        return original(self, triplets, n_items=n_items, init=init, progress=progress)
+        return original(self, triplets, n_items, init, progress, **kw)
 
-    monkeypatch.setattr(STE, "fit", spy)
+    monkeypatch.setattr(STE, "_fit", spy)
     model = LOESTE(random_state=2).fit_oracle(oracle, 40_000)
     np.testing.assert_array_equal(captured["init"], model.loe_.embedding_)
 
@@ -674,6 +674,38 @@ def test_an_id_beyond_every_fits_memory_is_refused_with_the_baselines_own_figure
                                          r"in row 1\) needs about 922\.0 GiB for STE at n_components=2 \(660 B per "
                                          r"item\), more than the .* of memory available; only 4 of the items"):
         STE().fit(T)
+
+
+@pytest.mark.parametrize("Est", [STE, LOESTE])
+def test_an_id_of_forty_billion_is_refused_without_a_flag_per_item(Est):
+    """Counting the items in triplets took one byte per item: 37 GiB of flags, a MemoryError, before the refusal."""
+    import tracemalloc
+
+    T = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 0], [4, 0, 40_000_000_000]])
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"^n_items=40,000,000,001 \(the largest index \+ 1; index "
+                                             r"40,000,000,000 is in row 4\) needs about 24\.0 TiB for .*only 6 of "
+                                             r"the items"):
+            Est().fit(T)
+        assert tracemalloc.get_traced_memory()[1] < 1 << 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_loeste_warns_once_about_items_in_no_triplet_from_the_callers_line(stray_id, monkeypatch):
+    import warnings
+
+    from loe_viz import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 64 << 30)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LOESTE(random_state=0, ste_params=dict(max_iter=2)).fit(stray_id[:-1], n_items=2_000_000)
+    mine = [w for w in caught if "allocate about" in str(w.message)]
+    assert len(mine) == 1 and mine[0].filename == __file__, [(str(w.message), w.filename) for w in caught]
+    assert str(mine[0].message).startswith("n_items=2,000,000 (as given; the largest index is 199) makes LOE-STE's "
+                                           "STE stage at n_components=2 allocate about 1.2 GiB")
 
 
 def test_loeste_refuses_its_ste_stages_items_before_fitting_loe(stray_id, monkeypatch):
