@@ -66,6 +66,9 @@ def clone_estimator(estimator, **params):
         not shared with the original); estimators without ``get_params`` are
         deep-copied, then given ``params`` as attributes.
     """
+    if isinstance(estimator, type):  # STE, not STE(): its methods are unbound
+        raise ValueError(f"estimator must be an instance, such as {estimator.__name__}(), got the class "
+                         f"{estimator.__name__}")
     if not callable(getattr(estimator, "fit", None)):
         raise ValueError(
             f"estimator must have a fit(triplets, n_items=None) method, got {type(estimator).__name__}"
@@ -184,6 +187,7 @@ def heldout_accuracy(estimator, triplets, n_items=None, test_size=0.2, random_st
     float in [0, 1]
         0.5 is chance; a noiseless, perfectly embeddable set approaches 1.
     """
+    clone_estimator(estimator)  # an argument that is no estimator, before the triplets are looked at
     T, n = _as_triplets(triplets, n_items)
     tr, te = _split_indices(T.shape[0], test_size, random_state)
     return _fit_score(estimator, T[tr], T[te], n)[3]
@@ -361,10 +365,12 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
 
     Parameters
     ----------
-    estimator_factory : callable or estimator
+    estimator_factory : callable, estimator class or estimator
         ``estimator_factory(d)`` returns an unfitted estimator embedding in ``d``
-        dimensions (e.g. ``lambda d: LOE(n_components=d, n_landmarks=d + 5)``), or an
-        estimator with an ``n_components`` parameter, cloned per dimension.
+        dimensions (e.g. ``lambda d: LOE(n_components=d, n_landmarks=d + 5)``); a class
+        such as ``STE`` is called as ``STE(n_components=d)``; an estimator with an
+        ``n_components`` parameter is cloned per dimension. An estimator that
+        embeds in another dimension than it is given is refused.
     triplets : int array-like of shape (m, 3) or TripletData
     dims : sequence of int, default (1, 2, 3, 4, 5)
     n_items : int, optional
@@ -396,7 +402,12 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
         raise ValueError(f"dims must be a sequence of positive integers, got {dims!r}") from None
     if not dims:
         raise ValueError("dims must name at least one dimension")
-    if callable(getattr(estimator_factory, "fit", None)):
+    if isinstance(estimator_factory, type):  # a class is a factory: STE(n_components=d)
+        cls = estimator_factory
+
+        def make(d):
+            return cls(n_components=d)
+    elif callable(getattr(estimator_factory, "fit", None)):
         base = estimator_factory
 
         def make(d):
@@ -413,6 +424,13 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
     # was found only after the fits of every smaller one (minutes of them at 10^6 triplets).
     estimators = [make(d) for d in dims]
     for d, est in zip(dims, estimators):
+        if not callable(getattr(est, "fit", None)):
+            raise ValueError(f"estimator_factory({d}) returned {type(est).__name__}, not an estimator with a "
+                             "fit(triplets, n_items=None) method")
+        given = getattr(est, "n_components", d)
+        if given != d:  # every row of the result would be a fit in another dimension than it says
+            raise ValueError(f"estimator_factory({d}) returned an estimator with n_components={given!r}; it must "
+                             "embed in the dimension it is given")
         try:
             _check_dimension(clone_estimator(est), T, n)  # a clone: the checks may draw from a random_state
         except ValueError as exc:
@@ -430,6 +448,9 @@ def select_dimension(estimator_factory, triplets, dims=(1, 2, 3, 4, 5), n_items=
                 _, Z, t, acc, tr_acc = _fit_score(est, train, T[test_idx], n)
             except ValueError as exc:
                 raise ValueError(f"n_components={d}, fold {f}: {exc}") from exc
+            if Z.shape[1] != d:  # an estimator without n_components that embeds in a dimension of its own
+                raise ValueError(f"estimator_factory({d}) returned an estimator whose embedding_ has {Z.shape[1]} "
+                                 "columns; it must embed in the dimension it is given")
             errors[a, f] = 1.0 - acc
             train_err[a, f] = 1.0 - tr_acc
             times[a, f] = t

@@ -239,6 +239,47 @@ def test_select_dimension_accepts_an_estimator_and_checks_arguments():
         select_dimension(42, T)
 
 
+def test_select_dimension_takes_a_class_as_a_factory_and_refuses_one_that_ignores_d():
+    """A class gave a TypeError from its unbound get_params; a factory that ignored d was reported as every d."""
+    from loe_viz.baselines import SOE
+
+    _, T = noiseless(d=2, m=1500, temperature=0.02)
+    res = select_dimension(TinyEmbedder, T, dims=(1, 2), n_splits=2, random_state=0)
+    assert res.dims.tolist() == [1, 2] and res.best_dim == 2
+    with pytest.raises(ValueError, match=r"^estimator_factory\(1\) returned an estimator with n_components=2; it "
+                                         r"must embed in the dimension it is given$"):
+        select_dimension(lambda d: SOE(n_components=2, max_iter=5), T, dims=(1, 2, 3))
+
+    class Fixed(TinyEmbedder):  # no n_components attribute: caught on its embedding
+        def __init__(self):
+            super().__init__(n_components=2)
+            del self.n_components
+
+        def get_params(self, deep=True):
+            return {}
+
+        def fit(self, T, n_items=None):
+            self.n_components = 2
+            super().fit(T, n_items)
+            del self.n_components
+            return self
+    with pytest.raises(ValueError, match=r"^estimator_factory\(1\) returned an estimator whose embedding_ has 2 "
+                                         r"columns; it must embed in the dimension it is given$"):
+        select_dimension(lambda d: Fixed(), T, dims=(1, 2), n_splits=2)
+    with pytest.raises(ValueError, match=r"^estimator_factory\(1\) returned int, not an estimator with a "
+                                         r"fit\(triplets, n_items=None\) method$"):
+        select_dimension(lambda d: 7, T, dims=(1, 2))
+
+
+@pytest.mark.parametrize("call", [clone_estimator, lambda e: heldout_accuracy(e, [[0, 1, 2]] * 5),
+                                  lambda e: cross_validate_triplets(e, [[0, 1, 2]] * 5)])
+def test_a_class_where_an_estimator_belongs_is_named(call):
+    from loe_viz.baselines import STE
+
+    with pytest.raises(ValueError, match=r"^estimator must be an instance, such as STE\(\), got the class STE$"):
+        call(STE)
+
+
 def _counting(cls, fitted):
     """A subclass of ``cls`` whose fits are recorded in ``fitted`` (its n_components)."""
     class Counting(cls):
