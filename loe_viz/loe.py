@@ -427,7 +427,7 @@ class LOE(ParamsMixin):
         Seed of the landmark choice and of the held-out split.
     landmark_share : float, default 0.02
         :meth:`fit_oracle` only: share of each landmark's comparisons spent on
-        pairs of other landmarks (0: the paper's uniform pairs only). The
+        pairs of other landmarks, from 0 (the paper's uniform pairs only) to 0.5. The
         shifts are estimated from the landmark block of the rankings, whose
         entries otherwise rest on a few hundred comparisons each; a 2% share
         gives them hundreds of times more at no measurable cost elsewhere
@@ -525,6 +525,9 @@ class LOE(ParamsMixin):
             l = check_int(self.n_landmarks, "n_landmarks")  # 0 or -1: the d + 3 below, not '>= 1'
             if lm is not None and lm.size != l:
                 raise ValueError(f"n_landmarks={l} disagrees with the {lm.size} landmarks given")
+        if lm is not None and lm.size < d + 3:  # the list the caller gave, not an n_landmarks they never set
+            raise ValueError(f"landmarks must list at least n_components + 3 = {d + 3} items (LOE needs l >= d + 3 "
+                             f"to recover the shifts), got {lm.size}")
         if l is not None and l < d + 3:
             raise ValueError(
                 f"n_landmarks must be >= n_components + 3 = {d + 3} (LOE needs l >= d + 3 to recover the shifts), got {l}"

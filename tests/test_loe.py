@@ -405,7 +405,8 @@ def _T():
                                       r"got a set"),
     (dict(landmarks={0: 1, 2: 3}), r"landmarks must list item indices in column order .* got a dict"),
     (dict(landmarks=[0, 1, 2, 3, 4.5]), r"landmarks must hold integer item indices, got non-integer values"),
-    (dict(landmarks=[0, 1, 2, 3]), r"n_landmarks must be >= n_components \+ 3 = 5"),
+    (dict(landmarks=[0, 1, 2, 3]), r"^landmarks must list at least n_components \+ 3 = 5 items \(LOE needs l >= d \+ 3 "
+                                   r"to recover the shifts\), got 4$"),
     (dict(landmarks=[0, 1, 2, 3, 4], n_landmarks=6), r"n_landmarks=6 disagrees with the 5 landmarks given"),
     (dict(landmarks=[0, 1, 2, 3, 20]), r"landmarks \[20\] head no triplet"),
     (dict(landmark_selection="far"), r"landmark_selection must be one of auto, random, maxmin; got 'far'"),
