@@ -54,6 +54,13 @@ def check_table_memory(request: str, rows: int, n_items: int, memory_limit, *, a
     return need
 
 
+def _seed(seed) -> np.uint64:
+    """A comparison seed (an integer in 0..2**64 - 1, such as one of :meth:`TripletOracle.next_seeds`)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an integer in 0..2**64 - 1 (see next_seeds), got {seed!r:.60}")
+    return np.uint64(seed)
+
+
 class TripletOracle:
     """Answers triplet queries about points ``X`` under the BTL / logistic noise model.
 
@@ -129,6 +136,7 @@ class TripletOracle:
 
     def next_seeds(self, k: int) -> np.ndarray:
         """``k`` fresh 64-bit seeds (advances the oracle's seed sequence)."""
+        k = check_int(k, "k", minimum=0)
         return np.array([c.generate_state(1, np.uint64)[0] for c in self._seeds.spawn(k)], dtype=np.uint64)
 
     def comparisons(self, head: int, per_landmark: int, seed, tiled: bool = False,
@@ -145,17 +153,17 @@ class TripletOracle:
         """
         head = self._head(head)
         per_landmark = check_int(per_landmark, "per_landmark", minimum=0)
+        seed = _seed(seed)
         near, far = self._outputs(out, per_landmark)
         if per_landmark == 0:
             return near, far
         shift = tile_shift(self.n_items) if tiled else None
         temperature = self._kernel_temperature()
         if shift is None:
-            sampling.landmark_comparisons(self._points, int(head), int(per_landmark), temperature, np.uint64(seed),
-                                          near, far)
+            sampling.landmark_comparisons(self._points, int(head), int(per_landmark), temperature, seed, near, far)
         else:
-            sampling.landmark_comparisons_tiled(self._points, int(head), int(per_landmark), temperature,
-                                                np.uint64(seed), shift, near, far)
+            sampling.landmark_comparisons_tiled(self._points, int(head), int(per_landmark), temperature, seed,
+                                                shift, near, far)
         return near, far
 
     def _head(self, head) -> int:
@@ -165,6 +173,25 @@ class TripletOracle:
         if not 0 <= head < self.n_items:
             raise ValueError(f"head must be an item index in 0..{self.n_items - 1}, got {int(head)}")
         return int(head)
+
+    def _others(self, others, head: int) -> np.ndarray:
+        """``others`` as distinct item indices other than ``head``, at least two of them."""
+        arr = np.asarray(others)
+        if arr.ndim != 1 or arr.dtype.kind not in "iu" or arr.dtype == np.uint64 and arr.size and arr.max() > 2**62:
+            raise ValueError(f"others must be a 1-D sequence of integer item indices, got {arr.dtype} of shape "
+                             f"{arr.shape}")
+        arr = arr.astype(np.int64)
+        if arr.size and (arr.min() < 0 or arr.max() >= self.n_items):
+            bad = int(arr[(arr < 0) | (arr >= self.n_items)][0])
+            raise ValueError(f"others must be item indices in 0..{self.n_items - 1}, got {bad}")
+        if np.any(arr == head):
+            raise ValueError(f"others must not include the head ({head}): an item is not compared with itself")
+        values, counts = np.unique(arr, return_counts=True)
+        if values.size < arr.size:
+            raise ValueError(f"others must be distinct items, got {int(values[counts > 1][0])} more than once")
+        if arr.size < 2:
+            raise ValueError(f"block comparisons need at least two items other than the head, got {arr.size}")
+        return arr
 
     def _outputs(self, out, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The caller's ``(near, far)`` arrays, or two new index arrays of length ``count``."""
@@ -191,15 +218,12 @@ class TripletOracle:
         """
         head = self._head(head)
         count = check_int(count, "count", minimum=0)
-        others = np.asarray(others, dtype=np.int64)
+        seed = _seed(seed)
+        others = self._others(others, head)
         near, far = self._outputs(out, count)
         if count == 0:
             return near, far
-        if others.size < 2 or np.any(others == head):
-            raise ValueError("block comparisons need at least two items other than the head")
-        if others.ndim != 1 or others.min() < 0 or others.max() >= self.n_items:
-            raise ValueError(f"others must be item indices in 0..{self.n_items - 1}")
-        rng = np.random.default_rng(np.uint64(seed))
+        rng = np.random.default_rng(seed)
         a = rng.integers(others.size, size=count)
         b = rng.integers(others.size - 1, size=count)
         b += b >= a

@@ -467,6 +467,34 @@ def test_head_agreement_counts_one_heads_satisfied_comparisons_like_numpy():
     assert head_agreement(Z, 0, near[:0], far[:0]) == 0.0
 
 
+def test_block_comparisons_and_seeds_are_checked_by_name():
+    """Repeated others gave comparisons of an item with itself; a head among others was 'fewer than two items';
+    seeds and counts of the wrong kind were NumPy's OverflowError or TypeError, or 1.5 was taken as seed 1."""
+    oracle = TripletOracle(make_points("gaussian", 40, random_state=0), random_state=1)
+    for others, message in [([1, 1, 2], "others must be distinct items, got 1 more than once"),
+                            ([0, 1, 2], "others must not include the head (0): an item is not compared with itself"),
+                            ([5], "block comparisons need at least two items other than the head, got 1"),
+                            ([1.5, 2, 3], "others must be a 1-D sequence of integer item indices, got float64 of "
+                                          "shape (3,)"),
+                            ([[1, 2]], "others must be a 1-D sequence of integer item indices, got int64 of shape "
+                                       "(1, 2)")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            oracle.block_comparisons(0, others, 10, seed=5)
+    near, far = oracle.block_comparisons(0, [1, 2, 3], 200, seed=5)
+    assert not np.any(near == far) and set(near) | set(far) == {1, 2, 3}
+    for seed in (None, -1, 1.5, True, 2**64, "7"):
+        message = f"seed must be an integer in 0..2**64 - 1 (see next_seeds), got {seed!r}"
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            oracle.comparisons(0, 10, seed)
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            oracle.block_comparisons(0, [1, 2], 10, seed)
+    for k, message in [(-1, "k must be >= 0, got -1"), (1.5, "k must be an integer, got 1.5")]:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            oracle.next_seeds(k)
+    seeds = oracle.next_seeds(2)
+    assert oracle.comparisons(0, 10, seeds[0])[0].shape == (10,) and oracle.comparisons(0, 10, 2**64 - 1)[0].size
+
+
 def test_comparisons_refuse_a_head_or_budget_outside_the_oracle():
     """comparisons(200, ...) on 200 items answered from the memory past X, comparisons(10**9, ...) crashed the
     interpreter (segmentation fault), a negative budget was NumPy's 'negative dimensions'."""
@@ -481,7 +509,7 @@ def test_comparisons_refuse_a_head_or_budget_outside_the_oracle():
             oracle.comparisons(head, per, seed=1)
     with pytest.raises(ValueError, match=r"^head must be an item index in 0\.\.199, got 500$"):
         oracle.block_comparisons(500, [1, 2, 3], 10, seed=1)
-    with pytest.raises(ValueError, match=r"^others must be item indices in 0\.\.199$"):
+    with pytest.raises(ValueError, match=r"^others must be item indices in 0\.\.199, got 300$"):
         oracle.block_comparisons(0, [1, 2, 300], 10, seed=1)
     short = np.empty(3, dtype=np.int32)
     with pytest.raises(ValueError, match=r"^out must be two writeable contiguous 1-D integer arrays of length 10$"):
