@@ -349,8 +349,13 @@ def estimate_resources(
         raise ValueError(f"n_landmarks={l} is larger than the number of items ({n})")
     k_jobs = check_n_jobs(n_jobs, maximum=MAX_LANDMARK_JOBS)  # LOE's own bounds
     d = check_int(n_components, "n_components", minimum=1)
+    if l < d + 3:  # as LOE refuses it: no fit has fewer
+        raise ValueError(f"n_landmarks must be >= n_components + 3 = {d + 3} (LOE needs l >= d + 3 to recover the "
+                         f"shifts), got {l}")
     if source not in ("oracle", "triplets"):
         raise ValueError(f"source must be 'oracle' or 'triplets', got {source!r}")
+    if source == "oracle" and n_triplets is not None:  # an oracle's tasks sample their comparisons: nothing stored
+        raise ValueError("n_triplets is the number of stored triplets, read only with source='triplets'")
     per = np.atleast_1d(np.asarray(per_landmark))
     if per.dtype.kind == "O" and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in per.flat):
         per = per.astype(np.float64)  # integers beyond int64

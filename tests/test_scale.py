@@ -245,6 +245,16 @@ def test_estimate_resources_takes_n_jobs_and_n_landmarks_as_loe_does():
         estimate_resources(10, 11, 100)
     with pytest.raises(ValueError, match=r"^n_landmarks=11 is larger than the number of items \(10\)$"):
         LOE(n_landmarks=11).fit_oracle(TripletOracle(np.random.default_rng(0).normal(size=(10, 2)), random_state=1), 50)
+    # fewer than d + 3 landmarks: no fit has them, so there is nothing to estimate (it used to give a figure)
+    message = r"^n_landmarks must be >= n_components \+ 3 = 6 \(LOE needs l >= d \+ 3 to recover the shifts\), got 5$"
+    with pytest.raises(ValueError, match=message):
+        estimate_resources(10**5, 5, 10**6, n_components=3)
+    with pytest.raises(ValueError, match=message):
+        LOE(n_components=3, n_landmarks=5).estimate_resources(10**5, 10**6)
+    with pytest.raises(ValueError, match=r"^n_triplets is the number of stored triplets, read only with "
+                                         r"source='triplets'$"):  # it was ignored
+        estimate_resources(10**5, 5, 10**6, n_triplets=10**9)
+
 
 @pytest.mark.parametrize("per", [math.inf, 2.5, True, "many", [10, 10, 10, 10, math.nan]])
 def test_estimate_resources_names_a_count_that_is_no_whole_number(per):
