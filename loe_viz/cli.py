@@ -372,6 +372,11 @@ def _check_output(out: str, option: str = "-o", source: str | None = None, force
         return
     if os.path.isdir(out):
         raise UsageError(f"{option} {out} is a directory; name a file")
+    if out.endswith(("/", os.sep)):  # a folder's name: 'z/' was written as a file named z
+        folder = out.rstrip("/" + os.sep) or out
+        if not os.path.lexists(folder):
+            raise DataError(f"cannot write {out}: the folder {folder} does not exist")
+        raise UsageError(f"{option} {out} ends with /, which names a folder, but {folder} is not one; name a file")
     if source is not None and os.path.exists(out) and os.path.samefile(out, source):
         raise UsageError(f"{option} {out} {is_source}")
     if not force and os.path.lexists(out) and not written_in_place(out):

@@ -1084,3 +1084,19 @@ def test_dimension_auto_is_refused_where_no_dimension_can_be_tried(tmp_path):
     line = one_line_error(run("embed", "t.csv", "-d", "auto", "--method", "ste", cwd=tmp_path), 1,
                           "loe-viz embed: error: ")
     assert line == "loe-viz embed: error: -d auto needs at least 30 training triplets to cross-validate; there are 2"
+
+
+def test_an_output_path_ending_with_a_slash_names_a_folder_never_a_file(tmp_path):
+    """embed -o z/ and samples -o y/, for a folder z or y that did not exist, wrote a file named z or y and said
+    'wrote ... to z/'; simulate named its points file instead of -o."""
+    src = sample_path("gaussian_2d_crowd.csv")
+    (tmp_path / "f").write_text("mine\n")
+    for args in [("embed", src, "--method", "ste", "-o", "z/"), ("samples", "gaussian_2d_points.csv", "-o", "z/"),
+                 ("simulate", "gaussian", "-n", 20, "-o", "z/")]:
+        proc = run(*args, cwd=tmp_path)
+        assert one_line_error(proc, 1, "") == f"loe-viz {args[0]}: error: cannot write z/: the folder z does not exist"
+        assert proc.stdout == ""  # refused before reading, fitting or drawing
+        line = one_line_error(run(*args[:-1], "f/", cwd=tmp_path), 2, "")
+        assert line == (f"loe-viz {args[0]}: error: -o f/ ends with /, which names a folder, but f is not one; name a "
+                        f"file (see loe-viz {args[0]} --help)")
+    assert os.listdir(tmp_path) == ["f"] and (tmp_path / "f").read_text() == "mine\n"
