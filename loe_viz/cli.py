@@ -362,6 +362,12 @@ def _read(args):
         raise DataError(msg) from None
 
 
+def _check_output_named(args) -> None:
+    """Refuse, before any work, an empty ``-o`` (``-o ''``, or ``-o "$OUT"`` with OUT unset): it names no file."""
+    if args.output == "":
+        raise UsageError("-o '' is an empty name; name a file, or leave -o out for the default name")
+
+
 def _check_output(out: str, option: str = "-o", source: str | None = None, force: bool = False,
                   is_source: str = "is the input file; writing there would replace the triplets") -> None:
     """Refuse, before any work, an output path that cannot be written, that names the input ``source`` (saying
@@ -475,6 +481,7 @@ def cmd_samples(args) -> int:
     from .data import SAMPLE_DESCRIPTIONS, SAMPLE_FILES, sample_dir, sample_path
     from .io.writing import write_file, written_in_place
 
+    _check_output_named(args)
     if args.name is None:
         if args.output is not None:
             raise UsageError("-o names the copy of a sample; name the sample too (loe-viz samples NAME -o OUT)")
@@ -550,6 +557,7 @@ def cmd_embed(args) -> int:
     from .evaluation import train_test_split_triplets
     from .metrics import triplet_accuracy
 
+    _check_output_named(args)
     if args.output is not None and os.path.abspath(args.output) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
         args.output = "-"
     err = args.output == "-"  # the CSV goes to standard output, the messages to standard error
@@ -846,6 +854,7 @@ def cmd_simulate(args) -> int:
     from .oracle import TripletOracle, total_budget
     from .points import make_points, min_dimensions
 
+    _check_output_named(args)
     n, d = int(args.items), int(args.dimensions)
     if n < 3:
         raise UsageError("-n must be at least 3 (a triplet names three items)")

@@ -1100,3 +1100,16 @@ def test_an_output_path_ending_with_a_slash_names_a_folder_never_a_file(tmp_path
         assert line == (f"loe-viz {args[0]}: error: -o f/ ends with /, which names a folder, but f is not one; name a "
                         f"file (see loe-viz {args[0]} --help)")
     assert os.listdir(tmp_path) == ["f"] and (tmp_path / "f").read_text() == "mine\n"
+
+
+def test_an_empty_output_name_is_a_usage_error_before_any_work(tmp_path):
+    """-o '' (a variable left unset): embed read and fitted, then said 'cannot write : Is a directory'; samples said
+    the same; simulate wrote triplets.csv as if -o had not been given."""
+    src = sample_path("gaussian_2d_crowd.csv")
+    for args in [("embed", src, "--method", "ste"), ("samples", "gaussian_2d_points.csv"),
+                 ("simulate", "gaussian", "-n", 20)]:
+        proc = run(*args, "-o", "", cwd=tmp_path)
+        assert one_line_error(proc, 2, "") == (f"loe-viz {args[0]}: error: -o '' is an empty name; name a file, or "
+                                               f"leave -o out for the default name (see loe-viz {args[0]} --help)")
+        assert proc.stdout == ""
+    assert os.listdir(tmp_path) == []
