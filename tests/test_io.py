@@ -264,6 +264,26 @@ def test_comments_blank_lines_and_quotes():
     assert data.labelled().tolist() == [["Washington, D.C.", "Ottawa", "Lima"], ["Lima", "Quito", "Ottawa"]]
 
 
+def test_a_row_that_starts_with_a_hash_is_a_comment_and_the_notes_say_so():
+    """Labels such as '#ff0000' (colours) at the start of a row made it a comment: two of four rows and an item
+    were gone without a word. They are still comments (quoted they are labels), and a note counts them."""
+    text = "head,winner,loser\n#f00,#0f0,#00f\n#0f0,#00f,#f00\n#00f,#f00,#0f0\n#f00,#00f,#0f0\n"
+    data = read_text(text.replace("#", "x"))
+    assert data.n_triplets == 4 and data.notes == ()
+    (note,) = read_text("head,winner,loser\n#red,blue,green\nblue,green,yellow\ngreen,yellow,blue\n"
+                        "#red,green,blue\n").notes
+    assert note == ("2 line(s) that start with '#' were skipped as comments, though they hold 3 fields (head, near, "
+                    "far) like a data row (the first, line 2: '#red,blue,green'); quote a label that starts with '#' "
+                    "to read it")
+    quoted = read_text('head,winner,loser\n"#red",blue,green\nblue,green,yellow\n"#red",green,blue\n')
+    assert quoted.n_triplets == 3 and "#red" in quoted.labels.tolist() and quoted.notes == ()
+    # a comment, a commented header and a commented integer row: only the row is counted
+    (note,) = read_text("# exported by hand\n#i j k\n0 1 2\n1 2 3\n\n#2 3 4\n2 3 0\n").notes
+    assert note == ("1 line(s) that start with '#' were skipped as comments, though they hold 3 fields (head, near, "
+                    "far) like a data row (the first, line 6: '#2 3 4'); delete the '#' of those that are data")
+    assert read_text("# exported\n#i j k\n0 1 2\n1 2 3\n").notes == ()
+
+
 def test_integer_relabelling():
     data = read_text("10,20,30\n30,10,40\n")
     assert data.labels.tolist() == [10, 20, 30, 40]

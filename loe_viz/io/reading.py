@@ -328,6 +328,33 @@ def _sniff_delimiter(lines, forced):
     return cands[0] if cands else None
 
 
+def _commented_rows(src, spec, enc) -> str | None:
+    """A note on the lines that start with '#' (comments, as pandas reads them) yet hold a data row's fields, such
+    as a label '#ff0000' at the start of a row: read silently, they were rows lost."""
+    k, found, first, lines, tail = len(spec.roles), 0, None, spec.first_line, b"\n"
+    stream = src.rewind(spec.data_start)
+    while block := stream.read(1 << 20):
+        text = tail[-1:] + block  # a line that starts a block follows the last byte of the one before
+        for m in re.finditer(rb"\n(#[^\r\n]*)", text):
+            try:
+                ln = m[1].decode(enc)
+            except UnicodeDecodeError:
+                continue
+            fields = [f.strip() for f in _split(ln[1:], spec.delimiter)]
+            if len(fields) == k and all(fields) and (spec.kind == "str" or all(map(NUM_RE.match, fields))):
+                found += 1
+                if first is None:
+                    first = (lines + text.count(b"\n", 0, m.start()), ln)
+        lines, tail = lines + block.count(b"\n"), block
+    if not found:
+        return None
+    no, ln = first
+    return (f"{found} line(s) that start with '#' were skipped as comments, though they hold {_width(spec.roles)} "
+            f"like a data row (the first, line {no}: {ln[:60]!r}); "
+            + ("quote a label that starts with '#' to read it" if spec.kind == "str" else
+               "delete the '#' of those that are data"))
+
+
 def _width(roles) -> str:
     return f"{len(roles)} fields ({', '.join(r or '(ignored)' for r in roles)})"
 
@@ -620,6 +647,8 @@ def _read_text(src, opts, fmt, lim) -> TripletData:
         raise err(name, f"no valid rows: all {n_skipped} data row(s) have problems" if n_skipped else
                   "the file has a header but no data rows" if spec.header_line else "the file holds no data rows",
                   spec.header_line if spec.header_line and not n_skipped else None)
+    if (commented := _commented_rows(src, spec, opts["encoding"])) is not None:
+        more = more + [commented]
     args = (opts, name, layout, fmt, n_skipped, notes + more)
     return finish_str(tri, reader.names, *args) if spec.kind == "str" and reader.lookup is None else finish_int(
         tri, *args)
