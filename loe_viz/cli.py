@@ -895,11 +895,13 @@ def cmd_simulate(args) -> int:
     else:
         T = oracle.uniform_triplets(m)
         design = "uniformly random triplets"
-    with _writing(out):
-        write_triplets(out, T, layout=args.layout, random_state=args.seed + 3)
     header = ",".join(f"x{k + 1}" for k in range(d))
-    with _writing(points_out):
-        write_file(points_out, lambda fh: np.savetxt(fh, X, delimiter=",", header=header, comments="", fmt="%.6f"))
+    with _all_or_none(out, points_out) as (tri_path, points_path):  # never triplets without their points
+        with _writing(out):
+            write_triplets(tri_path, T, layout=args.layout, random_state=args.seed + 3)
+        with _writing(points_out):
+            write_file(points_path, lambda fh: np.savetxt(fh, X, delimiter=",", header=header, comments="",
+                                                          fmt="%.6f"))
     _say(f"drew {n:,} {args.kind} points in d = {d} (seed {args.seed}) and {len(T):,} {design} "
          f"(c = {_number(args.budget)}, noise T = {args.temperature:g}) in {_seconds(time.perf_counter() - t0)}")
     from .metrics import triplet_accuracy
@@ -908,6 +910,43 @@ def cmd_simulate(args) -> int:
          f"can expect on held-out ones)")
     _say(f"wrote the triplets to {out} ({args.layout}) and the points to {points_out}")
     return 0
+
+
+@contextlib.contextmanager
+def _all_or_none(*paths):
+    """The names to write ``paths`` under: hidden temporary files beside them (beside a link's target), renamed
+    over them together once every one is written, so that a run stopped in between (Ctrl-C, SIGTERM, a full disk)
+    leaves no new file and the old ones as they were. A device or pipe is written in place, under its own name."""
+    import secrets
+
+    from .io.writing import written_in_place
+
+    staged = []  # (the name written, the file it replaces, or None: written in place)
+    for path in paths:
+        if written_in_place(path):
+            staged.append((path, None))
+        else:
+            folder, base = os.path.split(os.path.realpath(path))
+            staged.append((os.path.join(folder, f".tmp-{secrets.token_hex(8)}-{base}"), os.path.join(folder, base)))
+    try:
+        yield [name for name, _ in staged]
+        hold = getattr(signal, "pthread_sigmask", None)  # no Ctrl-C between the renames
+        held = hold(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if hold else None
+        try:
+            for name, target in staged:
+                if target is not None:
+                    if os.path.exists(target):  # the replaced file's mode, as write_file keeps it
+                        os.chmod(name, os.stat(target).st_mode & 0o7777)
+                    os.replace(name, target)
+        finally:
+            if hold:
+                hold(signal.SIG_SETMASK, held)
+    except BaseException:
+        for name, target in staged:
+            if target is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+        raise
 
 
 def _check_simulate_memory(n: int, d: int, m: int, c: float) -> None:

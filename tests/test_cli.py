@@ -1113,3 +1113,31 @@ def test_an_empty_output_name_is_a_usage_error_before_any_work(tmp_path):
                                                f"leave -o out for the default name (see loe-viz {args[0]} --help)")
         assert proc.stdout == ""
     assert os.listdir(tmp_path) == []
+
+
+def test_ctrl_c_mid_simulate_leaves_no_new_file_and_old_ones_whole(tmp_path):
+    """Ctrl-C while simulate wrote its points left the triplet file it had written, so that a rerun refused it as
+    existing; with --force the old triplets were already replaced. The points' write stalls here."""
+    child = ("import sys, time, numpy\n"
+             "numpy.savetxt = lambda *a, **k: time.sleep(120)\n"
+             "from loe_viz.cli import main\n"
+             "sys.exit(main(sys.argv[1:]))\n")
+    for existing in (False, True):
+        if existing:
+            (tmp_path / "t.csv").write_text("mine\n")
+            (tmp_path / "t_points.csv").write_text("my points\n")
+        args = ["simulate", "gaussian", "-n", "50", "-o", "t.csv"] + ["--force"] * existing
+        proc = subprocess.Popen([sys.executable, "-c", child, *args], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not any(f.startswith(".tmp-") and f.endswith("points.csv") for f in os.listdir(tmp_path)):
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else ""
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 130
+        finally:
+            proc.kill()
+        assert (proc.stdout.read(), proc.stderr.read()) == ("", "loe-viz simulate: interrupted\n")
+        assert sorted(os.listdir(tmp_path)) == (["t.csv", "t_points.csv"] if existing else [])
+    assert (tmp_path / "t.csv").read_text() == "mine\n" and (tmp_path / "t_points.csv").read_text() == "my points\n"
