@@ -284,6 +284,21 @@ def test_a_row_that_starts_with_a_hash_is_a_comment_and_the_notes_say_so():
     assert read_text("# exported\n#i j k\n0 1 2\n1 2 3\n").notes == ()
 
 
+def test_ids_written_as_floats_are_read_exactly_and_the_note_quotes_one():
+    """Ids beyond 2**53 went through a float: 9007199254740993.0 became ...992, merging two items (and a row of
+    the two was 'a repeated item'); the note quoted '3.0' whatever the file held."""
+    data = read_text("head,winner,loser\n1,9007199254740993.0,5\n2,9007199254740992.0,6\n")
+    assert data.n_items == 6 and data.labels.tolist()[-2:] == [9007199254740992, 9007199254740993]
+    assert data.notes[0] == ("some integer ids are written as floats (e.g. '9007199254740993.0'); they were read as "
+                             "integers")
+    assert read_text("1,9007199254740993.0,9007199254740992.0\n").labels.tolist() == [
+        1, 9007199254740992, 9007199254740993]
+    assert read_text("1,2,3\n3,1e15,5\n").notes[0] == (
+        "some integer ids are written as floats (e.g. '1e15'); they were read as integers")
+    with pytest.raises(ValueError, match=r"line 2: non-integer item index '9007199254740993\.5' in the closer column"):
+        read_text("1,2,3\n3,9007199254740993.5,5\n")
+
+
 def test_integer_relabelling():
     data = read_text("10,20,30\n30,10,40\n")
     assert data.labels.tolist() == [10, 20, 30, 40]

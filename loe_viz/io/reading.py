@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import decimal
 import io
 import itertools
 import math
@@ -446,10 +447,13 @@ class _Reader:
             return None, lambda what: (f"mixed types: {what} item {t!r} is not an integer, but the file's ids are "
                                        "integers; pass item_type='str' to read every id as a text label")
         v, f = t, None if self.kind == "str" or INT_RE.match(t) else float(t)
+        if f is not None and abs(f) < 2**63 and math.isfinite(f):  # exactly: 9007199254740993.0 is no float
+            exact = decimal.Decimal(t)
+            f = int(exact) if exact == exact.to_integral_value() else math.nan
         if f is not None and (not math.isfinite(f) or f != int(f)):
             return None, lambda what: f"non-integer item index {t!r} in the {what} column"
-        if f is not None:
-            self.notes.add("some integer ids are written as floats (e.g. '3.0'); they were read as integers")
+        if f is not None and not any(n.startswith("some integer ids") for n in self.notes):
+            self.notes.add(f"some integer ids are written as floats (e.g. {t!r}); they were read as integers")
         if self.kind == "int":
             v = int(f) if f is not None else int(t) if len(t) < 40 else -1 if t[0] == "-" else 2**63  # not int(t)
             # of 4,300 digits or more, which Python refuses
