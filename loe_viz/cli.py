@@ -428,6 +428,9 @@ def _notes(notes, labels, skipped: bool = True) -> list[str]:
             note = note.replace("by its label", "by its id")
         if note == ANSWER_NOTE["index"]:  # a 0/1 'response' may as well mean "the left item is the closer"
             note += "; if 1 means the left item, pass --columns naming them head, near, far, response"
+        # renumbered ids: the library's ways to keep them (n_items=, labels=) are no options of this command
+        note = re.sub(r"; labels maps each index back to its id \(.*\)$", "; each item keeps its id as its label",
+                      note)
         out.append(_printable(_in_option_terms(note)))
     return out
 

@@ -1141,3 +1141,16 @@ def test_ctrl_c_mid_simulate_leaves_no_new_file_and_old_ones_whole(tmp_path):
         assert (proc.stdout.read(), proc.stderr.read()) == ("", "loe-viz simulate: interrupted\n")
         assert sorted(os.listdir(tmp_path)) == (["t.csv", "t_points.csv"] if existing else [])
     assert (tmp_path / "t.csv").read_text() == "mine\n" and (tmp_path / "t_points.csv").read_text() == "my points\n"
+
+
+def test_renumbered_ids_are_explained_without_the_librarys_keywords(tmp_path):
+    """The note on ids that are not 0..n-1 told the command's users to 'pass n_items=6' or 'pass its labels=',
+    keywords of the Python function that no option of this command takes."""
+    (tmp_path / "ids.csv").write_text("1,2,3\n3,2,5\n")
+    note = ("item ids were not the contiguous range 0..3: the 4 distinct ids (1..5) were mapped to 0..3 in "
+            "increasing order; each item keeps its id as its label")
+    proc = run("info", "ids.csv", cwd=tmp_path)
+    assert proc.returncode == 0 and f"\nnote       {note}\n" in proc.stdout, proc.stdout
+    proc = run("embed", "ids.csv", "--method", "ste", "--heldout", 0, cwd=tmp_path)
+    assert proc.returncode == 0 and f"\nnote: {note}\n" in proc.stdout, proc.stdout
+    assert "n_items" not in proc.stdout + proc.stderr and "labels=" not in proc.stdout + proc.stderr
