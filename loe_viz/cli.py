@@ -315,7 +315,7 @@ _OPTION_NAMES = [
      lambda m: f"pass --{m[1].replace('_', '-')}" + (f" {m[2]}" if m[2] else "")),
     (r"\bheader=True\b", "--header"), (r"\bheader=False\b", "--no-header"),
     (r"\b(item_type|layout|encoding)='([\w-]*)'", lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
-    (r"^(columns|encoding|layout|item_type)\b|\b(columns)=(?=[\s;,)]|$)",
+    (r"^(columns|encoding|layout|item_type)\b(?! taken by)|\b(columns)=(?=[\s;,)]|$)",  # not the note on a header
      lambda m: f"--{(m[1] or m[2]).replace('_', '-')}"),
     (r"\berrors='skip'", "--skip-bad-rows"), (r" \(delimiter=' ' splits on any run of spaces and tabs\)", ""),
     (r"landmark_selection='maxmin' or ", ""), (r"\(STE\)", "(--method ste)"),

@@ -1154,3 +1154,14 @@ def test_renumbered_ids_are_explained_without_the_librarys_keywords(tmp_path):
     proc = run("embed", "ids.csv", "--method", "ste", "--heldout", 0, cwd=tmp_path)
     assert proc.returncode == 0 and f"\nnote: {note}\n" in proc.stdout, proc.stdout
     assert "n_items" not in proc.stdout + proc.stderr and "labels=" not in proc.stdout + proc.stderr
+
+
+def test_columns_read_by_their_header_names_are_not_called_an_option(tmp_path):
+    """A header in another order was noted as '--columns taken by their header names', naming an option the user
+    never passed."""
+    (tmp_path / "reord.csv").write_text("loser,winner,head\n0,1,2\n1,2,3\n")
+    proc = run("info", "reord.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "\nnote       columns taken by their header names (loser, winner, head)\n" in proc.stdout, proc.stdout
+    line = one_line_error(run("info", "reord.csv", "--columns", "head,near,near", cwd=tmp_path), 2, "")
+    assert line == "loe-viz info: error: --columns names the role 'near' more than once (see loe-viz info --help)"
