@@ -354,7 +354,9 @@ def _read(args):
                              encoding=args.encoding, limits=dict(args.limit),
                              errors="skip" if args.skip_bad_rows else "raise")
     except ValueError as exc:  # the reader's message, with its advice in this command's terms
-        msg = _in_option_terms(str(exc))
+        msg = re.sub(r"\bheader= applies", "--header applies" if args.header else "--no-header applies", str(exc))
+        msg = _in_option_terms(msg.replace("a .npy file names its arrays (triplets, or X and y)",
+                                           "a .npy file holds one unnamed array, of list-order triplets"))
         if not str(exc).startswith(f"{path}:"):  # not the file's problem: an option's (--columns head,near)
             if args.columns is not None:  # the library's None is an empty entry here, its tuple the text given
                 msg = re.sub(r" or None; got \(.*\)$", f" or empty (a column to ignore); got {args.columns!r}", msg)

@@ -1165,3 +1165,17 @@ def test_columns_read_by_their_header_names_are_not_called_an_option(tmp_path):
     assert "\nnote       columns taken by their header names (loser, winner, head)\n" in proc.stdout, proc.stdout
     line = one_line_error(run("info", "reord.csv", "--columns", "head,near,near", cwd=tmp_path), 2, "")
     assert line == "loe-viz info: error: --columns names the role 'near' more than once (see loe-viz info --help)"
+
+
+def test_text_only_reading_options_on_numpy_files_are_named_as_options(tmp_path):
+    """--header/--no-header on an .npz was called 'header=' (the library's keyword), and a .npy file, which holds
+    one unnamed array, was said to name its arrays."""
+    npz = sample_path("gaussian_3d_triplets.npz")
+    np.save(tmp_path / "t.npy", np.array([[0, 1, 2], [1, 2, 0]]))
+    npz_says = "a .npz file names its arrays (triplets, or X and y)"
+    npy_says = "a .npy file holds one unnamed array, of list-order triplets"
+    for file, option, says in [(npz, ["--no-header"], npz_says), (npz, ["--header"], npz_says),
+                               (npz, ["--columns", "head,near,far"], npz_says), ("t.npy", ["--header"], npy_says),
+                               ("t.npy", ["--columns", "head,near,far"], npy_says)]:
+        line = one_line_error(run("info", file, *option, cwd=tmp_path), 1, "")
+        assert line == f"loe-viz info: error: {file}: {option[0]} applies to text files; {says}"
