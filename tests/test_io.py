@@ -823,6 +823,14 @@ def test_a_table_that_is_no_triplet_file_and_mixed_separators_are_named():
         f"{path}: line 1: is not a triplet file: its first line ['name', 'country', 'latitude', 'longitude'] names "
         "columns, none of them a triplet's (head, winner, loser; or head, left, right, winner), above rows that hold "
         "numbers; a triplet file names items, three to a row")
+    # the bundled points and map files were refused in two other wordings, neither saying what the file is
+    for sample, cells in (("gaussian_2d_points.csv", "['x', 'y']"), ("european_capitals_map_km.csv",
+                                                                     "['east_km', 'north_km']")):
+        with pytest.raises(ValueError) as exc:
+            read_triplets(sample_path(sample))
+        assert str(exc.value) == (f"{sample_path(sample)}: line 1: is not a triplet file: its first line {cells} names "
+                                  "columns, none of them a triplet's (head, winner, loser; or head, left, right, "
+                                  "winner), above rows that hold numbers; a triplet file names items, three to a row")
     for text, line in (("0 1\t3\n1 2\t0\n", 1), ("0\t1\t3\n1 2\t0\n", 2)):
         with pytest.raises(ValueError) as exc:
             read_triplets(io.StringIO(text))

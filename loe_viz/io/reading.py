@@ -263,6 +263,9 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
                   first_no)
     if hdr:
         spec.header_line, rows = first_no, rows[1:]
+        if columns is None and hlayout is None and len(f0) < 3 and not set(roles) & set(ITEM_WORD) and (
+                text_above_numbers):
+            raise err(name, _not_triplets(f0), first_no)  # points, coordinates: one wording for all of them
         if columns is None and hlayout is None:
             raise err(name, f"the {problem} (header {f0})" if n_known else f"the header {f0} names no known column; "
                       "name the columns e.g. head,winner,loser or head,left,right,winner, or pass columns=", first_no)
@@ -281,9 +284,7 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     elif not hdr and len(f0) == 4 and lay not in ("auto", "list-order"):
         spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
     elif not hdr and not any(numeric0) and n_known == 0 and len(rows) > 1 and any(map(is_number, rows[1])):
-        raise err(name, f"is not a triplet file: its first line {f0} names columns, none of them a triplet's "
-                        "(head, winner, loser; or head, left, right, winner), above rows that hold numbers; a "
-                        "triplet file names items, three to a row", first_no)
+        raise err(name, _not_triplets(f0), first_no)
     elif not hdr:
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
@@ -327,6 +328,13 @@ def _sniff_delimiter(lines, forced):
         if all(len(_split(ln, d)) == len(_split(lines[0], d)) for ln in lines[1:20]):
             return d
     return cands[0] if cands else None
+
+
+def _not_triplets(f0) -> str:
+    """The refusal of a table (points, coordinates, item attributes) read as triplets: names above numbers."""
+    return (f"is not a triplet file: its first line {f0} names columns, none of them a triplet's (head, winner, "
+            "loser; or head, left, right, winner), above rows that hold numbers; a triplet file names items, three "
+            "to a row")
 
 
 def _commented_rows(src, spec, enc) -> str | None:
