@@ -111,7 +111,7 @@ def test_malformed_upload_gives_the_message_and_keeps_data_and_results():
     assert s.load_upload(b"", "empty.csv") is False
     assert s.error == "Upload rejected: empty.csv: the file is empty"
     assert s.load_upload(b"x,y\n1,2\n", "points.csv") is False
-    assert s.error.startswith("Upload rejected: points.csv: line 1: the header has no head")
+    assert s.error.startswith("Upload rejected: points.csv: line 1: is not a triplet file: its first line ['x', 'y']")
     assert s.load_upload(b"not a zip", "t.npz") is False
     assert s.error == "Upload rejected: t.npz: has the extension .npz but is not a NumPy .npz file"
     assert s.data is data and s.results is results
