@@ -683,13 +683,26 @@ def _heads(train, n: int) -> int:
 
 
 def _too_few_heads(args, train, n: int, d: int, auto: bool = False) -> str | None:
-    """Why LOE, or LOE-STE's start, cannot fit ``-d d`` with the landmarks it chooses itself (None: it can).
+    """Why LOE, or LOE-STE's start, cannot fit ``-d d`` with the landmarks it chooses itself, or with those of
+    --landmarks (None: it can).
 
-    Both need d + 3 landmarks that head training triplets: checked before the fit, so that the message names
-    what is short (items or heads) and a -d that works, or --method ste when none does."""
-    if args.method not in ("loe", "loeste") or args.landmarks != "auto":
-        return None  # a --landmarks given is checked against the items, and named, by the fit
+    Both need d + 3 landmarks (or --landmarks N) that head training triplets: checked before the fit, so that the
+    message names what is short (items or heads) and a -d or --landmarks that works, or --method ste when none
+    does."""
+    if args.method not in ("loe", "loeste"):
+        return None
     heads = _heads(train, n)
+    if args.landmarks != "auto":  # at least d + 3, checked with the other options
+        if args.landmarks <= heads:
+            return None
+        short = f"--landmarks {args.landmarks} is larger than the number of items ({n})" if heads >= n else (
+            f"--landmarks {args.landmarks}: the {len(train):,} training triplet{'s have' * (len(train) != 1)}"
+            f"{' has' * (len(train) == 1)} only {heads} distinct head item(s) (a landmark of LOE must head triplets)")
+        if d + 3 <= heads:
+            return f"{short}; use --landmarks {heads} or less"
+        if heads - 3 < 1:
+            return f"{short}; no -d works with {heads} head(s): use --method ste, which fits every triplet"
+        return f"{short}; use --landmarks {heads} with -d {heads - 3} or less, or --method ste"
     if d + 3 <= heads:
         return None
     who = ("-d auto: LOE" if auto else f"-d {d}") if args.method == "loe" else (

@@ -344,7 +344,8 @@ def test_embed_unusable_settings_exit_1(simulated):
     line = one_line_error(run("embed", "t.csv", "-d", 80, cwd=d), 1, "loe-viz embed: error: ")
     assert line == "loe-viz embed: error: -d 80 needs more than 80 items; t.csv has 60"
     line = one_line_error(run("embed", "t.csv", "--landmarks", 70, cwd=d), 1, "loe-viz embed: error: ")
-    assert line == "loe-viz embed: error: --landmarks 70 is larger than the number of items (60)"
+    assert line == ("loe-viz embed: error: --landmarks 70 is larger than the number of items (60); use --landmarks 60 "
+                    "or less")
 
 
 def test_embed_output_is_checked_before_the_fit_and_never_replaces_the_input(simulated, tmp_path):
@@ -1179,3 +1180,20 @@ def test_text_only_reading_options_on_numpy_files_are_named_as_options(tmp_path)
                                ("t.npy", ["--columns", "head,near,far"], npy_says)]:
         line = one_line_error(run("info", file, *option, cwd=tmp_path), 1, "")
         assert line == f"loe-viz info: error: {file}: {option[0]} applies to text files; {says}"
+
+
+def test_landmarks_that_too_few_items_head_are_refused_before_the_fit_with_a_number_that_works(tmp_path):
+    """--landmarks 11 on triplets headed by 10 items said 'LOE needs --landmarks 11' after 'fitting LOE ...', with
+    no number that works; --landmarks 500 named the 200 items, not the 10 heads that bind."""
+    src = sample_path("gaussian_2d_landmark_triplets.csv")
+    short = ("the 20,000 training triplets have only 10 distinct head item(s) (a landmark of LOE must head "
+             "triplets); use --landmarks 10")
+    for extra, says in [(["--landmarks", 11], f"--landmarks 11: {short} or less"),
+                        (["--landmarks", 500], f"--landmarks 500: {short} or less"),
+                        (["--landmarks", 11, "--method", "loeste"], f"--landmarks 11: {short} or less"),
+                        (["--landmarks", 11, "-d", "auto"], f"--landmarks 11: {short} or less"),
+                        (["--landmarks", 11, "-d", 8], f"--landmarks 11: {short} with -d 7 or less, or --method ste")]:
+        proc = run("embed", src, *extra, cwd=tmp_path)
+        assert one_line_error(proc, 1, "") == f"loe-viz embed: error: {says}"
+        assert "fitting" not in proc.stdout and "choosing" not in proc.stdout, proc.stdout
+    assert os.listdir(tmp_path) == []
