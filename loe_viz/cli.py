@@ -602,6 +602,8 @@ def cmd_embed(args) -> int:
         raise DataError(f"{args.file} holds {m} triplet{'s' * (m != 1)}: too few to embed (at least 2 are needed)")
     if d != "auto" and d >= n:
         raise DataError(f"-d {d} needs more than {d} items; {args.file} has {n}")
+    if (note := _unused_note(data.triplets, data.labels)) is not None:
+        _say(f"note: {note}", err=err)
     if args.heldout > 0 and (note := _copies_note(data.triplets, n)) is not None:
         _say(f"note: {note}", err=err)
     if args.heldout > 0:
@@ -673,6 +675,24 @@ def _copies_note(triplets, n: int) -> str | None:
     return (f"{r:,} of the {m:,} rows repeat an earlier row: a held-out row with a copy in the training share is "
             "scored on an answer the fit has seen, which raises the held-out accuracy; if they are copies of one "
             "answer rather than answers of several people, remove them")
+
+
+def _unused_note(triplets, labels) -> str | None:
+    """The items in no triplet, in words: the output gives them coordinates that nothing in the file determines
+    (None: every item is in a triplet)."""
+    import numpy as np
+
+    from .describe import short_label
+
+    seen = np.zeros(labels.size, dtype=bool)
+    seen[np.asarray(triplets).ravel()] = True
+    unused = np.flatnonzero(~seen)
+    if not unused.size:
+        return None
+    k, some = unused.size, labels[unused[:3]].tolist()
+    names = ", ".join(str(v) if labels.dtype.kind == "i" else repr(short_label(v)) for v in some)
+    return (f"{k:,} item(s) appear in no triplet (e.g. {names}{', ...' * (k > 3)}): their coordinates in the output "
+            "are not determined by the data")
 
 
 def _heads(train, n: int) -> int:

@@ -1197,3 +1197,17 @@ def test_landmarks_that_too_few_items_head_are_refused_before_the_fit_with_a_num
         assert one_line_error(proc, 1, "") == f"loe-viz embed: error: {says}"
         assert "fitting" not in proc.stdout and "choosing" not in proc.stdout, proc.stdout
     assert os.listdir(tmp_path) == []
+
+
+def test_embed_names_the_items_in_no_triplet_whose_coordinates_nothing_determines(tmp_path):
+    """An .npz with 105 labels whose triplets use 100 items: embed wrote coordinates for the other 5 without a word
+    (with --method loeste all five the same point), while info counted them as unused."""
+    rng = np.random.default_rng(0)
+    triplets = np.array([rng.choice(100, 3, replace=False) for _ in range(2000)])
+    np.savez(tmp_path / "u.npz", triplets=triplets, labels=np.array([f"it{i}" for i in range(105)]))
+    proc = run("embed", "u.npz", "--method", "ste", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == ("note: 5 item(s) appear in no triplet (e.g. 'it100', 'it101', 'it102', "
+                                           "...): their coordinates in the output are not determined by the data")
+    proc = run("embed", sample_path("gaussian_2d_crowd.csv"), "--method", "ste", cwd=tmp_path)
+    assert proc.returncode == 0 and "appear in no triplet" not in proc.stdout, proc.stdout
