@@ -362,6 +362,10 @@ def _read(args):
                 msg = re.sub(r" or None; got \(.*\)$", f" or empty (a column to ignore); got {args.columns!r}", msg)
             raise UsageError(msg) from None
         raise DataError(msg) from None
+    except OSError as exc:  # one that names no file, such as /proc/self/status, which cannot be sought in
+        if exc.filename is not None:
+            raise
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _check_output_named(args) -> None:
@@ -1153,9 +1157,26 @@ def _drop_stdout() -> None:
     os.close(devnull)
 
 
+def _environment_problems() -> list[str]:
+    """What is wrong with the environment variables that numba reads on import, before anything imports it:
+    NUMBA_NUM_THREADS=0 stopped every command with 'Number of threads specified must be > 0.', and a value such as
+    2.0 printed a traceback and was ignored."""
+    raw = os.environ.get("NUMBA_NUM_THREADS")
+    if raw is None:
+        return []
+    try:
+        ok = int(raw) >= 1
+    except ValueError:
+        ok = False
+    return [] if ok else [f"NUMBA_NUM_THREADS={raw!r}: expected a whole number of threads above 0, such as 2 (or "
+                          "leave it unset: one thread per core)"]
+
+
 def _run(args, prog: str) -> int:
     """``args.func(args)``, its failures printed as one line; returns the exit status."""
     try:
+        if problems := _environment_problems():
+            raise UsageError("; ".join(problems))
         return int(args.func(args) or 0)
     except BrokenPipeError:  # a reader such as 'head' stopped reading: not an error of this command
         _drop_stdout()

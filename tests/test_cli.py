@@ -1211,3 +1211,25 @@ def test_embed_names_the_items_in_no_triplet_whose_coordinates_nothing_determine
                                            "...): their coordinates in the output are not determined by the data")
     proc = run("embed", sample_path("gaussian_2d_crowd.csv"), "--method", "ste", cwd=tmp_path)
     assert proc.returncode == 0 and "appear in no triplet" not in proc.stdout, proc.stdout
+
+
+def test_a_file_that_cannot_be_read_is_named_with_the_problem(tmp_path):
+    """info /proc/self/status said '[Errno 22] Invalid argument': neither the file nor the problem in words."""
+    line = one_line_error(run("info", "/proc/self/status", cwd=tmp_path), 1, "")
+    assert line == "loe-viz info: error: cannot read /proc/self/status: Invalid argument"
+    line = one_line_error(run("info", "none.csv", cwd=tmp_path), 1, "")
+    assert line == "loe-viz info: error: none.csv: No such file or directory"
+
+
+def test_a_thread_count_numba_cannot_use_is_named_before_any_work(tmp_path):
+    """NUMBA_NUM_THREADS=0 stopped embed after reading with 'Number of threads specified must be > 0.', naming no
+    variable; 2.0 printed numba's traceback and was ignored."""
+    src = sample_path("gaussian_2d_crowd.csv")
+    for value in ("0", "2.0", "two"):
+        proc = subprocess.run([sys.executable, "-m", "loe_viz.cli", "embed", str(src), "--method", "ste"], cwd=tmp_path,
+                              env={**ENV, "NUMBA_NUM_THREADS": value}, capture_output=True, text=True, timeout=600)
+        assert one_line_error(proc, 2, "") == (f"loe-viz embed: error: NUMBA_NUM_THREADS={value!r}: expected a whole "
+                                               "number of threads above 0, such as 2 (or leave it unset: one thread "
+                                               "per core) (see loe-viz embed --help)")
+        assert proc.stdout == ""
+    assert os.listdir(tmp_path) == []
