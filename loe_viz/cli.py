@@ -122,11 +122,13 @@ AUTO_DIMENSIONS = (1, 2, 3, 4, 5)
 
 
 _LIMITS = ("array_bytes", "compression_ratio", "label_bytes")
+#: An .npz member's expansion: never below 1 but where deflating made it larger, so a bound below 1 refuses all.
+_ratio = _checked(float, "a number >= 1", lambda v: 1.0 <= v < float("inf"))
 
 
 #: What the value of each ``--limit`` key counts, for its error message.
 _LIMIT_VALUES = {"array_bytes": "a whole number of bytes > 0 (e.g. 4e9 or 4GiB)",
-                 "compression_ratio": "a number > 0 (e.g. 64)",
+                 "compression_ratio": "a number >= 1 (e.g. 64; below 1 every .npz member above 16MiB is refused)",
                  "label_bytes": "a whole number of characters > 0 (e.g. 1e9 or 1GiB)"}
 
 
@@ -141,7 +143,7 @@ def _limit(text: str):
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY one of {', '.join(_LIMITS)} (e.g. "
                                          f"array_bytes=4GiB), got {text!r}")
     try:
-        value = parse_amount(value, size=True) if key.endswith("_bytes") else _positive_float(value)
+        value = parse_amount(value, size=True) if key.endswith("_bytes") else _ratio(value)
     except (ValueError, argparse.ArgumentTypeError):
         raise argparse.ArgumentTypeError(f"expected {key}=N with N {_LIMIT_VALUES[key]}, got {text!r}") from None
     return key, int(value) if float(value).is_integer() else value  # 4e9 bytes: 4,000,000,000, not 4e9 or ...0.0
@@ -166,9 +168,10 @@ def _add_reader_options(p) -> None:
     # numba for --help; tests/test_cli.py checks the two agree)
     p.add_argument("--limit", type=_limit, action="append", default=[], metavar="KEY=VALUE",
                    help="raise a bound read_triplets checks before allocating: array_bytes (one array of a "
-                   ".npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes (the "
+                   ".npy/.npz, default 1073741824 = 1GiB), compression_ratio (the largest uncompressed / "
+                   "compressed size of an .npz member above 16MiB, a number >= 1: 32), label_bytes (the "
                    "total length of the distinct text labels, counted in characters: 268435456 = 256MiB); "
-                   "whole numbers, e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable")
+                   "sizes are whole numbers, e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -281,18 +281,21 @@ def test_readers_advice_names_this_commands_options(tmp_path):
 
 
 def test_limit_defaults_in_the_help_are_values_the_option_takes(tmp_path):
-    # the help said "default 2**30", and --limit array_bytes=2**40 was refused
+    # the help said "default 2**30", and --limit array_bytes=2**40 was refused; it called every value a whole
+    # number, never said which members the ratio bounds, and took compression_ratio=0.5, which refuses them all
     from loe_viz.cli import _limit
     from loe_viz.io import MAX_ARRAY_BYTES, MAX_COMPRESSION_RATIO, MAX_LABEL_BYTES
 
     text = " ".join(run("info", "--help", cwd=tmp_path).stdout.split())
-    assert ("array_bytes (one array of a .npy/.npz, default 1073741824 = 1GiB), compression_ratio (32), label_bytes "
-            "(the total length of the distinct text labels, counted in characters: 268435456 = 256MiB); whole numbers, "
+    assert ("array_bytes (one array of a .npy/.npz, default 1073741824 = 1GiB), compression_ratio (the largest "
+            "uncompressed / compressed size of an .npz member above 16MiB, a number >= 1: 32), label_bytes (the total "
+            "length of the distinct text labels, counted in characters: 268435456 = 256MiB); sizes are whole numbers, "
             "e.g. array_bytes=4e9 or array_bytes=4GiB; repeatable") in text
     for written, expected in [("array_bytes=1073741824", MAX_ARRAY_BYTES), ("array_bytes=1GiB", MAX_ARRAY_BYTES),
                               ("label_bytes=268435456", MAX_LABEL_BYTES), ("label_bytes=256MiB", MAX_LABEL_BYTES),
                               ("compression_ratio=32", MAX_COMPRESSION_RATIO), ("array_bytes=4e9", 4 * 10**9),
-                              ("compression_ratio=2.5", 2.5), ("array_bytes=8TB", 8 * 2**40)]:
+                              ("compression_ratio=2.5", 2.5), ("compression_ratio=1", 1),
+                              ("array_bytes=8TB", 8 * 2**40)]:
         assert _limit(written) == (written.partition("=")[0], expected)
     whole = "array_bytes=N with N a whole number of bytes > 0 (e.g. 4e9 or 4GiB)"
     for written, expected in [("array_bytes=2**40", whole),
@@ -300,7 +303,8 @@ def test_limit_defaults_in_the_help_are_values_the_option_takes(tmp_path):
                               ("array_bytes=0.5", whole), ("array_bytes=1.5", whole),
                               ("label_bytes=1.5", "label_bytes=N with N a whole number of characters > 0 (e.g. 1e9 or "
                                                   "1GiB)"),
-                              ("compression_ratio=0", "compression_ratio=N with N a number > 0 (e.g. 64)"),
+                              *((f"compression_ratio={v}", "compression_ratio=N with N a number >= 1 (e.g. 64; below 1 "
+                                 "every .npz member above 16MiB is refused)") for v in ("0", "0.5", "inf")),
                               ("array_bytes", "KEY=VALUE with KEY one of array_bytes, compression_ratio, label_bytes "
                                               "(e.g. array_bytes=4GiB)")]:
         line = one_line_error(run("info", "x.csv", "--limit", written, cwd=tmp_path), 2, "loe-viz info: ")
