@@ -299,6 +299,16 @@ def test_ids_written_as_floats_are_read_exactly_and_the_note_quotes_one():
         read_text("1,2,3\n3,9007199254740993.5,5\n")
 
 
+def test_an_npz_whose_labels_are_too_few_names_the_index_and_the_labels_range():
+    """It said 'an index that is too large for the 3 labels', which left the reader to find which and how many."""
+    buf = io.BytesIO()
+    np.savez(buf, triplets=np.array([[0, 1, 2], [1, 2, 3]]), labels=np.array(["a", "b", "c"]))
+    buf.seek(0)
+    with pytest.raises(ValueError, match=r"^<buffer>: triplets row 1 \(counting from 0\) holds index 3, too large for "
+                                         r"the 3 labels \(indices 0\.\.2\): \[1, 2, 3\]$"):
+        read_triplets(buf, format="npz")
+
+
 def test_integer_relabelling():
     data = read_text("10,20,30\n30,10,40\n")
     assert data.labels.tolist() == [10, 20, 30, 40]

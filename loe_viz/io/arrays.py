@@ -77,7 +77,7 @@ def _table(name, arr, what, n, bound) -> np.ndarray:
         row = arr[r]
         problem = ("holds a non-integer value" if arr.dtype.kind == "f" and not whole[r] else
                    "holds a negative index" if row.min() < 0 else
-                   f"holds an index that is too large for {bound}" if row.max() >= n else
+                   f"holds index {row.max()}, too large for {bound}" if row.max() >= n else
                    "repeats an item; a triplet needs three distinct items")
         raise err(name, f"{what} row {r} (counting from 0) {problem}: {row.tolist()}")
     small = arr.dtype.itemsize <= 2 or arr.max() < LIMIT
@@ -185,7 +185,7 @@ def read(src, opts, lim, fmt):
         lab = opts["labels"]
     n = opts["n_items"] if lab is None else lab.size
     wide = n is None and opts["relabel"] is not False  # ids up to 2**63 - 1, numbered 0..k-1 as in a text file
-    bound = (f"n_items={n}" if lab is None else f"the {n} labels") if n is not None else (
+    bound = (f"n_items={n}" if lab is None else f"the {n} labels (indices 0..{n - 1})") if n is not None else (
         "the reader (ids below 2**63)" if wide else f"relabel=False (ids below 2**31 - 2 = {LIMIT:,})")
     tri = _table(name, arr, what, 2**63 if wide else n or LIMIT, bound)
     if y is not None:
