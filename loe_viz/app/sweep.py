@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -159,14 +160,22 @@ def loglog_slope(x, y) -> float:
     return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
 
 
+def _per_landmark(c: float, n: int, l: int) -> int:
+    """Comparisons per landmark of budget ``c`` at ``n`` items and ``l`` landmarks (⌊c·n·ln n⌋ split over ``l``),
+    at most the largest float: ``c = 1e308`` gave infinity, which no integer is."""
+    return int(math.floor(min(c * n * math.log(n), sys.float_info.max))) // l
+
+
 def _budget_problem(cfg: dict) -> str:
     """Why the budget of ``cfg`` is too small for LOE ('' when it is enough)."""
+    from . import limits
+
     n, d = int(cfg["n"]), int(cfg["d"])
     l = int(cfg.get("n_landmarks") or d + 3)
     c = float(cfg["budget"])
-    if n < 2 or c <= 0:
+    if n < 2 or c <= 0 or n > limits.MAX_N:  # more items than the explorer takes: _cost_problem says so
         return ""
-    per_landmark = int(math.floor(c * n * math.log(n))) // l
+    per_landmark = _per_landmark(c, n, l)
     if per_landmark < n // 2:
         c_min = (n // 2) * l / (n * math.log(n))
         return (f"budget c = {c:g} gives {per_landmark:,} comparisons per landmark at n = {n:,}, ℓ = {l}; "
@@ -193,7 +202,10 @@ def _cost_problem(cfg: dict, variable: str, value) -> str:
         limits.check_size(n, d)
     except ValueError as exc:
         return f"{what}: {exc}."
-    per_landmark = int(math.floor(float(cfg["budget"]) * n * math.log(n))) // l
+    if not float(cfg["budget"]) * n * math.log(n) < 10**18:  # nor does the library's memory model count beyond
+        return f"{what}: one fit asks for more than 10¹⁸ comparisons, beyond what this explorer allows per run; " \
+               "use smaller values."
+    per_landmark = _per_landmark(float(cfg["budget"]), n, l)
     est = limits.estimate_run(n, d, d, l, per_landmark,
                               landmark_selection=cfg.get("landmark_selection", "random"))
     if est.n_comparisons >= 10**18 or est.bytes > limits.MAX_BYTES:

@@ -950,6 +950,23 @@ def test_a_sweep_beyond_the_explorers_limits_is_refused_before_anything_is_alloc
             assert SweepState(**dict(lesson.sweep)).check() == "", lesson.key
 
 
+def test_a_sweep_value_of_1e308_is_refused_with_a_message_not_an_overflow():
+    # c = 1e308 (or n = 1e308) made c·n·ln n infinite: the check raised OverflowError, nothing ran and nothing
+    # was said, the previous message and plots stayed
+    from loe_viz.app.sweep import SweepState
+
+    for variable in ("budget", "n"):
+        s = SweepState(variable=variable, values=[20.0 if variable == "budget" else 500.0, 1e308], seeds=1)
+        assert s.start(background=False) is False
+        assert not s.jobs.busy and s.points == []
+        if variable == "budget":
+            assert s.message == ("budget c = 1e+308: one fit asks for more than 10¹⁸ comparisons, beyond what this "
+                                 "explorer allows per run; use smaller values."), s.message
+        else:
+            assert s.message.startswith("items n = 1e+308: n must be <= 200,000 in this explorer, got "), s.message
+        s.close()
+
+
 def test_a_run_refused_because_the_server_is_stopping_is_one_line_not_a_traceback(caplog):
     # a server stopped (SIGTERM) while a comparison started logged "comparison failed" with a traceback
     import logging
