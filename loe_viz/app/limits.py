@@ -29,7 +29,8 @@ from .._format import format_bytes, format_seconds
 log = logging.getLogger(__name__)
 
 __all__ = ["MAX_N", "MAX_D", "MAX_COLUMNS", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "ENVIRONMENT",
-           "environment_problems", "parse_amount", "RunEstimate", "estimate_run", "check_size", "check_columns", "check_run"]
+           "environment_problems", "parse_amount", "RunEstimate", "estimate_run", "quote_count", "check_size",
+           "check_columns", "check_run"]
 
 #: The limits a server sets in its environment, and their defaults (0: no limit).
 ENVIRONMENT = {"LOE_VIZ_MAX_N": 200_000, "LOE_VIZ_MAX_D": 20, "LOE_VIZ_MAX_COLUMNS": 1_000,
@@ -131,6 +132,15 @@ class RunEstimate:
         )
 
 
+def quote_count(n: int) -> str:
+    """A whole number for a message: with thousands separators, or, from 10**18 on, as
+    ``a number of about N digits`` (``n = 1e300`` printed 400 characters of digits)."""
+    if abs(n) < 10**18:
+        return f"{n:,}"
+    bits = abs(n).bit_length()  # Python writes no int of more than 4,300 digits: those are counted from the bits
+    return f"a number of about {len(str(abs(n))) if bits < 13_000 else int(bits * 0.30103):,} digits"
+
+
 def check_size(n: int, d: int) -> None:
     """Refuse ``n`` or ``d`` above the explorer's hard bounds (``ValueError`` naming the bound).
 
@@ -139,10 +149,10 @@ def check_size(n: int, d: int) -> None:
     """
     if n > MAX_N:
         log.info("refused n = %d above LOE_VIZ_MAX_N = %d (the server's setting)", n, MAX_N)
-        raise ValueError(f"n must be <= {MAX_N:,} in this explorer, got {n:,}")
+        raise ValueError(f"n must be <= {MAX_N:,} in this explorer, got {quote_count(n)}")
     if d > MAX_D:
         log.info("refused d = %d above LOE_VIZ_MAX_D = %d (the server's setting)", d, MAX_D)
-        raise ValueError(f"d must be <= {MAX_D} in this explorer, got {d}")
+        raise ValueError(f"d must be <= {MAX_D} in this explorer, got {quote_count(d)}")
 
 
 def check_columns(columns: int, name: str) -> None:

@@ -94,7 +94,9 @@ def repeated_settings(search: str, names: Iterable[str]) -> dict[str, list[str]]
 def quote_link_value(raw) -> str:
     """``repr(raw)`` for a message, cut to :data:`QUOTED_CHARS` characters with the full length said."""
     if isinstance(raw, int) and not isinstance(raw, bool) and raw.bit_length() > 200:
-        return f"a number of about {int(raw.bit_length() * 0.30103):,} digits"  # never printed whole
+        from .limits import quote_count
+
+        return quote_count(raw)  # never printed whole
     text = raw if isinstance(raw, str) else repr(raw)
     if len(text) <= QUOTED_CHARS:
         return repr(raw)

@@ -967,6 +967,17 @@ def test_a_sweep_value_of_1e308_is_refused_with_a_message_not_an_overflow():
         s.close()
 
 
+def test_a_sweep_of_n_1e300_quotes_the_value_shortly_not_in_300_digits():
+    # the message ran to 20 lines of digits: "got 1,000,000,000,000,000,052,504,760,…"
+    from loe_viz.app.sweep import SweepState
+
+    for value, got in ((1e300, "a number of about 301 digits"), (2e7, "20,000,000")):
+        s = SweepState(variable="n", values=[500.0, value], seeds=1)
+        assert s.start(background=False) is False
+        assert s.message == f"items n = {value:g}: n must be <= 200,000 in this explorer, got {got}.", s.message
+        s.close()
+
+
 def test_a_run_refused_because_the_server_is_stopping_is_one_line_not_a_traceback(caplog):
     # a server stopped (SIGTERM) while a comparison started logged "comparison failed" with a traceback
     import logging
