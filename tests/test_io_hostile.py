@@ -599,8 +599,9 @@ def test_large_ids_read_from_a_numpy_file_as_from_a_text_file(tmp_path):
     np.save(tmp_path / "u.npy", np.array([[0, 1, 2], [0, 1, 2**64 - 1]], dtype=np.uint64))
     with pytest.raises(ValueError) as info:
         read_triplets(tmp_path / "u.npy")
-    assert str(info.value) == (f"{tmp_path / 'u.npy'}: the array row 1 (counting from 0) holds an index that is too "
-                               "large for the reader (ids below 2**63): [0, 1, 18446744073709551615]")
+    assert str(info.value) == (f"{tmp_path / 'u.npy'}: the array row 1 (counting from 0) holds index "
+                               "18446744073709551615, too large for the reader (ids below 2**63): [0, 1, "
+                               "18446744073709551615]")
     with pytest.raises(ValueError) as info:
         read_triplets(tmp_path / "t.npy", relabel=False)
     assert str(info.value) == (f"{tmp_path / 't.npy'}: the array row 0 (counting from 0) holds an index that is too "
