@@ -209,10 +209,12 @@ def _budget_problem(budget: float, use: dict) -> str | None:
         lo, hi = budget_range(n, d, d, l, unit)
     except Exception:  # the run says what is wrong with these settings
         return None
+    if lo > hi:  # the run says how many landmarks can
+        return f"no budget can run with ℓ = {l:,} landmarks at n = {n:,}: they are too many"
     if lo <= budget <= hi and per_landmark_of(n, l, unit, budget) >= n // 2:
         return None
     what = "comparisons per landmark" if unit == "per_landmark" else "c"
-    return f"must be between {_fmt(lo)} and {_fmt(hi)} {what} for n = {n:,} and ℓ = {l}"
+    return f"must be between {_fmt(lo)} and {_fmt(hi)} {what} for n = {n:,} and ℓ = {l:,}"
 
 
 class DeferredLink:

@@ -239,13 +239,15 @@ def convert_budget(n: int, l: int, budget: float, old_unit: str, new_unit: str) 
 def budget_range(n: int, D: int, d: int, l: int, unit: str, *, landmark_selection: str = "random",
                  n_jobs: int = 1) -> tuple[float, float]:
     """The budgets a run accepts, in ``unit``: at least n/2 comparisons per landmark, at most
-    what fits in :data:`~loe_viz.app.limits.MAX_BYTES`."""
+    what fits in :data:`~loe_viz.app.limits.MAX_BYTES` (none, the top below the bottom, when too many
+    landmarks take too much memory even so: see :func:`most_landmarks`)."""
     from .limits import MAX_BYTES
 
     need = max(n // 2, 1)
     b0 = estimate_run(n, D, d, l, need, landmark_selection=landmark_selection, n_jobs=n_jobs).bytes
     b1 = estimate_run(n, D, d, l, 2 * need, landmark_selection=landmark_selection, n_jobs=n_jobs).bytes
-    per_hi = need + max(MAX_BYTES - b0, 0.0) / max((b1 - b0) / need, 1e-9)
+    # below `need` when even n/2 comparisons per landmark take too much memory: no budget (the range is empty)
+    per_hi = need + (MAX_BYTES - b0) / max((b1 - b0) / need, 1e-9)
     per_hi = float(np.floor(min(per_hi, 2.0**62)))
     if unit == "per_landmark":
         return float(need), per_hi
@@ -255,14 +257,43 @@ def budget_range(n: int, D: int, d: int, l: int, unit: str, *, landmark_selectio
     while per_landmark_of(n, l, unit, lo) < need:
         lo = float(f"{lo * 1.001:.4g}")
     hi = float(np.floor(per_hi * scale * 10) / 10)
+    if hi < lo:  # a narrow range: its top to the lower end's 3 decimals (8,192.5 was below 8,192.562)
+        hi = float(np.floor(per_hi * scale * 1000) / 1000)
     return lo, hi
+
+
+def most_landmarks(n: int, D: int, d: int, unit: str, *, landmark_selection: str = "random",
+                   n_jobs: int = 1) -> int:
+    """The most landmarks for which :func:`budget_range` holds a budget at ``n`` items (``d + 2`` when
+    not even ``d + 3`` have one): each landmark needs n/2 comparisons, and they all take memory."""
+    def fits(l: int) -> bool:
+        lo, hi = budget_range(n, D, d, l, unit, landmark_selection=landmark_selection, n_jobs=n_jobs)
+        return lo <= hi
+
+    least, most = d + 3, max(n - 2, d + 3)
+    if not fits(least):
+        return d + 2
+    while least < most:  # fewer landmarks take less memory: the largest that fits, by bisection
+        mid = (least + most + 1) // 2
+        least, most = (mid, most) if fits(mid) else (least, mid - 1)
+    return least
+
+
+def landmarks_message(n: int, d: int, l: int, most: int) -> str:
+    """Why no budget can run with ``l`` landmarks at ``n`` items (``most``: the most that can)."""
+    why = (f"Landmarks ℓ = {l:,} are too many for n = {n:,} items: each landmark needs at least n/2 = "
+           f"{max(n // 2, 1):,} comparisons, and together they need more memory than this explorer allows, "
+           "whatever the budget")
+    if most < d + 3:
+        return why + f"; even the fewest, d + 3 = {d + 3}, do: use fewer items"
+    return why + f"; at most ℓ = {most:,} landmarks can run at this n"
 
 
 def budget_message(n: int, l: int, unit: str, budget: float, lo: float, hi: float) -> str:
     """Why ``budget`` cannot run, with the range that can."""
     what = "comparisons per landmark" if unit == "per_landmark" else "c (c·n·ln n comparisons in total)"
     f = (lambda x: f"{x:,.0f}") if unit == "per_landmark" else (lambda x: f"{x:,.6g}")
-    return (f"Budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and ℓ = {l} landmarks "
+    return (f"Budget must be between {f(lo)} and {f(hi)} {what} for n = {n:,} items and ℓ = {l:,} landmarks "
             f"(got {f(budget) if abs(budget) < 1e12 else f'{budget:g}'}): each landmark needs at least n/2 comparisons, and a larger budget needs more "
             "memory than this explorer allows")
 
@@ -337,6 +368,9 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
 
     # -- the budget, priced before anything is allocated ------------------------------
     lo, hi = budget_range(n, D, d, l, cfg.budget_unit, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
+    if lo > hi:  # no budget at all: the landmarks are too many for this n
+        most = most_landmarks(n, D, d, cfg.budget_unit, landmark_selection=cfg.landmark_selection, n_jobs=n_jobs)
+        raise ValueError(landmarks_message(n, d, l, most))
     per_landmark = per_landmark_of(n, l, cfg.budget_unit, budget)
     if budget < lo or per_landmark < n // 2:
         raise ValueError(budget_message(n, l, cfg.budget_unit, budget, lo, hi))

@@ -631,6 +631,37 @@ def test_a_refused_per_landmark_budget_is_quoted_as_typed():
     assert s.error.startswith("Budget must be between 10,000 and ") and "(got 100,000,000)" in s.error, s.error
 
 
+def test_landmarks_too_many_for_any_budget_are_said_with_the_most_that_can_run():
+    """ℓ = 199998 at n = 200,000 said "Budget must be between 8,192.56 and 8,192.5 c" (a range that does not
+    exist: typing 8,192.56 was refused too), with ℓ written without separators."""
+    from loe_viz.app.link import refused_link_settings
+    from loe_viz.app.pipeline import budget_range, most_landmarks
+
+    for l in (199_998, 100_000):
+        s = ExplorerState(n=200_000, d=20, n_landmarks=l, auto_update=False)
+        s.run(force=True)
+        most = most_landmarks(200_000, 20, 20, "total_c")
+        assert s.error == (f"Landmarks ℓ = {l:,} are too many for n = 200,000 items: each landmark needs at least "
+                           "n/2 = 100,000 comparisons, and together they need more memory than this explorer "
+                           f"allows, whatever the budget; at most ℓ = {most:,} landmarks can run at this n"), s.error
+        assert s.model is None
+        assert refused_link_settings({"budget": 100.0}, s) == {
+            "budget": f"no budget can run with ℓ = {l:,} landmarks at n = 200,000: they are too many"}
+        s.close()
+    # the most that can run has a budget that runs, one more has none
+    lo, hi = budget_range(200_000, 20, 20, most, "total_c")
+    assert 23 <= most < 1000 and lo <= hi
+    lo1, hi1 = budget_range(200_000, 20, 20, most + 1, "total_c")
+    assert lo1 > hi1
+    # a narrow range keeps its top at the bottom's decimals: both ends run
+    for unit in ("total_c", "per_landmark"):
+        for budget in budget_range(200_000, 20, 20, most, unit):
+            t = ExplorerState(n=200_000, d=20, n_landmarks=most, budget_unit=unit, budget=budget, auto_update=False)
+            t.run()  # priced only: a confirmation notice, no fit
+            assert t.error == "" and t.notice.startswith("Large run"), (unit, budget, t.error)
+            t.close()
+
+
 @pytest.mark.parametrize("method", ["STE", "LOESTE"])
 def test_compare_cancel_stops_a_baseline_inside_its_pass_over_the_triplets(fitted, monkeypatch, method):
     """At the largest allowed run one pass over the triplets takes seconds and an iteration several
