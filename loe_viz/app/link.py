@@ -143,7 +143,11 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
     from . import limits
     from ..points import POINT_KINDS, min_dimensions
 
-    use = {p: getattr(state, p, None) for p in ("kind", "n", "d", "n_landmarks", "budget_unit", "budget")}
+    use = {p: getattr(state, p, None) for p in ("kind", "n", "d", "n_landmarks", "budget_unit", "budget",
+                                                 "landmark_selection")}
+    if values.get("landmark_selection") in ("random", "maxmin"):
+        use["landmark_selection"] = values["landmark_selection"]
+    n_jobs = getattr(state, "n_jobs", 1)  # the run's threads: the memory it may take depends on them
     refused: dict[str, str] = {}
 
     def check(name, problem: str | None) -> None:
@@ -188,7 +192,21 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
         check("budget_unit", None)
     if "budget" in values:
         b = values["budget"]
-        check("budget", _budget_problem(float(b), use) if _finite(b) and b > 0 else "must be a finite number above 0")
+        check("budget", _budget_problem(float(b), use, n_jobs) if _finite(b) and b > 0 else
+              "must be a finite number above 0")
+    elif _finite(use["budget"]) and use["budget"] > 0:
+        # the budget in use must still run with the items, dimension and landmarks taken (else the run refuses
+        # it, and nothing is shown): taken one at a time, one that leaves it outside its range is refused
+        budget, taken = float(use["budget"]), [p for p in ("d", "n_landmarks", "n") if p in values and p not in refused]
+        for name in taken:
+            use[name] = getattr(state, name, None)
+        for name in taken:
+            use[name] = values[name]
+            why = _budget_problem(budget, use, n_jobs)
+            if why:
+                refused[name] = (why if not why.startswith("must be ") else
+                                 f"needs a budget {why.removeprefix('must be ')}; the budget is {_fmt(budget)}")
+                use[name] = getattr(state, name, None)
     if "budget" in refused and "budget_unit" in values and values["budget_unit"] != getattr(state, "budget_unit",
                                                                                             None):
         # the budget in use is in the unit in use: with the other unit it would mean another budget
@@ -196,7 +214,7 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
     return refused
 
 
-def _budget_problem(budget: float, use: dict) -> str | None:
+def _budget_problem(budget: float, use: dict, n_jobs: int = 1) -> str | None:
     """Why ``budget`` cannot run with the settings ``use`` (None: it can, or the run will say)."""
     from ..points import POINT_KINDS
     from .pipeline import budget_range, per_landmark_of
@@ -206,7 +224,8 @@ def _budget_problem(budget: float, use: dict) -> str | None:
     if use["kind"] not in POINT_KINDS or not all(_whole(v) for v in (n, d, l)) or not 3 <= n <= 10**7:
         return None  # an upload's columns, or settings the run refuses with their own message
     try:
-        lo, hi = budget_range(n, d, d, l, unit)
+        lo, hi = budget_range(n, d, d, l, unit, landmark_selection=use.get("landmark_selection") or "random",
+                              n_jobs=n_jobs)
     except Exception:  # the run says what is wrong with these settings
         return None
     if lo > hi:  # the run says how many landmarks can

@@ -277,3 +277,43 @@ def test_a_whole_number_the_page_sends_as_a_float_reaches_the_state_from_the_num
         assert e.w_seed.value == s.seed
     finally:
         e.close()
+
+
+def test_a_link_takes_the_budgets_the_run_takes_and_a_link_within_them_gives_a_result():
+    """The link priced a budget with one thread, the served run with two: ``?budget=1e6`` said "between 0.362
+    and 13,299.2 c", and ``?budget=12500`` was refused by the run (up to 11,909.6) with no result at all;
+    ``?n=200000`` kept the budget of 100 that n allows only up to 29.6, and showed nothing but that error."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.pipeline import budget_range
+
+    lo, hi = budget_range(1000, 2, 2, 5, "total_c", n_jobs=2)
+    lo_n, hi_n = budget_range(200_000, 2, 2, 5, "total_c", n_jobs=2)
+    for link, said, kept in [
+        ("?budget=1e6", f"budget=1000000.0 (must be between 0.362 and {hi:,} c for n = 1,000 and ℓ = 5)",
+         dict(budget=100.0)),
+        ("?budget=12500", f"budget=12500 (must be between 0.362 and {hi:,} c for n = 1,000 and ℓ = 5)",
+         dict(budget=100.0)),
+        ("?n=200000", f"n=200000 (needs a budget between {lo_n} and {hi_n} c for n = 200,000 and ℓ = 5; the budget "
+                      "is 100)", dict(n=1000, budget=100.0)),
+        (f"?budget={hi}", "", dict(budget=hi)),
+        (f"?n=200000&budget={hi_n}", "", dict(n=200_000, budget=hi_n)),
+    ]:
+        s = ExplorerState(auto_update=False, n_jobs=2)
+        e = Explorer(state=s, sync_url=False)
+        try:
+            _open(e, link)
+            assert s.error == (f"Ignored settings in the link that cannot be used: {said}" if said else ""), s.error
+            assert {k: getattr(s, k) for k in kept} == kept
+            assert s.version == 1 or s.notice.startswith("Large run"), (link, s.notice)  # a result, or its price
+        finally:
+            e.close()
+    # the sidebar's n box takes the same bounds: 200,000 with a budget of 100 is named and set back
+    s = ExplorerState(auto_update=False, n_jobs=2)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        e.w_n._value_edit._process_events({"value": 200_000})
+        assert s.n == 1000 and e.w_n.value == 1000
+        assert s.error == (f"Items n needs a budget between {lo_n} and {hi_n} c for n = 200,000 and ℓ = 5; "
+                           "the budget is 100 (got 200,000); it stays 1,000."), s.error
+    finally:
+        e.close()
