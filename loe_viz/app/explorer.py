@@ -21,7 +21,7 @@ from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 
 from .serving import harden, serve_stylesheets_locally, take_upload, upload_box, upload_receipt
-from .limits import MAX_D, MAX_N
+from .limits import MAX_D, MAX_N, quote_count
 from .link import DeferredLink, quote_link_value, refused_link_settings, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
 from .text import md, md_name, md_quoting
@@ -201,9 +201,13 @@ class Explorer(Viewer):
         # no bounds on the number boxes (seed, landmarks): the browser's box clamped a value below its
         # lower bound on its own (2 landmarks showed as 0, a seed of -5 was never sent), so the typed
         # value must reach the state, which refuses it with a message that names the allowed values
-        self.w_seed = self._whole_number_box("seed", "Seed", sizing_mode="stretch_width", css_classes=["loe-seed"])
+        # a seed or a temperature the explorer cannot run with is named and set back, as n and d are (it stayed
+        # in the box and in the state, and refused every later run, of any other setting too)
+        self.w_seed = self._whole_number_box("seed", "Seed", sizing_mode="stretch_width", css_classes=["loe-seed"],
+                                             refuse=self._refused)
         self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
-                                   start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"])
+                                   start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"],
+                                   refuse=self._refused)
         # switching the unit converts the number (c <-> comparisons per landmark)
         # a button group shows no label of its own: its caption is a line above it
         self.w_unit_caption = pn.pane.Markdown("Budget unit: what the number below counts",
@@ -303,14 +307,15 @@ class Explorer(Viewer):
         elif self.w_kind.value != self.state.kind:
             self.w_kind.value = self.state.kind
 
-    def _whole_number_box(self, name, label, **kw):
+    def _whole_number_box(self, name, label, refuse=None, **kw):
         """A number box for the state's integer ``name`` that hands it every number the page sends.
 
         The page sends a whole number too long for a JavaScript integer (a seed of
         99999999999999999999999) as the float 1e+23, which Panel's IntInput refused inside
         Panel: a traceback in the server's log, and the box showed a seed the results were not
         computed with. Here a whole float becomes the int it is, and anything else the state
-        refuses is said in the page, the box set back to the value in use.
+        refuses is said in the page, the box set back to the value in use; so is a value that
+        ``refuse(name, value)`` says why the explorer cannot run with (None: it can).
         """
         s = self.state
         w = WholeNumberInput(label=label, value=getattr(s, name), **kw)
@@ -320,6 +325,13 @@ class Explorer(Viewer):
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             if v == getattr(s, name):
+                return
+            why = refuse(name, v) if refuse is not None and v is not None else None
+            if why:
+                got = (f"{v:g}" if isinstance(v, float) else repr(v) if not isinstance(v, int) else
+                       f"{v:,}" if abs(v) < 10**30 else quote_count(v))  # 2**64 in full, 1e300 in words
+                s.error = f"{label} {why} (got {got}); it stays {getattr(s, name)}."
+                w.value = getattr(s, name)
                 return
             try:
                 setattr(s, name, v)
@@ -333,7 +345,8 @@ class Explorer(Viewer):
         return w
 
     def _refused(self, name: str, value) -> str | None:
-        """Why the explorer cannot run with ``value`` for ``state.<name>`` (n or d), with the other settings in use."""
+        """Why the explorer cannot run with ``value`` for ``state.<name>`` (n, d, the seed or the temperature),
+        with the other settings in use."""
         if value is None:
             return "needs a value (the box was empty)"
         return refused_link_settings({name: value}, self.state).get(name)

@@ -629,3 +629,30 @@ def test_the_status_line_and_the_landmarks_box_write_the_papers_ell(explorer):
     assert f"d = {s.d}, ℓ = {l}, " in status and " l = " not in status, status
     assert hint == f"ℓ = {l} (at least d + 3 = {s.d + 3})", hint
     assert explorer.w_l.label == "Landmarks ℓ"
+
+
+def test_a_refused_seed_or_temperature_is_named_and_set_back_so_later_changes_still_run():
+    """A temperature of -1 (or a seed of -5) stayed in the box and in the state: every later run, of n or the
+    seed, was refused with "temperature must be >= 0.0, got -1.0", the header kept the n = 1,000 results, and
+    the address named settings never computed. They are now refused as n and d are."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.state import ExplorerState
+
+    s = ExplorerState(n=300, auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        s.run()
+        assert s.wait(120) and s.error == ""
+        s.auto_update = True
+        e.w_temp._value_edit._process_events({"value": -1.0})  # what Panel does with the page's message
+        assert s.temperature == 1.0 and e.w_temp.value == 1.0
+        assert s.error == "Noise temperature T must be a number of 0 or more (got -1.0); it stays 1.0.", s.error
+        e.w_seed._process_events({"value": -5})
+        assert s.seed == 0 and e.w_seed.value == 0
+        assert s.error == "Seed must be a whole number of 0 or more (got -5); it stays 0.", s.error
+        e.w_n._value_edit._process_events({"value": 500})
+        e.w_seed._process_events({"value": 3})
+        assert s.wait(120) and s.error == "", s.error
+        assert (s.metrics["n"], s.config_used["seed"], s.config_used["temperature"]) == (500, 3, 1.0)
+    finally:
+        e.close()

@@ -268,7 +268,8 @@ def test_a_whole_number_the_page_sends_as_a_float_reaches_the_state_from_the_num
         assert s.seed == 99999999999999991611392 and s.error == ""
         e.w_seed._process_events({"value": float("inf")})
         assert s.seed == 99999999999999991611392
-        assert s.error == "Seed must be a whole number (got inf); it stays 99999999999999991611392.", s.error
+        assert s.error == "Seed must be a whole number of 0 or more (got inf); it stays 99999999999999991611392.", \
+            s.error
         e.w_l._process_events({"value": 7.0})
         e.w_l._process_events({"value": None})  # an emptied landmarks box: auto
         assert s.n_landmarks is None
