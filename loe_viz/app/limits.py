@@ -28,7 +28,7 @@ from .._format import format_bytes, format_seconds
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_N", "MAX_D", "MAX_COLUMNS", "MAX_BYTES", "CONFIRM_SECONDS", "CONFIRM_BYTES", "ENVIRONMENT",
+__all__ = ["MAX_N", "MAX_D", "MAX_COLUMNS", "MAX_BYTES", "MAX_SEED", "CONFIRM_SECONDS", "CONFIRM_BYTES", "ENVIRONMENT",
            "environment_problems", "parse_amount", "RunEstimate", "estimate_run", "quote_count", "check_size",
            "check_columns", "check_run"]
 
@@ -98,6 +98,9 @@ MAX_D = _env_value("LOE_VIZ_MAX_D", ENVIRONMENT["LOE_VIZ_MAX_D"])
 MAX_COLUMNS = _env_value("LOE_VIZ_MAX_COLUMNS", ENVIRONMENT["LOE_VIZ_MAX_COLUMNS"])
 #: Never start a run whose estimated peak memory is above this.
 MAX_BYTES = _env_value("LOE_VIZ_MAX_BYTES", ENVIRONMENT["LOE_VIZ_MAX_BYTES"])
+#: Largest seed of a walk-through run: NumPy's legacy generator takes no larger one, and the page's
+#: number box (a JavaScript number) held 2**64 as 18446744073709552000, a seed never used.
+MAX_SEED = 2**32 - 1
 #: Above these estimates an automatic run waits for an explicit "Run".
 CONFIRM_SECONDS = 8.0
 CONFIRM_BYTES = min(512 * 2**20, MAX_BYTES)

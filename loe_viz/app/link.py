@@ -184,7 +184,8 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
             check("n", None if n <= limits.MAX_N else f"must be at most {limits.MAX_N:,}")
     if "seed" in values:
         seed = values["seed"]
-        check("seed", None if _whole(seed) and seed >= 0 else "must be a whole number of 0 or more")
+        check("seed", None if _whole(seed) and 0 <= seed <= limits.MAX_SEED else
+              f"must be a whole number from 0 to {limits.MAX_SEED:,}")
     if "temperature" in values:
         t = values["temperature"]
         check("temperature", None if _finite(t) and t >= 0 else "must be a number of 0 or more")

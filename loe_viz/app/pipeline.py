@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._format import format_seconds
-from .limits import CONFIRM_BYTES, CONFIRM_SECONDS, check_run, check_size, estimate_run
+from .limits import CONFIRM_BYTES, CONFIRM_SECONDS, MAX_SEED, check_run, check_size, estimate_run, quote_count
 
 __all__ = ["Config", "RecordingOracle", "RecordedTriplets", "Cache", "run_pipeline", "read_points_upload"]
 
@@ -346,6 +346,8 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
     seed = check_int(cfg.seed, "seed")
     if seed < 0:
         raise ValueError(f"Seed must be 0 or more (got {seed})")
+    if seed > MAX_SEED:
+        raise ValueError(f"Seed must be at most {MAX_SEED:,} (got {quote_count(seed)})")
     temperature = check_float(cfg.temperature, "temperature", minimum=0.0)
     budget = check_float(cfg.budget, "budget")
     l = d + 3 if cfg.n_landmarks is None else check_int(cfg.n_landmarks, "Landmarks ℓ")

@@ -649,7 +649,7 @@ def test_a_refused_seed_or_temperature_is_named_and_set_back_so_later_changes_st
         assert s.error == "Noise temperature T must be a number of 0 or more (got -1.0); it stays 1.0.", s.error
         e.w_seed._process_events({"value": -5})
         assert s.seed == 0 and e.w_seed.value == 0
-        assert s.error == "Seed must be a whole number of 0 or more (got -5); it stays 0.", s.error
+        assert s.error == "Seed must be a whole number from 0 to 4,294,967,295 (got -5); it stays 0.", s.error
         e.w_n._value_edit._process_events({"value": 500})
         e.w_seed._process_events({"value": 3})
         assert s.wait(120) and s.error == "", s.error

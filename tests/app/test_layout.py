@@ -318,7 +318,7 @@ def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
         p.wait_text(".loe-error", r"^\s*$", timeout=60)
         p.set_input(".loe-seed", "-5")
         # the seed box is set back, as n's is: a seed of -5 kept there refused every later run
-        msg = p.wait_text(".loe-error", r"Seed must be a whole number of 0 or more \(got -5\); it stays \d+\.",
+        msg = p.wait_text(".loe-error", r"Seed must be a whole number from 0 to 4,294,967,295 \(got -5\); it stays \d+\.",
                           timeout=60)
         assert p.page.locator(".loe-seed input").first.input_value() != "-5"
         assert _procrustes(p.status()) == shown

@@ -208,7 +208,7 @@ def _open(e, link: str) -> Location:
      dict(temperature=1.0, budget=100.0, seed=4, kind="circle")),
     ("?n=400&d=30&n_landmarks=3&temperature=-1&seed=-2",
      ["d=30 (must be between 1 and 20)", "n_landmarks=3 (must be at least d + 3 = 5", "temperature=-1",
-      "seed=-2 (must be a whole number of 0 or more)"], dict(n=400, d=2, n_landmarks=None, seed=0)),
+      "seed=-2 (must be a whole number from 0 to 4,294,967,295)"], dict(n=400, d=2, n_landmarks=None, seed=0)),
     ("?kind=uploaded&budget=0.001&d=3", ["kind='uploaded' (no points were uploaded in this page)",
                                          "budget=0.001 (must be between "], dict(kind="gaussian", d=3, budget=100.0)),
 ])
@@ -264,17 +264,20 @@ def test_a_whole_number_the_page_sends_as_a_float_reaches_the_state_from_the_num
     s = ExplorerState(auto_update=False)
     e = Explorer(state=s, sync_url=False)
     try:
-        e.w_seed._process_events({"value": 1e23})  # what Panel does with the page's message
-        assert s.seed == 99999999999999991611392 and s.error == ""
-        e.w_seed._process_events({"value": float("inf")})
-        assert s.seed == 99999999999999991611392
-        assert s.error == "Seed must be a whole number of 0 or more (got inf); it stays 99999999999999991611392.", \
-            s.error
+        e.w_seed._process_events({"value": 4e9})  # what Panel does with the page's message
+        assert s.seed == 4_000_000_000 and s.error == ""
+        # a seed of 2**64 showed as 18446744073709552000 in the box, and 1e30 ran as 1000000000000000019884624838656
+        for typed, got in ((1e23, "99,999,999,999,999,991,611,392"), (float(2**64), "18,446,744,073,709,551,616"),
+                           (1e300, "a number of about 301 digits"), (float("inf"), "inf")):
+            e.w_seed._process_events({"value": typed})
+            assert s.seed == 4_000_000_000 and e.w_seed.value == s.seed
+            said = f"Seed must be a whole number from 0 to 4,294,967,295 (got {got}); it stays 4000000000."
+            assert s.error == said, s.error
         e.w_l._process_events({"value": 7.0})
         e.w_l._process_events({"value": None})  # an emptied landmarks box: auto
         assert s.n_landmarks is None
         e.w_seed._process_events({"value": None})  # an emptied seed box: the seed stays, and the box shows it
-        assert s.seed == 99999999999999991611392 and "the box was empty" in s.error
+        assert s.seed == 4_000_000_000 and "the box was empty" in s.error
         assert e.w_seed.value == s.seed
     finally:
         e.close()
@@ -318,3 +321,25 @@ def test_a_link_takes_the_budgets_the_run_takes_and_a_link_within_them_gives_a_r
                            "the budget is 100 (got 200,000); it stays 1,000."), s.error
     finally:
         e.close()
+
+
+def test_a_seed_above_2_to_the_32_is_refused_by_the_link_and_the_run():
+    """``?seed=1e30`` ran with seed 1000000000000000019884624838656, written back into the page's number box
+    with a warning about integer precision: a seed the page cannot hold, nor NumPy's legacy generator take."""
+    from loe_viz.app.explorer import Explorer
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        loc = _open(e, "?seed=1e30&n=300")
+        assert s.error == ("Ignored settings in the link that cannot be used: seed=1e+30 (must be a whole number "
+                           "from 0 to 4,294,967,295)"), s.error
+        assert s.seed == 0 and s.metrics["n"] == 300 and loc.query_params["seed"] == 0
+        _open(e, "?seed=4294967295&n=300")
+        assert s.error == "" and s.config_used["seed"] == 2**32 - 1
+    finally:
+        e.close()
+    t = ExplorerState(seed=2**32, auto_update=False)  # a script's setting: the run says it
+    t.run()
+    assert t.error == "Seed must be at most 4,294,967,295 (got 4,294,967,296)" and t.model is None, t.error
+    t.close()
