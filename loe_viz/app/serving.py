@@ -15,7 +15,9 @@
   just received and lets the box forget it.  The reader of that file (see
   :class:`loe_viz.app.uploads.ReadsUploads`) tells the box what became of it:
   a refused file leaves the box (no "Upload complete" beside the refusal),
-  and removing a file that was taken (FilePond's ×) undoes the upload.
+  and removing a file that was taken (FilePond's ×) undoes the upload; a file
+  put in its place undoes nothing until it is taken (a refused one leaves the
+  previous upload in use).
 * :func:`warn_if_exposed`: logs a warning when ``panel serve`` was started
   without ``--address`` (it then listens on every interface).
 * :func:`quiet_closed_page_writes`: a tab closed while the server wrote to it
@@ -550,6 +552,9 @@ def _bounded_dropper():
             self._refused: str | None = None
             self._files = 0  # files begun so far: which file the box shows (see _Handed)
             self._held: tuple[str, Callable[[], None]] | None = None  # a taken file, and what removing it undoes
+            # a taken file that left the box, and its undo: run when the box is left empty (FilePond's ×), not
+            # needed once a file that replaced it is taken, dropped when that file is refused (its data stay)
+            self._leaving: tuple[str, Callable[[], None]] | None = None
             self._receipt = None  # of the file take_upload handed over last, until upload_receipt hands it on
 
         def _get_model(self, doc, root=None, parent=None, comm=None):
@@ -557,11 +562,12 @@ def _bounded_dropper():
             from bokeh.models import CustomJS
 
             model.js_on_change("tags", CustomJS(code=_CLEAR_JS))
+            model.js_on_event("delete_event", CustomJS(code=_REMOVED_JS))
             return model
 
         def clear(self) -> None:
             """Empty the box, in the page too (the file's name on its "Upload complete" band goes)."""
-            self._held = None
+            self._held = self._leaving = None
             self.param.update(value={}, mime_type={}, clears=self.clears + 1)
 
         def _process_param_change(self, params):
@@ -578,11 +584,18 @@ def _bounded_dropper():
 
         def _process_event(self, event):
             if event.event_name != "upload_event":
-                held, name = self._held, (event.data or {}).get("name")
+                data = event.data or {}
+                if event.event_name == "delete_event" and data.get("alone"):  # see _REMOVED_JS
+                    leaving, self._leaving = self._leaving, None
+                    if leaving is not None and leaving[0] == data.get("name"):
+                        leaving[1]()  # the box was left empty (FilePond's ×): the upload is undone
+                    return
+                held, name = self._held, data.get("name")
                 super()._process_event(event)
                 if event.event_name == "delete_event" and held is not None and held[0] == name:
-                    self._held = None
-                    held[1]()  # the taken file was removed from the box (FilePond's ×, or another file in its place)
+                    # the taken file left the box: FilePond's ×, or another file put in its place, which
+                    # FilePond removes first; the page says which (see _REMOVED_JS)
+                    self._held, self._leaving = None, held
                 return
             data = event.data or {}
             name, chunk, total = data.get("name"), data.get("chunk"), data.get("total_chunks")
@@ -711,6 +724,25 @@ if (index && typeof index.find === "function") {
 """
 
 
+#: Run in the page when a box tells the server a file left it: when the box is empty a moment later (FilePond's
+#: ×, not a file put in the removed one's place, which FilePond lists before it removes the old one), the
+#: page says so, and the server undoes the removed file's upload at once.
+_REMOVED_JS = """
+const removed = cb_obj
+if (removed.data == null || removed.data.alone) return
+const model = removed.origin
+const index = window.Bokeh && window.Bokeh.index
+if (model == null || !index || typeof index.find !== "function") return
+const views = index.find(model).filter((view) => view._file_pond)
+if (views.length === 0) return
+setTimeout(() => {
+  if (views.every((view) => view._file_pond == null || view._file_pond.getFiles().length === 0)) {
+    model.trigger_event(new removed.constructor({name: removed.data.name, alone: true}))
+  }
+}, 100)
+"""
+
+
 class _Handed:
     """A file :func:`take_upload` handed over, and the box it came from (see :func:`upload_receipt`)."""
 
@@ -726,17 +758,26 @@ class _Handed:
             return None
         return box
 
-    def refused(self) -> None:
-        """The reader refused the file (or other data replaced it before it was read): the box is emptied."""
+    def refused(self) -> bool:
+        """The reader refused the file (or other data replaced it before it was read): the box is emptied.
+
+        Returns True when the file had replaced a taken one in the box: that upload stays in use
+        (its undo is dropped).
+        """
         box = self._shown()
-        if box is not None and hasattr(box, "clear"):
-            box.clear()
+        if box is None or not hasattr(box, "clear"):
+            return False
+        replaced = getattr(box, "_leaving", None) is not None
+        box.clear()
+        return replaced
 
     def taken(self, undo: Callable[[], None] | None) -> None:
-        """The file's data are in use: removing the file from the box calls ``undo``."""
+        """The file's data are in use: removing the file from the box calls ``undo`` (the undo of a file
+        it replaced is not needed)."""
         box = self._shown()
         if box is not None and hasattr(box, "_held"):
             box._held = (self.name, undo) if undo is not None else None
+            box._leaving = None
 
 
 def upload_receipt(box) -> _Handed | None:

@@ -229,9 +229,9 @@ class ReadsUploads:
         if self.reading:
             self.reading = ""
         if why:
-            self.error = why
-            if box is not None:
-                box.refused()  # no "Upload complete" beside the refusal
+            # no "Upload complete" beside the refusal; a file that replaced a taken one in its box leaves that in use
+            kept = box is not None and box.refused()
+            self.error = f"{why}; the previous upload stays" if kept else why
             return False
         taken = take(got)
         if box is not None:

@@ -119,6 +119,15 @@ def drop_file(box, name: str, content: bytes, mime: str = "text/csv", chunk_byte
             "data": content[i * size:(i + 1) * size]}))
 
 
+def remove_file(box, name: str) -> None:
+    """Remove file ``name`` from a FileDropper ``box`` as FilePond's × does: the box reports it removed, and
+    then that it was left empty (see ``loe_viz.app.serving._REMOVED_JS``)."""
+    from panel.models.file_dropper import DeleteEvent
+
+    box._process_event(DeleteEvent(model=None, data={"name": name}))
+    box._process_event(DeleteEvent(model=None, data={"name": name, "alone": True}))
+
+
 class DispatchQueue:
     """A dispatcher that keeps the published functions until the test runs them (the UI thread's turn)."""
 

@@ -397,9 +397,7 @@ def test_the_points_box_empties_for_a_refused_file_and_removing_a_taken_file_bri
     import io
     from pathlib import Path
 
-    from panel.models.file_dropper import DeleteEvent
-
-    from serverlab import drop_file
+    from serverlab import drop_file, remove_file
 
     huge = io.BytesIO()  # a .npy header declaring 2.4 TB, and 64 bytes
     np.lib.format.write_array_header_1_0(huge, {"descr": "<f8", "fortran_order": False, "shape": (10**11, 3)})
@@ -414,11 +412,48 @@ def test_the_points_box_empties_for_a_refused_file_and_removing_a_taken_file_bri
         sample = Path(__file__).resolve().parents[2] / "sample_data" / "gaussian_2d_points.csv"
         drop_file(box, "gaussian_2d_points.csv", sample.read_bytes())
         assert s.wait(120) and s.kind == "uploaded" and s.metrics["n"] == 200 and box.clears == 1
-        box._process_event(DeleteEvent(model=None, data={"name": "gaussian_2d_points.csv"}))
+        remove_file(box, "gaussian_2d_points.csv")
         assert s.wait(120) and s.error == ""
         assert (s.kind, s.n, s.d, s.seed, s.temperature) == ("gaussian", 300, 2, 4, 0.5)
         assert s.metrics["n"] == 300 and s.config_used["kind"] == "gaussian"
         assert e.w_kind.value == "gaussian" and "uploaded" not in e.w_kind.options
+    finally:
+        e.close()
+
+
+def test_a_refused_file_put_in_place_of_a_taken_one_leaves_that_upload_in_use():
+    """Dropping a malformed file on the points box in place of a taken one said "Upload rejected" and, at
+    the same time, brought back the gaussian ground truth with n = 1,000: the box had reported the
+    previous file removed before the new one arrived, and its upload was undone at once."""
+    from panel.models.file_dropper import DeleteEvent
+
+    from serverlab import drop_file, remove_file
+
+    good = b"x,y\n" + b"\n".join(f"{i % 7},{i % 11}".encode() for i in range(60))
+    pn.extension("filedropper")  # the upload box is then the served one (FileDropper)
+    e = Explorer(n=1000, seed=4)
+    try:
+        s, box = e.state, e.w_upload
+        assert s.wait(120)
+        drop_file(box, "good.csv", good)
+        assert s.wait(120) and (s.kind, s.metrics["n"]) == ("uploaded", 60)
+        # another file in its place: the box reports the taken one removed, then sends the new one
+        box._process_event(DeleteEvent(model=None, data={"name": "good.csv"}))
+        assert s.wait(120) and s.kind == "uploaded"  # nothing undone yet: the replacement may be refused
+        drop_file(box, "bad.csv", b"x,y\n1,2\n3\n")
+        assert s.wait(120)
+        assert s.error == "Upload rejected: bad.csv: line 3 has 1 columns, expected 2; the previous upload stays"
+        assert (s.kind, s.n, s.metrics["n"], s.uploaded_name) == ("uploaded", 60, 60, "good.csv")
+        assert e.w_kind.value == "uploaded" and "uploaded" in e.w_kind.options and box.clears == 1
+        # a replacement that is taken needs no undo; removing it then (×) brings back the ground truth before
+        drop_file(box, "good.csv", good)
+        assert s.wait(120) and s.kind == "uploaded" and s.error == ""
+        box._process_event(DeleteEvent(model=None, data={"name": "good.csv"}))
+        drop_file(box, "other.csv", good.replace(b"x,y", b"u,v"))
+        assert s.wait(120) and (s.kind, s.uploaded_name, s.error) == ("uploaded", "other.csv", "")
+        remove_file(box, "other.csv")
+        assert s.wait(120) and (s.kind, s.n, s.metrics["n"]) == ("gaussian", 1000, 1000)
+        assert "uploaded" not in e.w_kind.options and s.error == ""
     finally:
         e.close()
 
