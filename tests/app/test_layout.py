@@ -352,6 +352,37 @@ def test_compare_follows_the_paper_ste_ends_below_loe(server, browser, shots):
         p.close()
 
 
+# The shown tooltips (Bokeh puts each in the page's body, its text in a shadow root): box and text.
+_TOOLTIPS_JS = """() => [...document.querySelectorAll('.bk-Tooltip')].map(el => {
+  const r = el.getBoundingClientRect(), st = getComputedStyle(el);
+  const content = (el.shadowRoot || el).querySelector('.bk-tooltip-content') || el;
+  return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, shown: st.display !== 'none'
+    && st.visibility !== 'hidden' && r.width > 0, text: content.textContent.trim()};
+}).filter(t => t.shown)"""
+
+
+def test_the_compare_protocols_tooltip_wraps_within_the_screen(server, browser, shots):
+    # hovering "as many uniformly random triplets (the paper's protocol)" showed its tooltip on one line,
+    # 2,150 px wide: cut off at 1280 px, over the Methods box
+    p = Page(browser, server.url + "?step=6", width=1280, height=800)
+    try:
+        p.wait_any_text("Run comparison", timeout=60)
+        p.page.locator(".loe-protocol button", has_text="the paper's protocol").first.hover()
+        deadline, tips = time.perf_counter() + 10, []
+        while not tips and time.perf_counter() < deadline:
+            time.sleep(0.2)
+            tips = p.page.evaluate(_TOOLTIPS_JS)
+        assert len(tips) == 1 and tips[0]["text"].startswith('"uniform": the baselines get as many'), tips
+        tip = tips[0]
+        assert tip["left"] >= 0 and tip["top"] >= 0, tip
+        assert tip["right"] <= 1280 and tip["bottom"] <= 800, tip
+        assert tip["right"] - tip["left"] <= 310, tip  # wrapped at 300 px (and its padding), as Panel's own
+        p.shot(shots / "compare_protocol_tooltip.png")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_the_step_ends_with_next_and_previous_that_open_the_next_step_at_its_top(server, browser, shots):
     # at 800 px each step is two or three screens tall and the Next button at the top had scrolled away
     p = Page(browser, server.url + "?step=2", width=1280, height=800)

@@ -8,14 +8,17 @@ from typing import ClassVar
 import numpy as np
 import panel as pn
 import param
+from bokeh.models import Tooltip
 from panel.custom import JSComponent
 from panel.viewable import Viewer
+from panel.widgets._mixin import TooltipMixin
 
 from ..state import ExplorerState
 from ..text import md
 
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
-           "use_local_katex_fonts", "readable", "WIDGET_FONT", "CODE_CSS", "SUBSCRIPT_CSS"]
+           "use_local_katex_fonts", "readable", "WIDGET_FONT", "TOOLTIP_CSS", "CODE_CSS",
+           "SUBSCRIPT_CSS"]
 
 #: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
 #: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).  The "×"
@@ -36,8 +39,38 @@ CODE_CSS = ":host code { color: #1d3f66; background: #eef3f8; padding: 1px 5px; 
 SUBSCRIPT_CSS = ":host sub, :host sup { font-size: max(14px, 0.9em); line-height: 0; }"
 
 
+#: The tooltip of a button or a button group (its ``description``) was one line as long as its text: 2,150 px
+#: for the Compare step's protocol, cut off at 1280 px and covering the Methods box. It wraps at 300 px, as
+#: Panel wraps the tooltips of other widgets.
+TOOLTIP_CSS = ":host { white-space: initial; max-width: 300px; }"
+
+
+def _wrap_tooltip(w) -> None:
+    """Give the tooltip Panel makes of a button's or a button group's ``description`` :data:`TOOLTIP_CSS`.
+
+    Panel makes a new tooltip for each page that shows the widget (one model is in one document only),
+    so its making is wrapped, once per widget.
+    """
+    if not isinstance(w, TooltipMixin) or getattr(w, "_wraps_tooltip", False):
+        return
+    make = w._process_param_change
+
+    def process_param_change(params):
+        props = make(params)
+        tip = props.get("tooltip")
+        if isinstance(tip, Tooltip) and TOOLTIP_CSS not in tip.stylesheets:
+            tip.stylesheets = [*tip.stylesheets, TOOLTIP_CSS]
+        return props
+
+    w._process_param_change = process_param_change
+    w._wraps_tooltip = True
+    if w._models and w.description:
+        w.param.trigger("description")  # a page shows it already: its tooltip is made again
+
+
 def readable(*objs) -> None:
-    """Give every widget in ``objs`` (layouts and views searched) the explorer's font size, once.
+    """Give every widget in ``objs`` (layouts and views searched) the explorer's font size, and a tooltip
+    that wraps (see :data:`TOOLTIP_CSS`), once.
 
     For widgets shown after the page was built (a step's controls, a lesson's buttons): the
     explorer's own pass over its layout at start-up never saw them.
@@ -48,6 +81,7 @@ def readable(*objs) -> None:
         for w in obj.select(pn.widgets.Widget) if hasattr(obj, "select") else ():
             if WIDGET_FONT not in w.stylesheets:
                 w.stylesheets = [*w.stylesheets, WIDGET_FONT]
+            _wrap_tooltip(w)
 
 
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
