@@ -228,8 +228,10 @@ class Explorer(Viewer):
         self.w_budget.param.watch(lambda e: e.new is not None and setattr(self.state, "budget", float(e.new)),
                                   "value")
         s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
+        # landmarks the explorer cannot run with are named and set back too (2 stayed in the box, refused by the run)
         self.w_l = self._whole_number_box("n_landmarks", "Landmarks ℓ", placeholder="auto: d + 3",
-                                          sizing_mode="stretch_width", css_classes=["loe-landmarks"])
+                                          sizing_mode="stretch_width", css_classes=["loe-landmarks"],
+                                          refuse=self._refused)
         self.w_sel_caption = pn.pane.Markdown("Landmark selection: drawn at random, or spread out by MaxMin",
                                               margin=(5, 10, -5, 10), css_classes=["loe-sel-caption"])
         self.w_sel = W.RadioButtonGroup.from_param(s.param.landmark_selection, label="Landmark selection",
@@ -320,6 +322,12 @@ class Explorer(Viewer):
         s = self.state
         w = WholeNumberInput(label=label, value=getattr(s, name), **kw)
 
+        def kept() -> str:
+            v = getattr(s, name)
+            if v is None and name == "n_landmarks":  # an empty landmarks box: the fewest LOE allows
+                return f"auto (d + 3 = {s.d + 3})" if isinstance(s.d, int) else "auto"
+            return str(v)
+
         def to_state(event):
             v = event.new
             if isinstance(v, float) and v.is_integer():
@@ -330,14 +338,14 @@ class Explorer(Viewer):
             if why:
                 got = (f"{v:g}" if isinstance(v, float) else repr(v) if not isinstance(v, int) else
                        f"{v:,}" if abs(v) < 10**30 else quote_count(v))  # 2**64 in full, 1e300 in words
-                s.error = f"{label} {why} (got {got}); it stays {getattr(s, name)}."
+                s.error = f"{label} {why} (got {got}); it stays {kept()}."
                 w.value = getattr(s, name)
                 return
             try:
                 setattr(s, name, v)
             except (ValueError, TypeError):
                 got = "the box was empty" if v is None else f"got {v:g}" if isinstance(v, float) else f"got {v!r}"
-                s.error = f"{label} must be a whole number ({got}); it stays {getattr(s, name)}."
+                s.error = f"{label} must be a whole number ({got}); it stays {kept()}."
                 w.value = getattr(s, name)
 
         w.param.watch(to_state, "value")
@@ -345,10 +353,12 @@ class Explorer(Viewer):
         return w
 
     def _refused(self, name: str, value) -> str | None:
-        """Why the explorer cannot run with ``value`` for ``state.<name>`` (n, d, the seed or the temperature),
-        with the other settings in use."""
+        """Why the explorer cannot run with ``value`` for ``state.<name>`` (n, d, the landmarks, the seed or the
+        temperature), with the other settings in use."""
         if value is None:
             return "needs a value (the box was empty)"
+        if name == "n_landmarks" and isinstance(value, float):  # a whole one came as an int
+            return "must be a whole number"
         return refused_link_settings({name: value}, self.state).get(name)
 
     @staticmethod

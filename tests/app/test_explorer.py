@@ -691,3 +691,36 @@ def test_a_refused_seed_or_temperature_is_named_and_set_back_so_later_changes_st
         assert (s.metrics["n"], s.config_used["seed"], s.config_used["temperature"]) == (500, 3, 1.0)
     finally:
         e.close()
+
+
+def test_refused_landmarks_are_named_and_the_box_set_back_as_the_other_settings_are():
+    """ℓ = 2 typed in the Landmarks box stayed there and in the settings beside the run's refusal (every later
+    run was refused too), where n, d, the seed and the temperature are set back with "it stays …"."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.state import ExplorerState
+
+    s = ExplorerState(n=300, auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        s.run()
+        assert s.wait(120) and s.error == ""
+        s.auto_update = True
+        e.w_l._process_events({"value": 2})  # what Panel does with the page's message
+        assert s.n_landmarks is None and e.w_l.value is None
+        assert s.error == "Landmarks ℓ must be at least d + 3 = 5 and at most n - 2 = 298 (got 2); it stays auto " \
+                          "(d + 3 = 5).", s.error
+        e.w_l._process_events({"value": 7})
+        assert s.wait(120) and s.error == "" and s.config_used["n_landmarks"] == 7
+        e.w_l._process_events({"value": 299})
+        assert s.n_landmarks == 7 and e.w_l.value == 7
+        assert s.error == "Landmarks ℓ must be at least d + 3 = 5 and at most n - 2 = 298 (got 299); it stays 7.", \
+            s.error
+        e.w_l._process_events({"value": 2.5})
+        assert s.n_landmarks == 7 and e.w_l.value == 7
+        assert s.error == "Landmarks ℓ must be a whole number (got 2.5); it stays 7.", s.error
+        e.w_l._process_events({"value": None})  # an emptied box: auto, d + 3
+        e.w_n._value_edit._process_events({"value": 400})
+        assert s.wait(120) and s.error == "", s.error
+        assert (s.n_landmarks, s.metrics["n"], s.config_used["n_landmarks"]) == (None, 400, 5)
+    finally:
+        e.close()
