@@ -208,6 +208,13 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
                 refused[name] = (why if not why.startswith("must be ") else
                                  f"needs a budget {why.removeprefix('must be ')}; the budget is {_fmt(budget)}")
                 use[name] = getattr(state, name, None)
+    if "n" in refused and "n_landmarks" in values and "n_landmarks" not in refused:
+        # ℓ was checked against the link's n: with that n refused, it must fit the n in use (?n=200000&
+        # n_landmarks=199998 left ℓ = 199,998 landmarks at n = 1,000, and no result)
+        l, n = use["n_landmarks"], use["n"]
+        if _whole(l) and _whole(n) and l > n - 2:
+            refused["n_landmarks"] = f"must be at most n - 2 = {n - 2:,}, and n stays {n:,}"
+            use["n_landmarks"] = getattr(state, "n_landmarks", None)
     if "budget" in refused and "budget_unit" in values and values["budget_unit"] != getattr(state, "budget_unit",
                                                                                             None):
         # the budget in use is in the unit in use: with the other unit it would mean another budget

@@ -211,6 +211,10 @@ def _open(e, link: str) -> Location:
       "seed=-2 (must be a whole number from 0 to 4,294,967,295)"], dict(n=400, d=2, n_landmarks=None, seed=0)),
     ("?kind=uploaded&budget=0.001&d=3", ["kind='uploaded' (no points were uploaded in this page)",
                                          "budget=0.001 (must be between "], dict(kind="gaussian", d=3, budget=100.0)),
+    # landmarks that fit the link's n, which is refused: they were taken at the n in use, and nothing ran
+    ("?n=200000&d=20&n_landmarks=199998", ["n=200000 (no budget can run with ℓ = 199,998 landmarks",
+                                           "n_landmarks=199998 (must be at most n - 2 = 998, and n stays 1,000)"],
+     dict(n=1000, d=20, n_landmarks=None)),
 ])
 def test_every_setting_a_link_cannot_run_with_is_named_and_the_others_apply_and_run(explorer, link, named, kept):
     s = explorer.state
