@@ -11,7 +11,11 @@ import param
 from bokeh.models import Tooltip
 from panel.custom import JSComponent
 from panel.viewable import Viewer
-from panel.widgets._mixin import TooltipMixin
+
+try:  # Panel's widgets with a description tooltip (a private module: without it the tooltips stay one line)
+    from panel.widgets._mixin import TooltipMixin
+except ImportError:  # pragma: no cover
+    TooltipMixin = None
 
 from ..state import ExplorerState
 from ..text import md
@@ -51,7 +55,7 @@ def _wrap_tooltip(w) -> None:
     Panel makes a new tooltip for each page that shows the widget (one model is in one document only),
     so its making is wrapped, once per widget.
     """
-    if not isinstance(w, TooltipMixin) or getattr(w, "_wraps_tooltip", False):
+    if TooltipMixin is None or not isinstance(w, TooltipMixin) or getattr(w, "_wraps_tooltip", False):
         return
     make = w._process_param_change
 
@@ -64,7 +68,7 @@ def _wrap_tooltip(w) -> None:
 
     w._process_param_change = process_param_change
     w._wraps_tooltip = True
-    if w._models and w.description:
+    if getattr(w, "_models", None) and w.description:
         w.param.trigger("description")  # a page shows it already: its tooltip is made again
 
 
