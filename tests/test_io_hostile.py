@@ -604,5 +604,6 @@ def test_large_ids_read_from_a_numpy_file_as_from_a_text_file(tmp_path):
                                "18446744073709551615]")
     with pytest.raises(ValueError) as info:
         read_triplets(tmp_path / "t.npy", relabel=False)
-    assert str(info.value) == (f"{tmp_path / 't.npy'}: the array row 0 (counting from 0) holds an index that is too "
-                               "large for relabel=False (ids below 2**31 - 2 = 2,147,483,646): [0, 7, 1099511627776]")
+    assert str(info.value) == (f"{tmp_path / 't.npy'}: the array row 0 (counting from 0) holds index 1099511627776, "
+                               "too large for relabel=False (ids below 2**31 - 2 = 2,147,483,646): [0, 7, "
+                               "1099511627776]")
