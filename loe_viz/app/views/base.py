@@ -44,9 +44,9 @@ SUBSCRIPT_CSS = ":host sub, :host sup { font-size: max(14px, 0.9em); line-height
 
 
 #: The tooltip of a button or a button group (its ``description``) was one line as long as its text: 2,150 px
-#: for the Compare step's protocol, cut off at 1280 px and covering the Methods box. It wraps at 300 px, as
-#: Panel wraps the tooltips of other widgets.
-TOOLTIP_CSS = ":host { white-space: initial; max-width: 300px; }"
+#: for the Compare step's protocol, cut off at 1280 px and covering the Methods box. It wraps at 340 px (Panel
+#: wraps the tooltips of other widgets at 300), in the explorer's font size: Bokeh's 13 px is small in a hall.
+TOOLTIP_CSS = ":host { white-space: initial; max-width: 340px; } .bk-tooltip-content { font-size: 15px; }"
 
 
 def _wrap_tooltip(w) -> None:
