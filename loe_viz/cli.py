@@ -854,8 +854,11 @@ def _write_embedding(out: str, Z, labels, cov=None) -> str:
                 "embedding": Z, "labels": stored, "uncertainty": cov}
             write_file(out, (lambda fh: np.save(fh, Z, allow_pickle=False)) if ext == ".npy" else (
                 lambda fh: np.savez(fh, **arrays)))
-        if ext == ".npy":
-            return f"the {n:,} x {d} embedding"
+        if ext == ".npy":  # rows by index: ids that were renumbered, or text labels, are not in the file
+            same = labels.dtype.kind == "i" and np.array_equal(labels, np.arange(n))
+            return f"the {n:,} x {d} embedding" + ("" if same else (
+                " (row k is the item of index k, in the sorted order of the file's ids; a .npy holds no labels: "
+                "write .npz or .csv to keep them)"))
         return f"the {n:,} x {d} embedding and its labels{' and covariances' * (cov is not None)} (arrays " + \
             ", ".join(f"'{a}'" for a in arrays) + ")"
     upper = np.triu_indices(d)

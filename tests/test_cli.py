@@ -622,7 +622,12 @@ def test_embed_writes_the_format_its_output_name_says(ext, tmp_path):
         Z = np.array([[float(v) for v in r[2:]] for r in rows[1:]])
     elif ext == ".npy":
         Z = np.load(path)
-        assert "wrote the 44 x 2 embedding to emb.npy" in proc.stderr + proc.stdout
+        # text labels: a .npy of rows alone said nothing of which row is which item
+        assert ("wrote the 44 x 2 embedding (row k is the item of index k, in the sorted order of the file's ids; a "
+                ".npy holds no labels: write .npz or .csv to keep them) to emb.npy") in proc.stderr + proc.stdout
+        (tmp_path / "ids.csv").write_text("0,1,2\n1,2,3\n2,3,0\n3,0,1\n0,2,3\n")
+        proc = run("embed", "ids.csv", "--method", "ste", "--heldout", 0, "-o", "ids.npy", cwd=tmp_path)
+        assert "wrote the 4 x 2 embedding to ids.npy" in proc.stdout, proc.stdout  # ids 0..3: row k is item k
     else:
         with np.load(path) as z:
             Z, labels = z["embedding"], z["labels"]
