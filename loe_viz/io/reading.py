@@ -123,8 +123,9 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
     Notes
     -----
     A text cell may be quoted (``"Paris, France"``, with ``""`` for a quote inside it) but
-    cannot run over a line break; ``#`` outside quotes starts a comment. Spaces around a
-    cell are dropped, quoted or not: ``" Paris "`` is the label ``Paris``.
+    cannot run over a line break; ``#`` outside quotes starts a comment (quote a label such
+    as ``"#ff0000"``: lines that start with ``#`` yet hold a row's fields are counted in a
+    note). Spaces around a cell are dropped, quoted or not: ``" Paris "`` is the label ``Paris``.
 
     Examples
     --------
