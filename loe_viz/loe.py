@@ -332,7 +332,7 @@ class LOE(ParamsMixin):
         the penalty (see ``regularization``), by the accuracy on a held-out 10%
         of the triplets (``auto_search_``), and the final fit uses every
         triplet. Fewer than
-        ``d + 3`` well-covered heads (sparse answers, e.g. from a crowd): the
+        ``d + 4`` well-covered heads (sparse answers, e.g. from a crowd): the
         same rules among the heads with at least ``n / 10`` triplets (all of them
         when evenly covered, else the held-out choice), or the ``d + 3`` busiest
         when fewer than ``d + 4`` have that many. Never more than the 200 busiest
