@@ -106,3 +106,34 @@ def test_the_sweeps_progress_bar_and_empty_plots_say_what_happens():
     v.sweep.param.update(running=True, progress=10)
     assert v._progress.visible is True
     v.sweep.close()
+
+
+def test_a_sweep_count_out_of_range_is_refused_in_words_not_set_back_silently():
+    """The seeds and items boxes were bounded: the browser set 100 seeds back to 3 without a word, and the
+    sweep ran with 3."""
+    v = SweepView()
+    sw = v.sweep
+    try:
+        sw.values = [25.0, 50.0]
+        v._sync_controls()
+        v._seeds.value = 100
+        assert v.start() is None and not sw.running and sw.seeds == 3
+        assert sw.message == "Seeds must be a whole number from 1 to 10; got 100. The sweep did not start."
+        assert v._message.object == "Seeds must be a whole number from 1 to 10; got 100\\. The sweep did not start\\."
+        v._seeds.value = None
+        v.start()
+        assert sw.message == "Seeds must be a whole number from 1 to 10; the box is empty. The sweep did not start."
+        v._seeds.value = 2
+        v._n.value = 1_000_000
+        v.start()
+        assert sw.message == ("Items n must be a whole number from 20 to 20,000; got 1,000,000. "
+                              "The sweep did not start.")
+        assert not sw.running and sw.n == 500
+        v._n.value = 2.5
+        v.start()
+        assert sw.message == "Items n must be a whole number from 20 to 20,000; got 2.5. The sweep did not start."
+        v._n.value = 300
+        v.start()  # taken: the sweep runs with what the boxes say
+        assert sw.seeds == 2 and sw.n == 300 and sw.wait(120) and not sw.message.startswith("Items n")
+    finally:
+        sw.close()

@@ -15,6 +15,7 @@ from ..link import quote_link_value
 from ..text import md
 from ..sweep import METRICS, SWEEP_VARIABLES, THEORY_SLOPES, SweepState, loglog_slope, summarize
 from .base import hvpane
+from .triplets import _WholeNumberInput
 
 __all__ = ["SweepView", "sweep_figure"]
 
@@ -90,8 +91,10 @@ class SweepView(Viewer):
                                   value=sw.variable, width=250)
         self._values = W.TextInput(label="Values (comma-separated)", value=self._values_text(), width=280,
                                    css_classes=["loe-sweep-values"])
-        self._seeds = W.IntInput(label="Seeds", value=sw.seeds, start=1, end=10, width=90)
-        self._n = W.IntInput(label="Items n (unless varied)", value=sw.n, start=20, end=20_000, step=50, width=170)
+        # without bounds of their own: the browser set a bounded box back to its last value without a word
+        # (100 seeds ran 3), so a value out of range reaches start(), which refuses it with the range
+        self._seeds = _WholeNumberInput(label="Seeds", value=sw.seeds, width=90)
+        self._n = _WholeNumberInput(label="Items n (unless varied)", value=sw.n, step=50, width=170)
         self._run = W.Button(label="Run sweep", color="primary", width=140, css_classes=["loe-sweep-run"])
         self._stop = W.Button(label="Cancel", color="danger", variant="outline", width=110, disabled=True,
                               css_classes=["loe-sweep-cancel"])
@@ -138,9 +141,18 @@ class SweepView(Viewer):
         if any(not math.isfinite(v) for v in values):
             sw.message = "Values must be finite numbers."
             return
+        counts = {}
+        for name, label, box in (("seeds", "Seeds", self._seeds), ("n", "Items n", self._n)):
+            lo, hi = sw.param[name].bounds
+            v = box.value
+            if v is None or not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+                whole = v is not None and math.isfinite(v) and v == int(v) and abs(v) < 1e15
+                got = "the box is empty" if v is None else f"got {int(v):,}" if whole else f"got {v:g}"
+                sw.message = f"{label} must be a whole number from {lo:,} to {hi:,}; {got}. The sweep did not start."
+                return
+            counts[name] = int(v)
         try:
-            sw.param.update(variable=self._variable.value, values=values, seeds=int(self._seeds.value or 1),
-                            n=int(self._n.value or sw.n))
+            sw.param.update(variable=self._variable.value, values=values, **counts)
         except ValueError as exc:
             sw.message = f"Not a valid sweep: {exc}"
             return
