@@ -207,3 +207,20 @@ def test_a_number_too_long_for_an_integer_box_is_refused_in_the_page_not_in_the_
         assert s.seed == 4 and s.setting_error == ""
     finally:
         s.close()
+
+
+def test_the_results_say_none_yet_once_a_run_on_the_previous_file_has_stopped():
+    """A file chosen while a run went on left "4. Results" with no line at all once that run had stopped."""
+    view = TripletsView(dispatch=lambda fn: fn())
+    s = view.state
+    try:
+        view.w_sample.value = "european_capitals_crowd.csv"
+        assert view.results_intro.object == "No results yet: choose the methods and press **Run**."
+        # a run in progress, started as TripletsState.run starts it
+        s.param.update(running=True, results={}, run_info={}, message="Starting…", version=s.version + 1)
+        assert view.results_intro.object == ""
+        view.w_sample.value = "gaussian_2d_crowd.csv"  # another file meanwhile: the run is cancelled
+        s.param.update(running=False, progress=0, message="")  # as the cancelled run reports it stopped
+        assert view.results_intro.object == "No results yet: choose the methods and press **Run**."
+    finally:
+        view.close()

@@ -254,6 +254,8 @@ class TripletsView(Viewer):
         self.reading_note.object = f"Reading {md_name(s.reading)}…" if s.reading else ""
         self.reading_note.visible = self.reading_spinner.visible = bool(s.reading)
         self.b_cancel.disabled = not s.running
+        # a run on the previous data ends without results: "No results yet" comes back once it has stopped
+        self.results_intro.object = self._results_intro()
 
     def _on_data(self, *events):
         s = self.state
