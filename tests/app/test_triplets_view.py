@@ -224,3 +224,22 @@ def test_the_results_say_none_yet_once_a_run_on_the_previous_file_has_stopped():
         assert view.results_intro.object == "No results yet: choose the methods and press **Run**."
     finally:
         view.close()
+
+
+def test_how_the_file_was_read_names_items_by_id_where_they_have_no_text_labels():
+    """Beside "labels: integer ids (kept as labels)" the page said the answers name the chosen item "by its
+    label", and of renumbered ids it gave the reader's advice, cut into "(to keep the ids; ... pass its labels=)"."""
+    view = TripletsView(dispatch=lambda fn: fn())
+    s = view.state
+    try:
+        assert s.load_upload(b"head,left,right,winner\n5,7,9,7\n7,5,9,9\n9,5,7,5\n5,9,7,9\n", "ids.csv")
+        assert view.notes.object == "How the file was read: " + "; ".join(_md(x) for x in (
+            "answers name the chosen item by its id",
+            "item ids were not the contiguous range 0..2: the 3 distinct ids (5..9) were mapped to 0..2 in "
+            "increasing order; each item keeps its id as its label")) + "."
+        view.w_sample.value = "gaussian_2d_crowd.csv"  # ids 0..n-1: no labels
+        assert view.notes.object == "How the file was read: answers name the chosen item by its id."
+        view.w_sample.value = "european_capitals_crowd.csv"  # city names
+        assert view.notes.object == "How the file was read: answers name the chosen item by its label."
+    finally:
+        view.close()
