@@ -641,10 +641,13 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             lo, hi = p.bounds
             kind = "a whole number " if whole and isinstance(value, float) else ""
             num = lambda v: f"{v:,}" if isinstance(v, int) and abs(v) >= 10**6 else f"{v:g}"  # noqa: E731
+            # a whole number typed in full as typed (4,294,967,296, not 4.29497e+09); one past a float's 53 bits
+            # came as a float (1e+23 for 99999999999999999999999) and is shown as one
+            typed = lambda v: num(v) if isinstance(v, int) and abs(v) < 2**53 else f"{v:g}"  # noqa: E731
             rng = f"from {num(lo)} to {num(hi)}" if hi is not None else f"{num(lo)} or more"
             shown = lambda v: "auto" if v is None else num(v)  # noqa: E731
             got = ("the box was empty" if value is None else
-                   f"got {value:g}" if isinstance(value, (int, float)) else f"got {value!r}")
+                   f"got {typed(value)}" if isinstance(value, (int, float)) else f"got {value!r}")
             self.setting_error = (f"{self.SETTINGS[name]} must be {kind}{rng}"
                                   f"{' (empty: auto)' if p.allow_None else ''}; {got}. "
                                   f"It stays {shown(getattr(self, name))}.")

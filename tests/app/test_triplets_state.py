@@ -438,6 +438,17 @@ def test_a_name_is_kept_as_given_and_bidi_overrides_are_removed():
 
 
 # ---------------------------------------------------------------- integer settings
+def test_a_whole_number_out_of_range_is_quoted_as_typed():
+    """One past the largest seed was quoted as "got 4.29497e+09", beside the range written out in full."""
+    s = TripletsState()
+    assert not s.set_setting("seed", 2**32)
+    assert s.setting_error == "Seed must be from 0 to 4,294,967,295; got 4,294,967,296. It stays 0."
+    assert not s.set_setting("seed", 4294967296.0)  # as the page may send it
+    assert s.setting_error == "Seed must be from 0 to 4,294,967,295; got 4,294,967,296. It stays 0."
+    assert not s.set_setting("n_landmarks", 123456)
+    assert s.setting_error == "LOE landmarks must be from 4 to 500 (empty: auto); got 123456. It stays auto."
+
+
 def test_a_number_too_long_for_an_integer_box_is_refused_with_a_message():
     s = TripletsState()
     assert not s.set_setting("seed", 1e23)
