@@ -243,3 +243,17 @@ def test_how_the_file_was_read_names_items_by_id_where_they_have_no_text_labels(
         assert view.notes.object == "How the file was read: answers name the chosen item by its label."
     finally:
         view.close()
+
+
+def test_the_introduction_gives_the_same_most_landmarks_auto_takes_as_the_landmarks_box():
+    """The introduction said "auto" takes every evenly covered head "(up to 100)" beside a landmarks box
+    saying "auto (≤ 200)", the number LOE takes."""
+    from loe_viz.loe import AUTO_MAX_LANDMARKS
+    from loe_viz.app.views.triplets import _TEXT
+
+    view = TripletsView()
+    try:
+        assert view.w_l.placeholder == f"auto (≤ {AUTO_MAX_LANDMARKS})"
+        assert f"every head when they are about evenly covered (up\nto {AUTO_MAX_LANDMARKS})" in _TEXT[0]
+    finally:
+        view.close()

@@ -40,12 +40,12 @@ agrees with (50 % is chance; noisy answers cap it well below 100 %).
 
 **LOE** only uses the triplets headed by its landmarks, the items that head the most triplets.
 By default it picks them as `LOE().fit` does: every head when they are about evenly covered (up
-to 100), else as many of the busiest as best predict a held-out tenth of the training triplets;
+to {auto_max}), else as many of the busiest as best predict a held-out tenth of the training triplets;
 on collected data, where every item heads a few triplets, that is far more than the paper's
 *d* + 3. It is fast but spends its answers less efficiently than **STE**, which fits all
 coordinates to all triplets.
 **LOE-STE** starts STE from LOE's embedding.
-""",
+""".format(auto_max=AUTO_MAX_LANDMARKS),  # the most "auto" takes, as the landmarks box's placeholder says
 )
 
 _EMPTY_PLOT_TITLE = "The embedding (press “Run”)"
