@@ -666,61 +666,58 @@ def test_the_status_line_and_the_landmarks_box_write_the_papers_ell(explorer):
     assert explorer.w_l.label == "Landmarks ℓ"
 
 
-def test_a_refused_seed_or_temperature_is_named_and_set_back_so_later_changes_still_run():
+@pytest.fixture
+def small_run():
+    """An explorer of its own, its first run (n = 300) done, that runs on every change from then on."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.state import ExplorerState
+
+    s = ExplorerState(n=300, auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        s.run()
+        assert s.wait(120) and s.error == ""
+        s.auto_update = True
+        yield s, e
+    finally:
+        e.close()
+
+
+def test_a_refused_seed_or_temperature_is_named_and_set_back_so_later_changes_still_run(small_run):
     """A temperature of -1 (or a seed of -5) stayed in the box and in the state: every later run, of n or the
     seed, was refused with "temperature must be >= 0.0, got -1.0", the header kept the n = 1,000 results, and
     the address named settings never computed. They are now refused as n and d are."""
-    from loe_viz.app.explorer import Explorer
-    from loe_viz.app.state import ExplorerState
-
-    s = ExplorerState(n=300, auto_update=False)
-    e = Explorer(state=s, sync_url=False)
-    try:
-        s.run()
-        assert s.wait(120) and s.error == ""
-        s.auto_update = True
-        e.w_temp._value_edit._process_events({"value": -1.0})  # what Panel does with the page's message
-        assert s.temperature == 1.0 and e.w_temp.value == 1.0
-        assert s.error == "Noise temperature T must be a number of 0 or more (got -1.0); it stays 1.0.", s.error
-        e.w_seed._process_events({"value": -5})
-        assert s.seed == 0 and e.w_seed.value == 0
-        assert s.error == "Seed must be a whole number from 0 to 4,294,967,295 (got -5); it stays 0.", s.error
-        e.w_n._value_edit._process_events({"value": 500})
-        e.w_seed._process_events({"value": 3})
-        assert s.wait(120) and s.error == "", s.error
-        assert (s.metrics["n"], s.config_used["seed"], s.config_used["temperature"]) == (500, 3, 1.0)
-    finally:
-        e.close()
+    s, e = small_run
+    e.w_temp._value_edit._process_events({"value": -1.0})  # what Panel does with the page's message
+    assert s.temperature == 1.0 and e.w_temp.value == 1.0
+    assert s.error == "Noise temperature T must be a number of 0 or more (got -1.0); it stays 1.0.", s.error
+    e.w_seed._process_events({"value": -5})
+    assert s.seed == 0 and e.w_seed.value == 0
+    assert s.error == "Seed must be a whole number from 0 to 4,294,967,295 (got -5); it stays 0.", s.error
+    e.w_n._value_edit._process_events({"value": 500})
+    e.w_seed._process_events({"value": 3})
+    assert s.wait(120) and s.error == "", s.error
+    assert (s.metrics["n"], s.config_used["seed"], s.config_used["temperature"]) == (500, 3, 1.0)
 
 
-def test_refused_landmarks_are_named_and_the_box_set_back_as_the_other_settings_are():
+def test_refused_landmarks_are_named_and_the_box_set_back_as_the_other_settings_are(small_run):
     """ℓ = 2 typed in the Landmarks box stayed there and in the settings beside the run's refusal (every later
     run was refused too), where n, d, the seed and the temperature are set back with "it stays …"."""
-    from loe_viz.app.explorer import Explorer
-    from loe_viz.app.state import ExplorerState
-
-    s = ExplorerState(n=300, auto_update=False)
-    e = Explorer(state=s, sync_url=False)
-    try:
-        s.run()
-        assert s.wait(120) and s.error == ""
-        s.auto_update = True
-        e.w_l._process_events({"value": 2})  # what Panel does with the page's message
-        assert s.n_landmarks is None and e.w_l.value is None
-        assert s.error == "Landmarks ℓ must be at least d + 3 = 5 and at most n - 2 = 298 (got 2); it stays auto " \
-                          "(d + 3 = 5).", s.error
-        e.w_l._process_events({"value": 7})
-        assert s.wait(120) and s.error == "" and s.config_used["n_landmarks"] == 7
-        e.w_l._process_events({"value": 299})
-        assert s.n_landmarks == 7 and e.w_l.value == 7
-        assert s.error == "Landmarks ℓ must be at least d + 3 = 5 and at most n - 2 = 298 (got 299); it stays 7.", \
-            s.error
-        e.w_l._process_events({"value": 2.5})
-        assert s.n_landmarks == 7 and e.w_l.value == 7
-        assert s.error == "Landmarks ℓ must be a whole number (got 2.5); it stays 7.", s.error
-        e.w_l._process_events({"value": None})  # an emptied box: auto, d + 3
-        e.w_n._value_edit._process_events({"value": 400})
-        assert s.wait(120) and s.error == "", s.error
-        assert (s.n_landmarks, s.metrics["n"], s.config_used["n_landmarks"]) == (None, 400, 5)
-    finally:
-        e.close()
+    s, e = small_run
+    e.w_l._process_events({"value": 2})  # what Panel does with the page's message
+    assert s.n_landmarks is None and e.w_l.value is None
+    assert s.error == "Landmarks ℓ must be at least d + 3 = 5 and at most n - 2 = 298 (got 2); it stays auto " \
+                      "(d + 3 = 5).", s.error
+    e.w_l._process_events({"value": 7})
+    assert s.wait(120) and s.error == "" and s.config_used["n_landmarks"] == 7
+    e.w_l._process_events({"value": 299})
+    assert s.n_landmarks == 7 and e.w_l.value == 7
+    assert s.error == "Landmarks ℓ must be at least d + 3 = 5 and at most n - 2 = 298 (got 299); it stays 7.", \
+        s.error
+    e.w_l._process_events({"value": 2.5})
+    assert s.n_landmarks == 7 and e.w_l.value == 7
+    assert s.error == "Landmarks ℓ must be a whole number (got 2.5); it stays 7.", s.error
+    e.w_l._process_events({"value": None})  # an emptied box: auto, d + 3
+    e.w_n._value_edit._process_events({"value": 400})
+    assert s.wait(120) and s.error == "", s.error
+    assert (s.n_landmarks, s.metrics["n"], s.config_used["n_landmarks"]) == (None, 400, 5)
