@@ -427,19 +427,16 @@ def _notes(notes, labels, skipped: bool = True) -> list[str]:
     """The reader's notes on how it read a file, in this command's terms; ``skipped=False`` leaves out the count of
     skipped rows (said already). Answers read as 0/1 indices say how to read them the other way round; answers
     naming the chosen item name it by its id where the items have integer ids (``labels``), not text labels."""
+    from .describe import reading_note
     from .io.layouts import ANSWER_NOTE
 
     out = []
     for note in notes:
         if not skipped and note.startswith("skipped "):
             continue
-        if note == ANSWER_NOTE["label"] and labels.dtype.kind == "i":
-            note = note.replace("by its label", "by its id")
+        note = reading_note(note, labels.dtype.kind != "i")
         if note == ANSWER_NOTE["index"]:  # a 0/1 'response' may as well mean "the left item is the closer"
             note += "; if 1 means the left item, pass --columns naming them head, near, far, response"
-        # renumbered ids: the library's ways to keep them (n_items=, labels=) are no options of this command
-        note = re.sub(r"; labels maps each index back to its id \(.*\)$", "; each item keeps its id as its label",
-                      note)
         out.append(_printable(_in_option_terms(note)))
     return out
 

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-__all__ = ["summarize", "method_advice", "repeated_rows", "short_label"]
+__all__ = ["summarize", "method_advice", "repeated_rows", "short_label", "reading_note"]
 
 #: Triplets per item that a head needs for LOE's own ranking of it (``loe.WELL_COVERED``; the paper's
 #: design draws about c ln n per item and landmark). Below it, in the 5th busiest head (LOE's d + 3
@@ -25,6 +25,21 @@ def short_label(label, limit: int = 60) -> str:
     (``'AAAA...(60,000 characters)'``), as the reader's messages cut a long cell."""
     text = str(label)
     return text if len(text) <= limit else f"{text[:40]}...({len(text):,} characters)"
+
+
+def reading_note(note: str, text_labels: bool) -> str:
+    """A note of :func:`loe_viz.read_triplets` for someone without the Python call (the command line, the page).
+
+    Answers naming the chosen item name it by its id where the items have no text labels, and renumbered
+    ids are kept as labels: the reader's ways to keep them (``n_items=``, ``labels=``) are no options there.
+    """
+    import re
+
+    from .io.layouts import ANSWER_NOTE
+
+    if note == ANSWER_NOTE["label"] and not text_labels:
+        note = note.replace("by its label", "by its id")
+    return re.sub(r"; labels maps each index back to its id \(.*\)$", "; each item keeps its id as its label", note)
 
 
 def repeated_rows(triplets, n_items: int) -> int:

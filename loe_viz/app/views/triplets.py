@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 
 import holoviews as hv
 import numpy as np
@@ -19,8 +18,7 @@ from ..serving import take_upload, upload_box, upload_receipt
 from ..session import session_dispatcher
 from ..text import md as _md, md_name, md_quoting, plain
 from ..uploads import SKIP_BAD_ROWS, in_app_terms
-from ...describe import method_advice
-from ...io.layouts import ANSWER_NOTE
+from ...describe import method_advice, reading_note
 from ...loe import AUTO_MAX_LANDMARKS
 from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
 from .base import explanation, fmt, hvpane
@@ -57,19 +55,6 @@ _MAP = (720, 600)
 _NAME_PT = 11
 
 W = pn.widgets
-
-
-def _read_note(note: str, labels: str) -> str:
-    """A reader's note on how it read a file, in the page's terms; ``labels`` is the summary's kind of labels.
-
-    Answers naming the chosen item name it by its id where the items have no text labels (the summary
-    says "integer ids" or "none"), and renumbered ids are kept as labels: the reader's way to keep them
-    (``n_items=``, ``labels=``) is no option of the page.
-    """
-    if note == ANSWER_NOTE["label"] and labels != "text":
-        note = note.replace("by its label", "by its id")
-    note = re.sub(r"; labels maps each index back to its id \(.*\)$", "; each item keeps its id as its label", note)
-    return in_app_terms(note)
 
 
 class _WholeNumberInput(W.IntInput):
@@ -293,9 +278,8 @@ class TripletsView(Viewer):
             self.sentence.object = md_quoting(sm["sentence"], s.source) + (f"  \n*{_md(desc)}*" if desc else "")
             self.summary_table.object = self._summary_markdown(sm)
             notes = list(sm["notes"])
-            self.notes.object = ("How the file was read: " + "; ".join(md_quoting(_read_note(n, sm["labels"]), s.source)
-                                                                       for n in notes) + "."
-                                 if notes else "")
+            said = [md_quoting(in_app_terms(reading_note(n, sm["labels"] == "text")), s.source) for n in notes]
+            self.notes.object = "How the file was read: " + "; ".join(said) + "." if notes else ""
         self.heads_plot.object = self._heads_figure()
         self._on_coverage()
         self._on_results()
