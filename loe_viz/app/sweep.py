@@ -292,6 +292,38 @@ class SweepState(RunsJobs, param.Parameterized):
                 return why
         return ""
 
+    def configure(self, variable: str, values_text: str, seeds, n) -> bool:
+        """Take the form's entries: ``values_text`` as typed ("5, 10; 20"), ``seeds`` and ``n`` as the page's
+        boxes send them (an int, a float, or None for an empty box). False, with :attr:`message` saying what
+        is wrong and that the sweep did not start, when one of them cannot be taken (nothing is changed)."""
+        from .link import quote_link_value
+
+        try:
+            values = [float(v) for v in values_text.replace(";", ",").split(",") if v.strip()]
+        except ValueError:
+            self.message = f"Values must be numbers separated by commas, got {quote_link_value(values_text)}."
+            return False
+        if any(not math.isfinite(v) for v in values):
+            self.message = "Values must be finite numbers."
+            return False
+        counts = {}
+        # the boxes have no bounds of their own: the browser set a bounded box back to its last value without
+        # a word (100 seeds ran 3), so a value out of range is refused here, with the range
+        for name, label, v in (("seeds", "Seeds", seeds), ("n", "Items n", n)):
+            lo, hi = self.param[name].bounds
+            if v is None or not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+                whole = v is not None and math.isfinite(v) and v == int(v) and abs(v) < 1e15
+                got = "the box is empty" if v is None else f"got {int(v):,}" if whole else f"got {v:g}"
+                self.message = f"{label} must be a whole number from {lo:,} to {hi:,}; {got}. The sweep did not start."
+                return False
+            counts[name] = int(v)
+        try:
+            self.param.update(variable=variable, values=values, **counts)
+        except ValueError as exc:
+            self.message = f"Not a valid sweep: {exc}"
+            return False
+        return True
+
     def start(self, background: bool = True) -> bool:
         """Start the sweep (False, with :attr:`message` saying why, when it cannot run)."""
         if self._jobs.busy or self._jobs.closed:

@@ -301,3 +301,25 @@ def test_on_loes_own_triplets_the_baselines_do_worse_and_loe_ste_still_improves_
     assert 0 < lm["STE"].triplet_error - lm["LOE"].triplet_error < 0.08
     text = " ".join(CompareView.text)
     assert "by construction" not in text and "LOE-STE, STE started from LOE's" in text
+
+
+def test_the_sweep_takes_its_forms_entries_itself_and_refuses_one_out_of_range_in_words():
+    """The form's entries are read and checked by the sweep's state (no Panel): a value, a seed count or an item
+    count it cannot take leaves every setting as it was, and the message says why the sweep did not start."""
+    from loe_viz.app.sweep import SweepState
+
+    sw = SweepState()
+    before = (sw.variable, list(sw.values), sw.seeds, sw.n)
+    for entries, message in [
+            (("budget", "5, ten", 3, 500), "Values must be numbers separated by commas, got '5, ten'."),
+            (("budget", "5, inf", 3, 500), "Values must be finite numbers."),
+            (("budget", "5, 10", 100, 500), "Seeds must be a whole number from 1 to 10; got 100. The sweep did not "
+                                            "start."),
+            (("budget", "5, 10", 3, None), "Items n must be a whole number from 20 to 20,000; the box is empty. The "
+                                           "sweep did not start."),
+            (("budget", "5, 10", 2.5, 500), "Seeds must be a whole number from 1 to 10; got 2.5. The sweep did not "
+                                            "start.")]:
+        assert sw.configure(*entries) is False and sw.message == message, sw.message
+        assert (sw.variable, list(sw.values), sw.seeds, sw.n) == before
+    assert sw.configure("n", "100; 200", 2, 400.0) is True
+    assert (sw.variable, sw.values, sw.seeds, sw.n) == ("n", [100.0, 200.0], 2, 400)

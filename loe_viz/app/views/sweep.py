@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import holoviews as hv
 import numpy as np
@@ -11,7 +10,6 @@ import param
 from panel.viewable import Viewer
 
 from .. import plots
-from ..link import quote_link_value
 from ..text import md
 from ..sweep import METRICS, SWEEP_VARIABLES, THEORY_SLOPES, SweepState, loglog_slope, summarize
 from .base import hvpane
@@ -91,8 +89,7 @@ class SweepView(Viewer):
                                   value=sw.variable, width=250)
         self._values = W.TextInput(label="Values (comma-separated)", value=self._values_text(), width=280,
                                    css_classes=["loe-sweep-values"])
-        # without bounds of their own: the browser set a bounded box back to its last value without a word
-        # (100 seeds ran 3), so a value out of range reaches start(), which refuses it with the range
+        # without bounds of their own: a value out of range reaches the sweep, which refuses it with the range
         self._seeds = _WholeNumberInput(label="Seeds", value=sw.seeds, width=90)
         self._n = _WholeNumberInput(label="Items n (unless varied)", value=sw.n, step=50, width=170)
         self._run = W.Button(label="Run sweep", color="primary", width=140, css_classes=["loe-sweep-run"])
@@ -131,32 +128,10 @@ class SweepView(Viewer):
         self._n.value = sw.n
 
     def start(self) -> None:
-        """Read the controls into the sweep and start it in the background."""
+        """Hand the controls to the sweep and start it in the background."""
         sw = self.sweep
-        try:
-            values = [float(v) for v in self._values.value.replace(";", ",").split(",") if v.strip()]
-        except ValueError:
-            sw.message = f"Values must be numbers separated by commas, got {quote_link_value(self._values.value)}."
-            return
-        if any(not math.isfinite(v) for v in values):
-            sw.message = "Values must be finite numbers."
-            return
-        counts = {}
-        for name, label, box in (("seeds", "Seeds", self._seeds), ("n", "Items n", self._n)):
-            lo, hi = sw.param[name].bounds
-            v = box.value
-            if v is None or not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
-                whole = v is not None and math.isfinite(v) and v == int(v) and abs(v) < 1e15
-                got = "the box is empty" if v is None else f"got {int(v):,}" if whole else f"got {v:g}"
-                sw.message = f"{label} must be a whole number from {lo:,} to {hi:,}; {got}. The sweep did not start."
-                return
-            counts[name] = int(v)
-        try:
-            sw.param.update(variable=self._variable.value, values=values, **counts)
-        except ValueError as exc:
-            sw.message = f"Not a valid sweep: {exc}"
-            return
-        sw.start(background=True)
+        if sw.configure(self._variable.value, self._values.value, self._seeds.value, self._n.value):
+            sw.start(background=True)
 
     def _on_status(self, *events):
         sw = self.sweep
