@@ -284,6 +284,17 @@ def test_a_row_that_starts_with_a_hash_is_a_comment_and_the_notes_say_so():
     assert read_text("# exported\n#i j k\n0 1 2\n1 2 3\n").notes == ()
 
 
+@pytest.mark.parametrize("block", [6, 7, 8, 9, 1 << 20])
+def test_the_line_of_the_first_row_lost_to_a_comment_is_right_whatever_the_blocks(block, monkeypatch):
+    """The count reads the file in blocks: a block that ended on a line break counted that break twice."""
+    from loe_viz.io import reading
+
+    monkeypatch.setattr(reading, "_SCAN_BLOCK", block)
+    text = "head,winner,loser\na,b,c\nb,c,d\nc,d,a\n#e,a,b\nd,a,b\n"
+    (note,) = read_text(text).notes
+    assert "(the first, line 5: '#e,a,b')" in note, note
+
+
 def test_ids_written_as_floats_are_read_exactly_and_the_note_quotes_one():
     """Ids beyond 2**53 went through a float: 9007199254740993.0 became ...992, merging two items (and a row of
     the two was 'a repeated item'); the note quoted '3.0' whatever the file held."""

@@ -24,6 +24,8 @@ from .layouts import (ANSWER_MODES, ANSWER_NOTE, INT_RE, ITEM_WORD, LAYOUT_ROLES
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
 _SAMPLE = 1 << 16  # bytes sniffed for the delimiter, the header and the layout
+_SCAN_BLOCK = 1 << 20  # bytes read at a time by the count of rows lost to comments
+_COMMENT_LINE = re.compile(rb"\n(#[^\r\n]*)")  # a line that starts with '#', after the break before it
 _SNIFF_MAX = 1 << 26  # at most this much is read to find the end of a long first line
 MAX_COLUMNS = 1000  # fields of one line (a crowd export's extra columns are ignored, but not thousands)
 _UNTERMINATED = ('an unterminated quote: a field opened with " on this line is never closed (it runs to the end of '
@@ -341,11 +343,15 @@ def _not_triplets(f0) -> str:
 def _commented_rows(src, spec, enc) -> str | None:
     """A note on the lines that start with '#' (comments, as pandas reads them) yet hold a data row's fields, such
     as a label '#ff0000' at the start of a row: read silently, they were rows lost."""
-    k, found, first, lines, tail = len(spec.roles), 0, None, spec.first_line, b"\n"
+    # blocks cut after their last line break: each line is looked at whole, once; ``carry`` holds the unfinished
+    # line after the break that ended the one before, and ``lines`` the number of the line after that break
+    k, found, first, lines, carry = len(spec.roles), 0, None, spec.first_line, b"\n"
     stream = src.rewind(spec.data_start)
-    while block := stream.read(1 << 20):
-        text = tail[-1:] + block  # a line that starts a block follows the last byte of the one before
-        for m in re.finditer(rb"\n(#[^\r\n]*)", text):
+    while True:
+        block = stream.read(_SCAN_BLOCK)
+        text = carry + block
+        cut = text.rfind(b"\n") if block else len(text)
+        for m in _COMMENT_LINE.finditer(text, 0, cut):
             try:
                 ln = m[1].decode(enc)
             except UnicodeDecodeError:
@@ -354,8 +360,10 @@ def _commented_rows(src, spec, enc) -> str | None:
             if len(fields) == k and all(fields) and (spec.kind == "str" or all(map(NUM_RE.match, fields))):
                 found += 1
                 if first is None:
-                    first = (lines + text.count(b"\n", 0, m.start()), ln)
-        lines, tail = lines + block.count(b"\n"), block
+                    first = (lines + text.count(b"\n", 1, m.start() + 1), ln)
+        if not block:
+            break
+        lines, carry = lines + text.count(b"\n", 1, cut + 1), text[cut:]
     if not found:
         return None
     no, ln = first
