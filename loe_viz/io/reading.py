@@ -344,14 +344,14 @@ def _commented_rows(src, spec, enc) -> str | None:
     """A note on the lines that start with '#' (comments, as pandas reads them) yet hold a data row's fields, such
     as a label '#ff0000' at the start of a row: read silently, they were rows lost."""
     # blocks cut after their last line break: each line is looked at whole, once; ``carry`` holds the unfinished
-    # line after the break that ended the one before, and ``lines`` the number of the line after that break
-    k, found, first, lines, carry = len(spec.roles), 0, None, spec.first_line, b"\n"
+    # line after the break that ended the one before (a '#' is looked for first: most files have none)
+    k, found, first, start, carry = len(spec.roles), 0, None, 0, b"\n"
     stream = src.rewind(spec.data_start)
     while True:
         block = stream.read(_SCAN_BLOCK)
         text = carry + block
         cut = text.rfind(b"\n") if block else len(text)
-        for m in _COMMENT_LINE.finditer(text, 0, cut):
+        for m in _COMMENT_LINE.finditer(text, 0, cut) if text.find(b"#", 0, cut) >= 0 else ():
             try:
                 ln = m[1].decode(enc)
             except UnicodeDecodeError:
@@ -359,14 +359,18 @@ def _commented_rows(src, spec, enc) -> str | None:
             fields = [f.strip() for f in _split(ln[1:], spec.delimiter)]
             if len(fields) == k and all(fields) and (spec.kind == "str" or all(map(NUM_RE.match, fields))):
                 found += 1
-                if first is None:
-                    first = (lines + text.count(b"\n", 1, m.start() + 1), ln)
+                if first is None:  # the offset of its '#' in the data: text[i] is the data's byte start + i - 1
+                    first = (start + m.start(), ln)
         if not block:
             break
-        lines, carry = lines + text.count(b"\n", 1, cut + 1), text[cut:]
+        start, carry = start + cut, text[cut:]
     if not found:
         return None
-    no, ln = first
+    at, ln = first  # its line: the line breaks before it, counted once one is found
+    breaks, stream = 0, src.rewind(spec.data_start)
+    while at > 0 and (block := stream.read(min(_SCAN_BLOCK, at))):
+        breaks, at = breaks + block.count(b"\n"), at - len(block)
+    no = spec.first_line + breaks
     return (f"{found} line(s) that start with '#' were skipped as comments, though they hold {_width(spec.roles)} "
             f"like a data row (the first, line {no}: {ln[:60]!r}); "
             + ("quote a label that starts with '#' to read it" if spec.kind == "str" else
