@@ -684,13 +684,9 @@ def _copies_note(triplets, n: int) -> str | None:
 def _unused_note(triplets, labels) -> str | None:
     """The items in no triplet, in words: the output gives them coordinates that nothing in the file determines
     (None: every item is in a triplet)."""
-    import numpy as np
+    from .describe import short_label, unused_items
 
-    from .describe import short_label
-
-    seen = np.zeros(labels.size, dtype=bool)
-    seen[np.asarray(triplets).ravel()] = True
-    unused = np.flatnonzero(~seen)
+    unused = unused_items(triplets, labels.size)
     if not unused.size:
         return None
     k, some = unused.size, labels[unused[:3]].tolist()

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-__all__ = ["summarize", "method_advice", "repeated_rows", "short_label", "reading_note"]
+__all__ = ["summarize", "method_advice", "repeated_rows", "short_label", "reading_note", "unused_items"]
 
 #: Triplets per item that a head needs for LOE's own ranking of it (``loe.WELL_COVERED``; the paper's
 #: design draws about c ln n per item and landmark). Below it, in the 5th busiest head (LOE's d + 3
@@ -40,6 +40,13 @@ def reading_note(note: str, text_labels: bool) -> str:
     if note == ANSWER_NOTE["label"] and not text_labels:
         note = note.replace("by its label", "by its id")
     return re.sub(r"; labels maps each index back to its id \(.*\)$", "; each item keeps its id as its label", note)
+
+
+def unused_items(triplets, n_items: int) -> np.ndarray:
+    """The items ``0..n_items-1`` that appear in no triplet, in increasing order."""
+    seen = np.zeros(n_items, dtype=bool)
+    seen[np.asarray(triplets).ravel()] = True
+    return np.flatnonzero(~seen)
 
 
 def repeated_rows(triplets, n_items: int) -> int:
@@ -84,9 +91,6 @@ def summarize(data) -> dict:
     n = int(data.n_items)
     m = int(T.shape[0])
     heads = np.bincount(T[:, 0], minlength=n) if m else np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=bool)
-    if m:
-        seen[T.ravel()] = True
     counts = np.sort(heads[heads > 0])[::-1]
     labels = np.asarray(data.labels)
     if labels.dtype.kind in "USO":
@@ -104,7 +108,7 @@ def summarize(data) -> dict:
     out = {
         "source": os.path.basename(str(data.source)) or str(data.source), "layout": data.layout,
         "format": data.format, "n_items": n, "n_triplets": m, "n_heads": int(counts.size),
-        "per_head": per_head, "head_counts": counts, "unused_items": int((~seen).sum()),
+        "per_head": per_head, "head_counts": counts, "unused_items": int(unused_items(T, n).size),
         "labels": kind, "label_examples": examples, "n_skipped": int(data.n_skipped),
         "n_repeated": repeated_rows(T, n),
         "notes": tuple(data.notes),
