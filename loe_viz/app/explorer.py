@@ -225,8 +225,7 @@ class Explorer(Viewer):
                                      description="The allowed range depends on n and ℓ; a value outside it is "
                                                  "refused with the range.",
                                      sizing_mode="stretch_width", css_classes=["loe-budget"])
-        self.w_budget.param.watch(lambda e: e.new is not None and setattr(self.state, "budget", float(e.new)),
-                                  "value")
+        self.w_budget.param.watch(self._budget_to_state, "value")
         s.param.watch(lambda e: setattr(self.w_budget, "value", e.new), "budget")
         # landmarks the explorer cannot run with are named and set back too (2 stayed in the box, refused by the run)
         self.w_l = self._whole_number_box("n_landmarks", "Landmarks ℓ", placeholder="auto: d + 3",
@@ -351,6 +350,21 @@ class Explorer(Viewer):
         w.param.watch(to_state, "value")
         s.param.watch(lambda e: None if w.value == e.new else setattr(w, "value", e.new), name)
         return w
+
+    def _budget_to_state(self, event) -> None:
+        """The budget typed in its box, or, when the explorer cannot run with it, its reason and the budget in use
+        back in the box (a refused budget stayed there and in the link, and every later run, of any setting, was
+        refused with the budget's range while the old results stayed on screen)."""
+        s, v = self.state, event.new
+        if v == s.budget:
+            return
+        why = self._refused("budget", v)
+        if why:
+            got = "" if v is None else f" (got {v:,.6g})"
+            s.error = f"Budget {why}{got}; it stays {s.budget:,.6g}."
+            self.w_budget.value = s.budget
+            return
+        s.budget = float(v)
 
     def _refused(self, name: str, value) -> str | None:
         """Why the explorer cannot run with ``value`` for ``state.<name>`` (n, d, the landmarks, the seed or the

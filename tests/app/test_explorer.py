@@ -721,3 +721,26 @@ def test_refused_landmarks_are_named_and_the_box_set_back_as_the_other_settings_
     e.w_n._value_edit._process_events({"value": 400})
     assert s.wait(120) and s.error == "", s.error
     assert (s.n_landmarks, s.metrics["n"], s.config_used["n_landmarks"]) == (None, 400, 5)
+
+
+def test_a_refused_budget_is_named_and_set_back_so_later_changes_still_run(small_run):
+    """A budget of -1 (or 0, or one below its range) stayed in the box, in the state and in the link: every later
+    run, of n, the seed or T, was refused with the budget's range while the old results stayed on screen. It is
+    now refused and set back, as n, d, ℓ, the seed and T are."""
+    s, e = small_run
+    kept = s.budget
+    for typed, why in ((-1.0, "must be a finite number above 0 (got -1)"),
+                       (0.0, "must be a finite number above 0 (got 0)"),
+                       (None, "needs a value (the box was empty)")):
+        e.w_budget._process_events({"value": typed})  # what Panel does with the page's message
+        assert s.budget == kept and e.w_budget.value == kept
+        assert s.error == f"Budget {why}; it stays {kept:,.6g}.", s.error
+    e.w_budget._process_events({"value": 1e-6})
+    assert s.budget == kept and e.w_budget.value == kept
+    assert s.error.startswith("Budget must be between ") and s.error.endswith(f"(got 1e-06); it stays {kept:,.6g}."), \
+        s.error
+    e.w_seed._process_events({"value": 3})
+    assert s.wait(120) and s.error == "", s.error
+    assert (s.config_used["seed"], s.config_used["budget"]) == (3, kept)
+    e.w_budget._process_events({"value": 50.0})
+    assert s.wait(120) and s.error == "" and s.config_used["budget"] == 50.0
