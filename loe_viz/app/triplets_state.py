@@ -467,7 +467,9 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
 
     # ---- status --------------------------------------------------------------------
     error = param.String(default="", precedence=-1, doc="Why the last action failed.")
-    setting_error = param.String(default="", precedence=-1, doc="Why the last value typed into a box was refused.")
+    setting_error = param.String(default="", precedence=-1, doc="""
+        Why the values still in their boxes were refused, one sentence per box (each goes once a value typed in
+        that box is taken).""")
     message = param.String(default="", precedence=-1, doc="What the run is doing or did.")
     running = param.Boolean(default=False, precedence=-1)
     reading = param.String(default="", precedence=-1, doc="Name of the upload being read ('' when none).")
@@ -481,6 +483,7 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         super().__init__(**params)
         self._jobs = JobRunner("loe-viz-triplets")
         self.last_upload = ""  # the name of the last upload (the page isolates it where a message quotes it)
+        self._refused: dict[str, str] = {}  # setting -> why the value left in its box was refused
         self._closed = False
         self._init_reads()
 
@@ -627,7 +630,9 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def set_setting(self, name: str, value) -> bool:
         """Set one of :attr:`SETTINGS` from its box; a value out of range is refused with the range, and kept out.
 
-        Returns whether the value was taken (``setting_error`` says why not).
+        Returns whether the value was taken (``setting_error`` says why not, beside the other boxes' refusals:
+        one refusal used to replace another, and a box left holding a refused value was explained no more
+        while the run used the value in use).
         """
         p = self.param[name]
         whole = isinstance(p, param.Integer)
@@ -648,12 +653,13 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
             shown = lambda v: "auto" if v is None else num(v)  # noqa: E731
             got = ("the box was empty" if value is None else
                    f"got {typed(value)}" if isinstance(value, (int, float)) else f"got {value!r}")
-            self.setting_error = (f"{self.SETTINGS[name]} must be {kind}{rng}"
-                                  f"{' (empty: auto)' if p.allow_None else ''}; {got}. "
-                                  f"It stays {shown(getattr(self, name))}.")
-            return False
-        self.setting_error = ""
-        return True
+            self._refused[name] = (f"{self.SETTINGS[name]} must be {kind}{rng}"
+                                   f"{' (empty: auto)' if p.allow_None else ''}; {got}. "
+                                   f"It stays {shown(getattr(self, name))}.")
+        else:
+            self._refused.pop(name, None)
+        self.setting_error = " ".join(self._refused[k] for k in self.SETTINGS if k in self._refused)
+        return name not in self._refused
 
     def close(self) -> None:
         """Cancel a running fit and drop the data and results (without touching the UI)."""

@@ -445,14 +445,16 @@ def test_a_whole_number_out_of_range_is_quoted_as_typed():
     assert s.setting_error == "Seed must be from 0 to 4,294,967,295; got 4,294,967,296. It stays 0."
     assert not s.set_setting("seed", 4294967296.0)  # as the page may send it
     assert s.setting_error == "Seed must be from 0 to 4,294,967,295; got 4,294,967,296. It stays 0."
-    assert not s.set_setting("n_landmarks", 123456)
-    assert s.setting_error == "LOE landmarks must be from 4 to 500 (empty: auto); got 123456. It stays auto."
+    assert not s.set_setting("n_landmarks", 123456)  # each box's refusal, in the boxes' order
+    assert s.setting_error == ("LOE landmarks must be from 4 to 500 (empty: auto); got 123456. It stays auto. "
+                               "Seed must be from 0 to 4,294,967,295; got 4,294,967,296. It stays 0.")
 
 
 def test_a_number_too_long_for_an_integer_box_is_refused_with_a_message():
     s = TripletsState()
     assert not s.set_setting("seed", 1e23)
     assert s.seed == 0 and s.setting_error == "Seed must be from 0 to 4,294,967,295; got 1e+23. It stays 0."
+    assert s.set_setting("seed", 0) and s.setting_error == ""
     assert not s.set_setting("n_components", 2.5)
     assert s.setting_error == "Dimension d must be a whole number from 1 to 10; got 2.5. It stays 2."
     assert s.set_setting("n_components", 3.0) and s.n_components == 3 and s.setting_error == ""

@@ -131,8 +131,10 @@ def test_a_setting_out_of_range_is_refused_next_to_its_box_and_typing_the_kept_v
         assert s.test_fraction == 0.2 and s.setting_error.startswith("Held-out fraction must be from 0.05 to 0.5; got 5.")
         s.seed = 7  # the state's own changes reach the boxes
         assert view.w_seed.value == 7
-        view.w_seed.value = 3  # a value taken clears the message
-        assert s.seed == 3 and not view.setting_alert.visible
+        view.w_seed.value = 3  # a value taken in another box: the held-out fraction's refusal stays, 5 in its box
+        assert s.seed == 3 and view.setting_alert.visible and s.setting_error.startswith("Held-out fraction")
+        view.w_test.value = 0.25  # a value taken in that box clears its message
+        assert s.test_fraction == 0.25 and not view.setting_alert.visible
     finally:
         s.close()
 
@@ -201,6 +203,8 @@ def test_a_number_too_long_for_an_integer_box_is_refused_in_the_page_not_in_the_
             box._process_events({"value": 1e23, "value_throttled": 1e23})
             assert getattr(s, name) == before and view.setting_alert.visible
             assert s.setting_error.startswith(f"{s.SETTINGS[name]} must be from ") and "got 1e+23" in s.setting_error
+            box._process_events({"value": before, "value_throttled": before})  # typed back: its message goes
+            assert s.setting_error == ""
         view.w_seed._process_events({"value": 2.5})
         assert s.setting_error == "Seed must be a whole number from 0 to 4,294,967,295; got 2.5. It stays 0."
         view.w_seed._process_events({"value": 4.0})
@@ -255,5 +259,32 @@ def test_the_introduction_gives_the_same_most_landmarks_auto_takes_as_the_landma
     try:
         assert view.w_l.placeholder == f"auto (≤ {AUTO_MAX_LANDMARKS})"
         assert f"every head when they are about evenly covered (up\nto {AUTO_MAX_LANDMARKS})" in _TEXT[0]
+    finally:
+        view.close()
+
+
+def test_each_box_left_holding_a_refused_value_keeps_its_own_message_until_a_value_typed_there_is_taken():
+    """d = 0 and then a seed of -3 were both refused and left in their boxes, but the seed's message replaced
+    the dimension's: the Dimension box showed 0 unexplained, and Run used d = 2 and seed 0 without a word."""
+    view = TripletsView()
+    s = view.state
+    try:
+        view.w_d.value = 0
+        view.w_seed.value = -3
+        view.w_test.value = 5.0
+        assert (s.n_components, s.seed, s.test_fraction) == (2, 0, 0.2)
+        assert (view.w_d.value, view.w_seed.value, view.w_test.value) == (0, -3, 5.0)
+        assert s.setting_error == ("Dimension d must be from 1 to 10; got 0. It stays 2. "
+                                   "Held-out fraction must be from 0.05 to 0.5; got 5. It stays 0.2. "
+                                   "Seed must be from 0 to 4,294,967,295; got -3. It stays 0."), s.setting_error
+        assert view.setting_alert.visible and view.setting_alert.object == _md(s.setting_error)
+        view.w_seed.value = -4  # refused again: its message is replaced, the others stay
+        assert s.setting_error.endswith("Seed must be from 0 to 4,294,967,295; got -4. It stays 0.")
+        assert s.setting_error.startswith("Dimension d must be from 1 to 10; got 0. It stays 2. Held-out")
+        view.w_d.value = 3
+        assert s.n_components == 3 and not s.setting_error.startswith("Dimension")
+        view.w_test.value = 0.2
+        view.w_seed.value = 0
+        assert s.setting_error == "" and not view.setting_alert.visible
     finally:
         view.close()
