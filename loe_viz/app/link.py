@@ -195,9 +195,15 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
         b = values["budget"]
         check("budget", _budget_problem(float(b), use, n_jobs) if _finite(b) and b > 0 else
               "must be a finite number above 0")
-    elif _finite(use["budget"]) and use["budget"] > 0:
-        # the budget in use must still run with the items, dimension and landmarks taken (else the run refuses
-        # it, and nothing is shown): taken one at a time, one that leaves it outside its range is refused
+    if "budget" in refused and "budget_unit" in values and values["budget_unit"] != getattr(state, "budget_unit",
+                                                                                            None):
+        # the budget in use is in the unit in use: with the other unit it would mean another budget
+        refused["budget_unit"] = "it goes with the ignored budget"
+        use["budget_unit"] = getattr(state, "budget_unit", None)
+    if ("budget" not in values or "budget" in refused) and _finite(use["budget"]) and use["budget"] > 0:
+        # the budget in use (the link's own refused, too: ?n=200000&budget=30 left n = 200,000 with a budget of
+        # 100, which the run refused) must still run with the items, dimension and landmarks taken (else the run
+        # refuses it, and nothing is shown): taken one at a time, one that leaves it outside its range is refused
         budget, taken = float(use["budget"]), [p for p in ("d", "n_landmarks", "n") if p in values and p not in refused]
         for name in taken:
             use[name] = getattr(state, name, None)
@@ -215,10 +221,6 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
         if _whole(l) and _whole(n) and l > n - 2:
             refused["n_landmarks"] = f"must be at most n - 2 = {n - 2:,}, and n stays {n:,}"
             use["n_landmarks"] = getattr(state, "n_landmarks", None)
-    if "budget" in refused and "budget_unit" in values and values["budget_unit"] != getattr(state, "budget_unit",
-                                                                                            None):
-        # the budget in use is in the unit in use: with the other unit it would mean another budget
-        refused["budget_unit"] = "it goes with the ignored budget"
     return refused
 
 

@@ -421,13 +421,13 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
                 self._publish(token, status="Cancelled: the results shown are those of the previous run."
                               if self.model is not None else "Cancelled: no results yet; press Run to start again.")
             return
-        except ValueError as exc:
-            self._publish(token, error=str(exc), notice="")
-            return
-        except Exception as exc:  # a bug or an unexpected input: say so, do not raise
-            log_failure(log, "the walk-through's pipeline", exc)
-            self._publish(token, error=f"Could not run this configuration ({type(exc).__name__}: {exc})",
-                          notice="")
+        except Exception as exc:
+            if not isinstance(exc, ValueError):  # a bug or an unexpected input: say so, do not raise
+                log_failure(log, "the walk-through's pipeline", exc)
+                exc = f"Could not run this configuration ({type(exc).__name__}: {exc})"
+            # the link's refused settings are said with the run's refusal too (it replaced them)
+            link_problem, self._link_problem = self._link_problem, ""
+            self._publish(token, error=f"{link_problem} {exc}" if link_problem else str(exc), notice="")
             return
         link_problem, self._link_problem = self._link_problem, ""
         if link_problem and not updates.get("error"):

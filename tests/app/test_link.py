@@ -170,7 +170,9 @@ def test_a_budget_beyond_the_floats_is_refused_with_a_message_and_no_traceback(c
         assert "(400 characters) (must be a finite number above 0)" in s.error, s.error
         s.budget = int("1" * 400)  # typed in the sidebar: the run says it
         s.run(force=True)
-        assert s.error == "budget must be finite, got an integer of about 400 digits", s.error
+        # the first run says the link's ignored setting too, then its own refusal
+        assert s.error.endswith("(must be a finite number above 0) budget must be finite, got an integer of about "
+                                "400 digits"), s.error
         assert "Traceback" not in caplog.text and "OverflowError" not in caplog.text
     finally:
         s.close()
@@ -305,6 +307,11 @@ def test_a_link_takes_the_budgets_the_run_takes_and_a_link_within_them_gives_a_r
                       "is 100)", dict(n=1000, budget=100.0)),
         (f"?budget={hi}", "", dict(budget=hi)),
         (f"?n=200000&budget={hi_n}", "", dict(n=200_000, budget=hi_n)),
+        # a budget just above n's range was refused, and n taken with the budget in use, which n does not allow
+        # either: the run refused it, its message replaced the link's, and nothing said budget=30 was ignored
+        ("?n=200000&budget=30", f"budget=30 (must be between {lo_n} and {hi_n} c for n = 200,000 and ℓ = 5), "
+                                f"n=200000 (needs a budget between {lo_n} and {hi_n} c for n = 200,000 and ℓ = 5; "
+                                "the budget is 100)", dict(n=1000, budget=100.0)),
     ]:
         s = ExplorerState(auto_update=False, n_jobs=2)
         e = Explorer(state=s, sync_url=False)
@@ -347,3 +354,19 @@ def test_a_seed_above_2_to_the_32_is_refused_by_the_link_and_the_run():
     t.run()
     assert t.error == "Seed must be at most 4,294,967,295 (got 4,294,967,296)" and t.model is None, t.error
     t.close()
+
+
+def test_a_run_refused_after_a_link_still_names_the_links_ignored_settings():
+    """The run's refusal replaced the message naming the link's ignored settings: the visitor read about a value
+    they never typed, and nothing said which of theirs had been ignored."""
+    s = ExplorerState(auto_update=False, n_jobs=2)
+    try:
+        s.from_query({"seed": -1, "kind": "uploaded"})
+        said = s.error
+        assert said.startswith("Ignored settings in the link that cannot be used: ") and "seed=-1" in said, said
+        s.n = 2  # a run the pipeline refuses with its own message
+        s.run(force=True)
+        assert s.wait(60)
+        assert s.error.startswith(said + " ") and len(s.error) > len(said) + 10, s.error
+    finally:
+        s.close()
