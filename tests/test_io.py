@@ -787,6 +787,45 @@ def test_columns_with_a_header_that_names_one_of_their_roles_skip_that_header():
     assert got.triplets.tolist() == [[0, 2, 1]]
 
 
+BODY = "knee,hand,foot,{}\nhead,arm,leg,{}\nneck,eye,head,{}\nfoot,knee,arm,{}\n"
+
+
+@pytest.mark.parametrize("first, answers, layout", [
+    ("head,left,right,winner", ("hand", "leg", "eye", "knee"), "crowd"),
+    ("head,winner,loser", None, "list-order"),
+    ("Head,Winner,Loser", None, "list-order"),
+    ("head,j,k,y", ("1", "0", "true", "false"), "list-boolean"),
+])
+def test_a_layouts_own_header_is_read_as_the_header_when_items_share_its_names(tmp_path, first, answers, layout):
+    """A body-parts file (the item 'head') with the crowd header was refused as '4 columns without a header', and
+    'head,winner,loser' became a row of three items: any header cell that was also an item below made it data."""
+    body = BODY.format(*answers) if answers else BODY.replace(",{}", "")
+    path = tmp_path / "body_parts.csv"
+    path.write_text(f"{first}\n{body}")
+    data = read_triplets(path)
+    assert (data.n_items, data.layout) == (8, layout)
+    want = {"crowd": [["knee", "hand", "foot"], ["head", "leg", "arm"], ["neck", "eye", "head"],
+                      ["foot", "knee", "arm"]],
+            "list-order": [["knee", "hand", "foot"], ["head", "arm", "leg"], ["neck", "eye", "head"],
+                           ["foot", "knee", "arm"]],
+            "list-boolean": [["knee", "hand", "foot"], ["head", "leg", "arm"], ["neck", "eye", "head"],
+                             ["foot", "arm", "knee"]]}[layout]
+    assert data.labelled().tolist() == want
+    assert not any("read as data" in n for n in data.notes)
+
+
+def test_header_false_still_reads_a_layouts_own_header_as_data_and_other_first_lines_of_items_stay_data():
+    text = "head,winner,loser\n" + BODY.replace(",{}", "")
+    forced = read_text(text, header=False)
+    assert forced.n_items == 10 and forced.labelled().tolist()[0] == ["head", "winner", "loser"]
+    with pytest.raises(ValueError, match="line 1: 4 columns without a header"):
+        read_text("head,left,right,winner\n" + BODY.format("hand", "leg", "eye", "knee"), header=False)
+    # names of roles that are not a layout's own header, above rows that hold them: a row of items
+    data = read_text("head,near,far\n" + BODY.replace(",{}", ""))
+    assert data.n_items == 10 and data.labelled().tolist()[0] == ["head", "near", "far"]
+    assert any("first line 'head,near,far' was read as data" in n for n in data.notes)
+
+
 def test_item_type_int_asked_for_names_the_setting_not_the_file():
     with pytest.raises(ValueError, match=r"^<buffer>: line 1: head item 'a' is not an integer, but item_type='int' "
                                          r"was given; pass item_type='str' to read every id as a text label; "

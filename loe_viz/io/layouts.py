@@ -23,6 +23,9 @@ COLUMN_NAMES = {
     "answer": ("winner", "answer", "choice", "chosen", "response", "selected", "selection", "pick"),
     "response": ("y", "response"),
 }
+#: Each layout's own header (any case): a first line of exactly these names is the header even when items of the
+#: file share some of them (a body-parts file's 'head'); other names that are items below make the line data.
+LAYOUT_HEADERS = {("head", "winner", "loser"), ("head", "left", "right", "winner"), ("head", "j", "k", "y")}
 #: Endings a header name may carry after its role (``Head_ID``, ``y_item``), dropped when reading it.
 ID_SUFFIXES = ("index", "label", "name", "item", "idx", "id")
 LIMIT = 2**31 - 2  # item indices must be below this (int32 with n_items < 2**31 - 1)

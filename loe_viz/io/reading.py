@@ -17,9 +17,9 @@ import warnings
 import numpy as np
 
 from . import arrays, fastpath
-from .layouts import (ANSWER_MODES, ANSWER_NOTE, INT_RE, ITEM_WORD, LAYOUT_ROLES, LIMIT, MAX_NOTES, NUM_RE,
-                      RESPONSE, RESPONSE_WANT, TripletData, bad_rows, check_read_args, err, finish_int, finish_str,
-                      is_number, layout_from_roles, name_role, over_limit, roles_from_header, swap_sides,
+from .layouts import (ANSWER_MODES, ANSWER_NOTE, INT_RE, ITEM_WORD, LAYOUT_HEADERS, LAYOUT_ROLES, LIMIT, MAX_NOTES,
+                      NUM_RE, RESPONSE, RESPONSE_WANT, TripletData, bad_rows, check_read_args, err, finish_int,
+                      finish_str, is_number, layout_from_roles, name_role, over_limit, roles_from_header, swap_sides,
                       utf16_without_bom)
 
 _CHUNK = 1 << 18  # rows per pandas chunk of the careful reader (its parser buffers stay a few MB)
@@ -89,7 +89,8 @@ def read_triplets(path_or_buffer, format: str = "auto", *, layout: str = "auto",
         The known items in index order; every id must be one of them.
     header : {"auto", True, False}, default "auto"
         ``"auto"``: the first line names the columns when it names a complete set of roles
-        (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers.
+        (:data:`COLUMN_NAMES`) none of which is an item below, or is text above numbers; a layout's own
+        header (``head,winner,loser``, ``head,left,right,winner``, ``head,j,k,y``, any case) always does.
     delimiter : str, optional
         One character, or ``" "`` for runs of whitespace. Default: sniffed.
     columns : sequence of str or None, optional
@@ -248,7 +249,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     numeric0 = [is_number(f) for f in f0]
     text_above_numbers = not all(numeric0) and len(rows) > 1 and all(map(is_number, rows[1]))
     if hdr == "auto":
-        items_below = bool({f for r in rows[1:] for f in r} & set(f0))  # 'j,i,k' above 'k,j,l' is data
+        items_below = (tuple(map(str.lower, f0)) not in LAYOUT_HEADERS  # 'head,winner,loser' heads body parts
+                       and bool({f for r in rows[1:] for f in r} & set(f0)))  # 'j,i,k' above 'k,j,l' is data
         names = not all(numeric0) and (hlayout is not None or (n_known >= 2 and not any(numeric0)))
         if columns is not None and len(columns) == len(f0):  # a cell naming its column's role ('anchor': head)
             crowd = layout_from_roles(columns, "columns") == "crowd"
