@@ -56,6 +56,7 @@ THEORY_SLOPES = {
 }
 
 _clock = time.perf_counter  # what times a sweep's fits
+_now = time.monotonic  # what spaces a sweep's updates of the page
 
 # A sweep never runs more fits than this (values x seeds x repeats).
 MAX_RUNS = 200
@@ -253,6 +254,13 @@ class SweepState(RunsJobs, param.Parameterized):
 
     #: Seconds a timing sweep waits at most, before a point, for the page to draw and for ``wait_while()``.
     SETTLE_SECONDS = 30.0
+    #: Seconds at least between the page's drawing of the points and the next points published (the last
+    #: ones always are): a redraw of the figures takes about a second of the server's event loop, which every
+    #: page of the server shares, and new points after every fit (15 in the budget lesson) held it for 10 s,
+    #: a Cancel click waiting behind them until the sweep had ended.
+    POINTS_SECONDS = 1.0
+    #: Seconds at least between two messages of a sweep's progress (a timing sweep says each point).
+    STATUS_SECONDS = 0.25
 
     def __init__(self, **params):
         self._jobs = JobRunner("loe-viz-sweep")
@@ -355,14 +363,17 @@ class SweepState(RunsJobs, param.Parameterized):
         return loglog_slope([p.value for p in self.points], [getattr(p, metric) for p in self.points])
 
     # ------------------------------------------------------------------ internals
-    def _publish(self, token: Token, **updates) -> None:
-        """Apply ``updates`` on the UI thread, unless a newer sweep has started since."""
+    def _publish(self, token: Token, then=None, **updates) -> None:
+        """Apply ``updates`` on the UI thread, unless a newer sweep has started since; then publish ``then``,
+        which runs after what the update scheduled in turn (the view draws one figure per turn)."""
         def apply():
             if token.superseded:
                 return
             if "points" in updates:  # counted here, on the UI thread, so no update is lost
                 updates["version"] = self.version + 1
             self.param.update(**updates)
+            if then is not None:
+                self._jobs.publish(then)
         self._jobs.publish(apply)
 
     def _settle(self, token: Token) -> None:
@@ -374,7 +385,8 @@ class SweepState(RunsJobs, param.Parameterized):
             token.check()
             time.sleep(0.05)
         drawn = threading.Event()
-        self._jobs.publish(drawn.set)  # runs after the updates dispatched before it
+        # runs after the updates dispatched before it and after what they scheduled (the view's next figure)
+        self._jobs.publish(partial(self._jobs.publish, drawn.set))
         while not drawn.wait(0.05) and time.monotonic() < deadline:
             token.check()
 
@@ -384,6 +396,23 @@ class SweepState(RunsJobs, param.Parameterized):
         total = len(values) * seeds
         done: list[SweepPoint] = []
         timing = repeats > 1
+        published = 0  # points published so far
+        said = -math.inf  # when the last message was published
+        # the points are published once the page has drawn the previous ones and POINTS_SECONDS have passed
+        # since (the first ones POINTS_SECONDS after the start, while the page may still be arriving), so
+        # that the event loop is free in between: for other pages, and for a Cancel click
+        drawn = threading.Event()
+        drawn.set()
+        drawn_at = _now()
+
+        def on_drawn():
+            nonlocal drawn_at
+            drawn_at = _now()
+            drawn.set()
+
+        def rest() -> dict:  # the points not published yet, to go with the last message
+            return dict(points=list(done)) if len(done) > published else {}
+
         try:
             if timing:
                 self._publish(token, message="Preparing: one untimed fit first…")
@@ -393,25 +422,33 @@ class SweepState(RunsJobs, param.Parameterized):
             for value in values:
                 for seed in range(seeds):
                     token.check()
-                    self._publish(token, message=f"{SWEEP_VARIABLES[variable]} = {value:g}, seed {seed} "
-                                                 f"({len(done) + 1} of {total})…")
+                    if timing or _now() - said >= self.STATUS_SECONDS:
+                        said = _now()
+                        self._publish(token, progress=int(round(100 * len(done) / total)),
+                                      message=f"{SWEEP_VARIABLES[variable]} = {value:g}, seed {seed} "
+                                              f"({len(done) + 1} of {total})…")
                     if timing:
                         self._settle(token)
                     done.append(run_point(config, variable, value, seed, token=token, repeats=repeats,
                                           min_seconds=TIMED_SECONDS if timing else 0.0))
-                    progress = int(round(100 * len(done) / total))
-                    if timing and seed < seeds - 1:  # one redraw per value: each waits for the page
-                        self._publish(token, progress=progress)
+                    if timing:  # one redraw per value, and each timed fit waits for the page (_settle)
+                        due = seed == seeds - 1
                     else:
-                        self._publish(token, points=list(done), progress=progress)
+                        due = len(done) < total and drawn.is_set() and \
+                            _now() - drawn_at >= self.POINTS_SECONDS
+                    if due:
+                        published = len(done)
+                        drawn.clear()
+                        self._publish(token, then=on_drawn, points=list(done),
+                                      progress=int(round(100 * len(done) / total)))
         except Cancelled:
-            self._publish(token, running=False, message=f"Cancelled after {len(done)} of {total} fits.")
+            self._publish(token, running=False, message=f"Cancelled after {len(done)} of {total} fits.", **rest())
             return
         except Exception as exc:
             log.warning("sweep failed", exc_info=True)
-            self._publish(token, running=False, message=f"The sweep stopped: {exc}")
+            self._publish(token, running=False, message=f"The sweep stopped: {exc}", **rest())
             return
-        self._publish(token, running=False, progress=100,
+        self._publish(token, running=False, progress=100, **rest(),
                       message=f"Done: {total} fits." if not timing else
                       f"Done: {total} fits, each timed at least {repeats} times (the shortest kept).")
 

@@ -174,6 +174,68 @@ def test_sweep_refuses_a_budget_too_small_and_cancels():
     assert not t.running and t.message.startswith("Cancelled") and len(t.points) < 12
 
 
+def _quick_sweep(monkeypatch, seconds_per_fit=0.1, on_fit=None):
+    """A budget sweep of 15 fits whose fits take no time but advance the sweep's clock by ``seconds_per_fit``;
+    ``on_fit(k, state)`` is called by the k-th fit (1, 2, ...)."""
+    import loe_viz.app.sweep as sweep_module
+
+    now = {"t": 0.0}
+
+    def fake_point(config, variable, value, seed, token=None, repeats=1, min_seconds=0.0):
+        now["t"] += seconds_per_fit
+        fits["n"] += 1
+        if on_fit is not None:
+            on_fit(fits["n"], s)
+        return sweep_module.SweepPoint(float(value), seed, 1.0 / value, 0.1, 0.01, 1)
+
+    fits = {"n": 0}
+    monkeypatch.setattr(sweep_module, "run_point", fake_point)
+    monkeypatch.setattr(sweep_module, "_now", lambda: now["t"], raising=False)
+    s = SweepState(variable="budget", values=[25.0, 50.0, 100.0, 200.0, 400.0], seeds=3, n=500)
+    return s
+
+
+def test_a_sweep_redraws_its_points_about_once_a_second_not_after_every_fit(monkeypatch):
+    """Each points update redraws the figures on the server's event loop, which every page shares: one a fit
+    (15 in the budget lesson) held it for 10 s, and the sweep's Cancel click waited behind them."""
+    s = _quick_sweep(monkeypatch, seconds_per_fit=0.125)
+    published, messages = [], []
+    s.param.watch(lambda e: published.append(len(e.new)), ["points"])
+    s.param.watch(lambda e: messages.append(e.new), ["message"])
+    assert s.start(background=False)
+    # the page drew each at once here: new points after a second of fits (8), then the last ones with "Done"
+    assert published == [8, 15] and len(s.points) == 15 and s.message == "Done: 15 fits."
+    assert not s.running and s.progress == 100
+    assert sum(m.endswith("of 15)…") for m in messages) == 8  # the progress is said every 0.25 s, not every fit
+
+
+def test_a_sweep_publishes_no_new_points_before_the_page_drew_the_last_ones(monkeypatch):
+    """A page whose event loop is busy gets no queue of redraws: while it has not drawn the points published
+    last, however long the sweep has run, the next ones wait, and the last ones go with the end's message."""
+    from serverlab import DispatchQueue
+
+    s = _quick_sweep(monkeypatch, seconds_per_fit=0.5)
+    queue = DispatchQueue()
+    s.dispatch = queue
+    published = []
+    s.param.watch(lambda e: published.append(len(e.new)), ["points"])
+    assert s.start(background=False)
+    queue.run()  # the page's turn comes only now
+    assert published == [2, 15] and s.message == "Done: 15 fits." and not s.running
+
+
+def test_a_cancelled_sweep_stops_says_so_and_keeps_every_point_done(monkeypatch):
+    """Cancel during a sweep: no further fit, the cancelled message, and all the points fitted before it, also
+    those not yet shown."""
+    s = _quick_sweep(monkeypatch, seconds_per_fit=0.1, on_fit=lambda k, s: k == 7 and s.cancel())
+    published = []
+    s.param.watch(lambda e: published.append(len(e.new)), ["points"])
+    assert s.start(background=False)
+    assert s.message == "Cancelled after 7 of 15 fits." and not s.running
+    assert published[-1] == 7 and [(p.value, p.seed) for p in s.points] == [(25, 0), (25, 1), (25, 2), (50, 0),
+                                                                          (50, 1), (50, 2), (100, 0)]
+
+
 def test_run_point_matches_the_walk_through():
     cfg = dict(kind="gaussian", n=300, d=2, temperature=1.0, budget=100.0, n_landmarks=None,
                landmark_selection="random")
