@@ -137,3 +137,68 @@ def test_a_sweep_count_out_of_range_is_refused_in_words_not_set_back_silently():
         assert sw.seeds == 2 and sw.n == 300 and sw.wait(120) and not sw.message.startswith("Items n")
     finally:
         sw.close()
+
+
+def test_the_sweeps_figures_are_drawn_one_per_turn_of_the_page_and_a_cancel_is_heard_between(monkeypatch):
+    """A served page's updates run on the server's one event loop, one function a turn: both figures rebuilt in
+    one turn held it for over a second (every page of the server waited), and a Cancel click waited behind
+    the redraws until the sweep was done. Each turn builds one figure now; a Cancel between two stops the sweep
+    with the cancelled message and the points fitted so far."""
+    import queue
+    import threading
+
+    import loe_viz.app.sweep as sweep_module
+    import loe_viz.app.views.sweep as view_module
+    from serverlab import DispatchQueue
+
+    built = []
+    figure = view_module.sweep_figure
+    monkeypatch.setattr(view_module, "sweep_figure", lambda *a, **k: (built.append(a[2]), figure(*a, **k))[1])
+    asked, go = queue.Queue(), threading.Semaphore(0)
+
+    def fake_point(config, variable, value, seed, token=None, repeats=1, min_seconds=0.0):
+        asked.put((value, seed))
+        assert go.acquire(timeout=60)
+        token.check()  # LOE hears a cancel at its next landmark
+        return sweep_module.SweepPoint(float(value), seed, 1.0 / value, 0.1, 0.01, 1)
+
+    monkeypatch.setattr(sweep_module, "run_point", fake_point)
+    monkeypatch.setattr(sweep_module.SweepState, "POINTS_SECONDS", 0.0, raising=False)  # points once the page drew
+    v = SweepView()
+    sw, page = v.sweep, DispatchQueue()
+    sw.dispatch = page
+
+    def turns():  # the page's turns until it has nothing left to do; the figures each built
+        out = []
+        while page.fns:
+            del built[:]
+            page.fns.pop(0)()
+            out.append(len(built))
+        return out
+
+    try:
+        sw.values = [25.0, 50.0, 100.0]
+        v._sync_controls()
+        v.start()
+        assert sw.running and not v._stop.disabled
+        assert asked.get(timeout=60) == (25.0, 0)
+        go.release()
+        assert asked.get(timeout=60) == (25.0, 1)  # the first point is published, the job waits in the next fit
+        drawn = turns()
+        assert max(drawn) == 1 and sum(drawn) == 4  # two redraws (the start's, the first point's), one figure a turn
+        go.release()
+        assert asked.get(timeout=60) == (25.0, 2)
+        page.fns.pop(0)()  # the second point: its figures wait for turns of their own...
+        assert len(page.fns) >= 2
+        v._stop.clicks += 1  # ...and the Cancel click is handled before them
+        assert sw.message == "Cancelling…"
+        go.release()
+        assert sw.wait(60)
+        assert max(turns()) == 1
+        # the fit under way stopped (LOE's next landmark): two points done, both kept
+        assert sw.message == "Cancelled after 2 of 9 fits." and not sw.running and v._stop.disabled
+        assert [(p.value, p.seed) for p in sw.points] == [(25, 0), (25, 1)]
+        assert v._message.object.startswith("Cancelled after 2 of 9 fits")
+    finally:
+        go.release(10)
+        sw.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 
 import holoviews as hv
 import numpy as np
@@ -103,6 +104,7 @@ class SweepView(Viewer):
         self._plots = pn.Row(sizing_mode="stretch_width")
         self._slopes = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
                                         css_classes=["loe-sweep-slopes"])
+        self._redraws = 0  # redraws asked for: the figures of an older one not drawn yet are left out
         self._run.on_click(lambda e: self.start())
         self._stop.on_click(lambda e: self.sweep.cancel())
         sw.param.watch(self._on_points, ["version"])
@@ -112,7 +114,7 @@ class SweepView(Viewer):
             pn.Row(self._variable, self._values, self._seeds, self._n, sizing_mode="stretch_width"),
             pn.Row(self._run, self._stop, self._progress, self._message, sizing_mode="stretch_width"),
             self._plots, self._slopes, sizing_mode="stretch_width", css_classes=["loe-sweep"])
-        self._on_points()
+        self._redraw(at_once=True)
 
     def __panel__(self):
         return self._layout
@@ -144,9 +146,22 @@ class SweepView(Viewer):
             self._on_points()
 
     def _on_points(self, *events):
+        self._redraw()
+
+    def _redraw(self, at_once: bool = False) -> None:
+        """Draw the figures again, each in a turn of its own of the session's event loop (``at_once``: now).
+
+        Building one figure takes about half a second of the loop, which every page of the server shares:
+        a page's clicks (the sweep's Cancel) and other pages' updates are handled between two figures, and
+        the messages and buttons set with the points reach the page before the figures are built.
+        """
         sw = self.sweep
-        self._plots.objects = [hvpane(sweep_figure(sw.points, sw.variable, m, running=sw.running))
-                               for m in self.metrics]
+        self._redraws += 1
+        for i in range(len(self.metrics)):
+            if at_once:
+                self._draw(self._redraws, i)
+            else:
+                sw.jobs.publish(partial(self._draw, self._redraws, i))
         parts = []
         for m in self.metrics:
             slope = sw.slope(m)
@@ -156,3 +171,16 @@ class SweepView(Viewer):
                              + (f" (theory {theory:g})" if theory is not None else ""))
         self._slopes.object = (" · ".join(parts) + " — dots: each seed; line: mean, bars: min to max; "
                                "dashed: the fitted power law.") if parts else ""
+
+    def _draw(self, redraw: int, i: int) -> None:
+        """Draw figure ``i`` of redraw number ``redraw``, unless a newer redraw was asked for since."""
+        sw = self.sweep
+        if redraw != self._redraws or i >= len(self.metrics):
+            return
+        pane = hvpane(sweep_figure(sw.points, sw.variable, self.metrics[i], running=sw.running))
+        objects = list(self._plots.objects)[:len(self.metrics)]
+        if i < len(objects):
+            objects[i] = pane  # the other figures' models stay as they are in the page
+        else:
+            objects.append(pane)
+        self._plots.objects = objects
