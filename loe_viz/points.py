@@ -6,9 +6,12 @@ float64 array of shape ``(n, d)``.
 
 from __future__ import annotations
 
+import array
 import io
+import itertools
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -190,6 +193,76 @@ def _load_npy(path, label: str) -> np.ndarray:
             raise ValueError(f"{label}: not a numeric .npy array ({exc})") from None
 
 
+def _content_lines(text: str):
+    """``(line number from 1, stripped line)`` of each line of ``text`` that is neither blank nor a comment
+    ('#' first), one at a time: lines end at ``\\n``, ``\\r\\n`` or ``\\r``."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # the same str when there is no '\r'
+    no, pos, size = 0, 0, len(text)
+    while pos <= size:
+        end = text.find("\n", pos)
+        end = size if end < 0 else end
+        no += 1
+        line = text[pos:end].strip()
+        if line and not line.startswith("#"):
+            yield no, line
+        pos = end + 1
+
+
+def _split(line: str, delim: str | None) -> list[str]:
+    return [f.strip() for f in (line.split(delim) if delim else line.split())]
+
+
+def _numeric(fields) -> bool:
+    try:
+        [float(f) for f in fields]
+        return True
+    except ValueError:
+        return False
+
+
+def _read_bulk(raw: bytes, delim: str | None, skip: int) -> np.ndarray | None:
+    """The rows after the first ``skip`` lines of ``raw`` as NumPy's reader reads them, or None when it refuses
+    them.
+
+    NumPy's reader parses each number as ``float`` does and keeps only the array. It takes the common table
+    (one delimiter, no blank or comment line among the rows, no quotes); any other text, at fault or not
+    (``float`` alone takes ``1_000`` and non-ASCII digits), is left to :func:`_read_lines`.
+    """
+    stream = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", newline=None)  # decoded block by block
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "input contained no data": a header alone, said by _read_lines
+        try:
+            X = np.loadtxt(stream, dtype=np.float64, delimiter=delim, comments=None, skiprows=skip,
+                           quotechar=None, ndmin=2)
+        except ValueError:
+            return None
+    return X if X.shape[0] else None
+
+
+def _read_lines(lines, delim: str | None, label: str) -> np.ndarray:
+    """The table of ``lines`` (``(line number, line)`` pairs after the header) read one line at a time into
+    one buffer of numbers; the first line at fault is named."""
+    values = array.array("d")
+    width = None
+    for lineno, ln in lines:
+        fields = _split(ln, delim)
+        if width is None:
+            width = len(fields)
+        if len(fields) != width:
+            raise ValueError(f"{label}: line {lineno} has {len(fields)} columns, expected {width}")
+        try:
+            values.extend([float(f) for f in fields])
+        except ValueError:
+            # the cell itself, not the line (a tab-separated line was quoted as '3\tfour')
+            col = next(j for j, f in enumerate(fields) if not _numeric([f]))
+            cell = "".join(c if c.isprintable() else "?" for c in fields[col].strip()[:40])
+            what = "is empty" if not cell else f"holds '{cell}'{'…' if len(fields[col].strip()) > 40 else ''}"
+            raise ValueError(f"{label}: line {lineno}, column {col + 1} {what}, not a number") from None
+    if width is None:
+        raise ValueError(f"{label}: the file has a header but no rows")
+    return np.frombuffer(values, dtype=np.float64).reshape(-1, width)
+
+
 def load_points(source, *, name: str | None = None) -> np.ndarray:
     """Read a point table from CSV (an optional header row, numeric columns).
 
@@ -208,6 +281,11 @@ def load_points(source, *, name: str | None = None) -> np.ndarray:
     ------
     ValueError
         When the content is not a finite numeric table with at least three rows.
+
+    Notes
+    -----
+    The numbers are read in bulk (a few times the file's size in memory at most); a table NumPy's reader
+    refuses is read again line by line, to take what ``float`` takes or to name the line at fault.
     """
     label = name
     if isinstance(source, (str, os.PathLike)) and os.path.exists(source):
@@ -230,42 +308,14 @@ def load_points(source, *, name: str | None = None) -> np.ndarray:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{label}: not a text file (it is not UTF-8)") from None
-    # keep the physical line numbers (1-based) for error messages
-    numbered = [(no, ln.strip()) for no, ln in
-                enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1)]
-    numbered = [(no, ln) for no, ln in numbered if ln and not ln.startswith("#")]
-    lines = [ln for _, ln in numbered]
-    if not lines:
+    lines = _content_lines(text)  # physical line numbers (1-based) for error messages
+    first = next(lines, None)
+    if first is None:
         raise ValueError(f"{label}: the file is empty")
-    delim = "\t" if "\t" in lines[0] else ("," if "," in lines[0] else (";" if ";" in lines[0] else None))
-
-    def split(ln):
-        return [f.strip() for f in (ln.split(delim) if delim else ln.split())]
-
-    def numeric(fields):
-        try:
-            [float(f) for f in fields]
-            return True
-        except ValueError:
-            return False
-
-    start = 0 if numeric(split(lines[0])) else 1
-    rows = []
-    width = None
-    for lineno, ln in numbered[start:]:
-        fields = split(ln)
-        if width is None:
-            width = len(fields)
-        if len(fields) != width:
-            raise ValueError(f"{label}: line {lineno} has {len(fields)} columns, expected {width}")
-        try:
-            rows.append([float(f) for f in fields])
-        except ValueError:
-            # the cell itself, not the line (a tab-separated line was quoted as '3\tfour')
-            col = next(j for j, f in enumerate(fields) if not numeric([f]))
-            cell = "".join(c if c.isprintable() else "?" for c in fields[col].strip()[:40])
-            what = "is empty" if not cell else f"holds '{cell}'{'…' if len(fields[col].strip()) > 40 else ''}"
-            raise ValueError(f"{label}: line {lineno}, column {col + 1} {what}, not a number") from None
-    if not rows:
-        raise ValueError(f"{label}: the file has a header but no rows")
-    return check_points(np.array(rows), name=label, min_points=3)
+    lineno, ln = first
+    delim = "\t" if "\t" in ln else ("," if "," in ln else (";" if ";" in ln else None))
+    header = not _numeric(_split(ln, delim))
+    X = _read_bulk(raw, delim, lineno - 1 + header)
+    if X is None:
+        X = _read_lines(lines if header else itertools.chain([first], lines), delim, label)
+    return check_points(X, name=label, min_points=3)
