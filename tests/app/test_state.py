@@ -219,6 +219,23 @@ def test_bad_upload_sets_error_and_keeps_results(content, name):
                                 "follow)")
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"x,y\n" + b"1,1\n" * 200_001, "all 200,001 points are the same point, so every distance is 0 and "
+                                    "there is nothing to compare: upload points at different positions"),
+    (b"x,y\n" + b"1,1\n2,2\n3,1\n" * 70_001, "only 3 different points among the 210,003 rows; an "
+                                              "embedding needs at least 7 (5 landmarks and more items)"),
+])
+def test_an_upload_of_too_few_different_points_is_refused_at_any_row_count(content, message):
+    """Over 200,000 rows the different points went uncounted: 200,001 copies of one point were taken, and
+    the page said "X and Z must each contain more than one distinct point" after the whole fit."""
+    s = ExplorerState(**SMALL)
+    before = (s.version, s.kind, s.n)
+    assert s.load_file(content, "same.csv") is False
+    assert s.error == f"Upload rejected: same.csv: {message}", s.error
+    assert (s.version, s.kind, s.n) == before
+    s.close()
+
+
 def test_a_points_upload_with_more_columns_than_the_explorer_takes_is_refused_before_any_run():
     """A 10 MB table of 60 rows and 83,000 columns was taken: its run then tried to allocate 51.3 GiB
     (the Procrustes alignment's D x D matrix) and took the server's memory, or failed with MemoryError."""
