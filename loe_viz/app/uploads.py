@@ -86,13 +86,17 @@ def _text_problem(raw: bytes, name: str) -> str | None:
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         return f"{name}: line {line}: is not valid UTF-8 text (byte 0x{raw[exc.start]:02x}); save it as UTF-8"
-    for no, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # only a line of MAX_COLUMNS characters or more can hold more fields (a list of every line of a 10 MB file of
+    # short rows took 1.8 s and 50 MB, on a refused upload)
+    for match in re.finditer(f"[^\n]{{{MAX_COLUMNS},}}", text):
+        line = match.group().strip()
+        if line.startswith("#"):
             continue
         delim = "\t" if "\t" in line else "," if "," in line else ";" if ";" in line else None
         k = line.count(delim) + 1 if delim else len(line.split())
         if k > MAX_COLUMNS:
+            no = text.count("\n", 0, match.start()) + 1
             return (f"{name}: line {no}: {k:,} fields on one line; a point table has one column per coordinate "
                     f"(at most {MAX_COLUMNS:,} here): is this a point table?")
     return None
