@@ -16,6 +16,7 @@ import numpy as np
 import param
 
 from .._format import format_seconds
+from ..loeste import LOESTE
 from ..methods import METHODS
 from .jobs import Cancelled, JobRunner, RunsJobs, log_failure
 
@@ -61,7 +62,8 @@ class CompareState(RunsJobs, param.Parameterized):
         Methods to run, in order.""")
     protocol = param.Selector(default="uniform", objects=COMPARE_PROTOCOLS, doc="""
         "uniform": the baselines get as many comparisons as LOE, as uniformly random triplets
-        answered by the same oracle (the paper's protocol); "landmark": they get the very
+        answered by the same oracle (the paper's protocol; LOE-STE splits them as the paper does,
+        30 % on LOE's landmarks and the rest for STE); "landmark": they get the very
         triplets LOE used, all headed by its few landmarks, from which every baseline ends
         less accurate than from uniform triplets (STE from LOE's embedding, LOE-STE, still
         improves on LOE).""")
@@ -130,17 +132,18 @@ class CompareState(RunsJobs, param.Parameterized):
         from .warmup import wait_warm_up, warming_up
 
         records: list[CompareRecord] = []
+        notes: list[str] = []  # what the final message adds
         seed = cfg["seed"]
 
         def scores(Z):  # the walk-through's definition and test sample (one number per embedding)
             return scoring.scores(X, Z, seed)
 
         # the (m, 3) array of LOE's own triplets only where the baselines get them; the paper's
-        # protocol needs their number alone
+        # protocol needs their number alone (and LOE-STE draws its own share of it)
+        uniform = cfg.get("protocol", "uniform") == "uniform"
         baseline_triplets = None
-        if any(m != "LOE" for m in methods):
-            baseline_triplets = (uniform_like(X, cfg, len(recorded)) if cfg.get("protocol", "uniform") == "uniform"
-                                 else recorded.array())
+        if any(m != "LOE" and not (m == "LOESTE" and uniform) for m in methods):
+            baseline_triplets = uniform_like(X, cfg, len(recorded)) if uniform else recorded.array()
 
         def push(rec, frac, msg):
             records.append(rec)
@@ -168,6 +171,10 @@ class CompareState(RunsJobs, param.Parameterized):
                     push(CompareRecord("LOE", sec, p, t, final=True), base + step,
                          f"LOE done in {format_seconds(sec)}")
                     continue
+                if name == "LOESTE" and uniform:
+                    notes.append(self._run_loeste(X, len(recorded), cfg, max_seconds, scores, push, base, step,
+                                                  token))
+                    continue
                 self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base, step, token)
             token.check()
         except Cancelled:
@@ -180,17 +187,14 @@ class CompareState(RunsJobs, param.Parameterized):
             log_failure(log, "comparison", exc)
             self._report(running=False, message=f"The comparison stopped: {type(exc).__name__}: {exc}")
             return
-        self._report(running=False, progress=100, message="Done.")
+        self._report(running=False, progress=100, message=" ".join(["Done."] + [x for x in notes if x]))
 
-    def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step, token):
-        """Fit one baseline (or LOE-STE), reporting its error as it goes."""
-
-        d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
-        t0 = time.perf_counter()
+    def _live(self, name, clock, max_seconds, scores, push, base, step, token):
+        """The ``callback`` of a fit: a record every quarter second of ``clock``, stop on cancel or time limit."""
         last = {"t": -1.0}
 
         def callback(iteration, embedding):
-            now = time.perf_counter() - t0
+            now = clock()
             if token.cancelled:
                 return True
             if now - last["t"] >= 0.25:
@@ -200,18 +204,21 @@ class CompareState(RunsJobs, param.Parameterized):
                      f"{METHODS[name].label}…")
             return bool(now > max_seconds)
 
+        return callback
+
+    @staticmethod
+    def _done(name, model, sec, scores, push, base, step, note=""):
+        p, t = scores(model.embedding_)
+        push(CompareRecord(name, sec, p, t, final=True), base + step,
+             f"{METHODS[name].label} done in {format_seconds(sec)}" + (f". {note}" if note else ""))
+
+    def _run_baseline(self, name, X, triplets, cfg, max_seconds, scores, push, base, step, token):
+        """Fit one baseline on the given triplets (LOE-STE: on LOE's own triplets), reporting its error as it goes."""
+
+        d, seed, n = cfg["d"], cfg["seed"], X.shape[0]
+        clock = _Stopwatch()
+        callback = self._live(name, clock, max_seconds, scores, push, base, step, token)
         common = dict(n_components=d, random_state=seed, callback=callback, time_budget=max_seconds)
-        if name == "LOESTE" and cfg.get("protocol", "uniform") == "uniform":
-            # LOE-STE: STE on the uniform triplets, started from the walk-through's LOE embedding
-            # (which LOE fitted on its own landmark triplets)
-            model = METHODS["STE"].estimator(**common)
-            model.fit(triplets, n_items=n, init=np.array(cfg["loe_embedding"], dtype=np.float64), progress=token)
-            token.check()
-            sec = time.perf_counter() - t0
-            p, t = scores(model.embedding_)
-            push(CompareRecord(name, sec, p, t, final=True), base + step,
-                 f"{METHODS[name].label} done in {format_seconds(sec)}")
-            return
         if name == "LOESTE":
             # LOE-STE's LOE stage uses the landmarks and offset of the explorer's LOE.
             loe_params = {"offset": cfg.get("offset", "lambda2"), "landmarks": cfg["landmarks"]}
@@ -222,10 +229,85 @@ class CompareState(RunsJobs, param.Parameterized):
         # between iterations, and one iteration of the largest run is several seconds)
         model.fit(triplets, n_items=n, progress=token)
         token.check()  # a cancelled baseline returns its last iterate: not a result
-        sec = time.perf_counter() - t0
-        p, t = scores(model.embedding_)
-        push(CompareRecord(name, sec, p, t, final=True), base + step,
-             f"{METHODS[name].label} done in {format_seconds(sec)}")
+        self._done(name, model, clock(), scores, push, base, step)
+
+    def _run_loeste(self, X, m, cfg, max_seconds, scores, push, base, step, token):
+        """LOE-STE under the paper's protocol: the same ``m`` answers as the others, split as the paper does.
+
+        ``eps`` of them are LOE's comparisons on the explorer's landmarks (with its offset), the rest uniformly
+        random triplets for STE, all answered like the others' (same points, same noise T). Its time is LOE's
+        fit plus STE's, without drawing the answers, as the other methods are timed.
+        """
+        name, n, l = "LOESTE", X.shape[0], len(cfg["landmarks"])
+        eps, note = _loeste_eps(m, n, l)
+        if eps is None:  # the budget at its least: LOE's n/2 comparisons per landmark are all of it
+            self._report(message=note)
+            return note
+        clock = _Stopwatch()
+        callback = self._live(name, clock, max_seconds, scores, push, base, step, token)
+        model = _ComparedLOESTE(
+            cfg["d"], eps=eps, random_state=cfg["seed"], callback=callback, time_budget=max_seconds,
+            loe_params={"offset": cfg.get("offset", "lambda2"), "landmarks": cfg["landmarks"]})
+        model.stopwatch = clock
+        model.fit_oracle(_oracle_like(X, cfg, 8), m, progress=token)
+        token.check()  # a cancelled run returns its last iterate: not a result
+        self._done(name, model, _fit_seconds(model.loe_) + model.timings_["ste"], scores, push, base, step, note)
+        return note
+
+
+class _Stopwatch:
+    """Seconds of fitting: ``elapsed`` at the last :meth:`restart`, plus the time since."""
+
+    def __init__(self):
+        self.restart(0.0)
+
+    def restart(self, elapsed: float) -> None:
+        self._elapsed, self._t = float(elapsed), time.perf_counter()
+
+    def __call__(self) -> float:
+        return self._elapsed + time.perf_counter() - self._t
+
+
+class _ComparedLOESTE(LOESTE):
+    """LOESTE whose ``stopwatch`` leaves out drawing the answers, as the Compare step times the other methods.
+
+    When LOE has finished (before the callback hears of it) the stopwatch restarts at LOE's fitting time
+    without its sampling, and again when STE's uniform triplets have been drawn.
+    """
+
+    stopwatch = None
+
+    def _stop_after_loe(self, loe, budget, t_start):
+        if self.stopwatch is not None:
+            self.stopwatch.restart(_fit_seconds(loe))
+        return super()._stop_after_loe(loe, budget, t_start)
+
+    def _run_ste(self, ste, loe, *args, **kwargs):
+        if self.stopwatch is not None:
+            self.stopwatch.restart(_fit_seconds(loe))
+        return super()._run_ste(ste, loe, *args, **kwargs)
+
+
+def _fit_seconds(loe) -> float:
+    """A fitted LOE's time without drawing its comparisons (as the walk-through's LOE is timed)."""
+    tl = loe.stages_.timings
+    return float(tl["total"] - tl.get("sampling", 0.0))
+
+
+def _loeste_eps(m: int, n: int, l: int) -> tuple[float | None, str]:
+    """LOE-STE's share of ``m`` answers for its ``l`` landmarks: LOESTE's ``eps``, or more where that leaves a
+    landmark fewer than the n/2 comparisons LOE needs (and a note that says so); None where nothing is left for
+    STE then."""
+    eps = float(LOESTE().eps)
+    need = l * max(n // 2, 1)
+    if int(eps * m) // l * l >= need:
+        return eps, ""
+    if m - need < 1:
+        return None, (f"LOE-STE was not run: its LOE stage needs n/2 = {n // 2:,} comparisons for each of the "
+                      f"{l} landmarks, all of the {m:,}, and none would be left for STE (a larger budget leaves some).")
+    more = (need + 0.5) / m  # int(more * m) // l is then n // 2
+    return more, (f"LOE-STE's LOE stage needs n/2 = {n // 2:,} comparisons per landmark: it got {100 * more:.0f} % "
+                  f"of the {m:,}, not {100 * eps:.0f} %.")
 
 
 def _loe_seconds(X: np.ndarray, cfg: dict, token) -> float:
@@ -236,8 +318,7 @@ def _loe_seconds(X: np.ndarray, cfg: dict, token) -> float:
     model = LOE(**cfg["loe_params"])
     model.fit_oracle(TripletOracle(X, temperature=cfg["temperature"], random_state=cfg["seed"]), cfg["per_landmark"],
                      progress=token)
-    tl = model.stages_.timings
-    return float(tl["total"] - tl.get("sampling", 0.0))
+    return _fit_seconds(model)
 
 
 def uniform_like(X: np.ndarray, cfg: dict, m: int) -> np.ndarray:
@@ -246,8 +327,12 @@ def uniform_like(X: np.ndarray, cfg: dict, m: int) -> np.ndarray:
     Seeded from the configuration's seed (a stream of its own, not LOE's answers), so a
     comparison is reproducible.
     """
+    return _oracle_like(X, cfg, 7).uniform_triplets(int(m))
+
+
+def _oracle_like(X: np.ndarray, cfg: dict, stream: int):
+    """An oracle that answers like the walk-through's (same points, same noise T) from a stream of its own."""
     from ..oracle import TripletOracle
 
-    oracle = TripletOracle(X, temperature=float(cfg["temperature"]),
-                           random_state=np.random.SeedSequence([int(cfg["seed"]), 7]))
-    return oracle.uniform_triplets(int(m))
+    return TripletOracle(X, temperature=float(cfg["temperature"]),
+                         random_state=np.random.SeedSequence([int(cfg["seed"]), stream]))

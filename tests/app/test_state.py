@@ -701,6 +701,94 @@ def test_compare_baselines_report_progress(fitted):
     assert c.message == "Done." and c.progress == 100
 
 
+def _watch_loeste_stages(monkeypatch):
+    """Record what every STE fit and every LOE drawing its own comparisons get, and the LOESTE fitted."""
+    from loe_viz import LOESTE
+    from loe_viz.baselines import STE
+    from loe_viz.loe import LOE
+
+    seen = {"ste": [], "loe": [], "loeste": []}
+    ste_fit, loe_fit, loeste_fit = STE._fit, LOE.fit_oracle, LOESTE.fit_oracle
+
+    def ste(self, triplets, n_items, init, *a, **k):
+        seen["ste"].append((len(triplets), None if init is None else np.array(init)))
+        return ste_fit(self, triplets, n_items, init, *a, **k)
+
+    def loe(self, oracle, per_landmark, *a, **k):
+        out = loe_fit(self, oracle, per_landmark, *a, **k)
+        seen["loe"].append(out)
+        return out
+
+    def loeste(self, *a, **k):
+        seen["loeste"].append(self)
+        return loeste_fit(self, *a, **k)
+
+    monkeypatch.setattr(STE, "_fit", ste)
+    monkeypatch.setattr(LOE, "fit_oracle", loe)
+    monkeypatch.setattr(LOESTE, "fit_oracle", loeste)
+    return seen
+
+
+def test_compare_loeste_splits_the_answers_the_others_get_as_the_paper_does(fitted, monkeypatch):
+    """Under the paper's protocol LOE-STE got 2 m answers: STE's m uniform triplets, started from the
+    walk-through's LOE, which had used m of its own. It now gets m, 30 % on LOE's landmarks, the rest for STE."""
+    warm_up()
+    seen = _watch_loeste_stages(monkeypatch)
+    c = CompareState(fitted, methods=["STE", "LOESTE"], max_seconds=60)
+    c.start(background=False)
+    assert c.message == "Done." and {r.method for r in c.records if r.final} == {"STE", "LOESTE"}
+    m, l = fitted.metrics["n_triplets"], len(fitted.model.landmarks_)
+    ((m_ste, ste_init), (m_warm, warm_init)) = seen["ste"]
+    assert m_ste == m and ste_init is None  # STE: m uniform triplets from a random start
+    (loe,) = seen["loe"]  # LOE-STE's own LOE stage, on the walk-through's landmarks
+    np.testing.assert_array_equal(loe.landmarks_, fitted.model.landmarks_)
+    assert loe.n_triplets_used_ == l * (int(0.3 * m) // l)
+    assert loe.n_triplets_used_ + m_warm == m  # the same total as the other methods
+    np.testing.assert_array_equal(warm_init, loe.embedding_)  # STE's stage starts from that LOE stage
+
+
+def test_compare_loeste_time_counts_both_stages_without_drawing_the_answers(fitted, monkeypatch):
+    """LOE-STE's time was its STE stage's alone."""
+    from loe_viz.app.compare_state import _fit_seconds
+
+    warm_up()
+    seen = _watch_loeste_stages(monkeypatch)
+    c = CompareState(fitted, methods=["LOESTE"], max_seconds=60)
+    c.start(background=False)
+    (model,) = seen["loeste"]
+    final = [r for r in c.records if r.final]
+    live = [r.seconds for r in c.records if not r.final]
+    loe_seconds = _fit_seconds(model.loe_)
+    assert len(final) == 1 and 0 < loe_seconds < final[0].seconds
+    # LOE's stage as the walk-through's LOE is timed, and STE's stage as STE is (after its triplets are drawn)
+    assert final[0].seconds == pytest.approx(loe_seconds + model.timings_["ste"])
+    # the live curve starts at the LOE stage's end, on the same clock
+    assert live and live[0] >= loe_seconds and live == sorted(live)
+
+
+@pytest.mark.parametrize("per_landmark, eps", [(150, (5 * 100 + 0.5) / 750), (100, None)])
+def test_compare_loeste_at_a_small_budget_gives_its_landmarks_the_least_they_need(monkeypatch, per_landmark, eps):
+    """30 % of the least budget leaves LOE fewer than the n/2 comparisons per landmark it needs."""
+    from loe_viz.app.compare_state import _loeste_eps
+
+    assert _loeste_eps(10_000, 200, 5) == (0.3, "")
+    assert _loeste_eps(5 * per_landmark, 200, 5)[0] == eps
+    warm_up()
+    s = ExplorerState(n=200, seed=1, budget_unit="per_landmark", budget=per_landmark)
+    assert s.error == "" and s.metrics["n_triplets"] == 5 * per_landmark
+    seen = _watch_loeste_stages(monkeypatch)
+    c = CompareState(s, methods=["LOESTE", "STE"], max_seconds=60)
+    c.start(background=False)
+    finals = {r.method: r for r in c.records if r.final}
+    if eps is None:  # nothing would be left for STE's stage
+        assert set(finals) == {"STE"} and not seen["loe"]
+        assert c.message.startswith("Done. LOE-STE was not run: its LOE stage needs n/2 = 100 comparisons"), c.message
+    else:
+        assert set(finals) == {"LOESTE", "STE"} and seen["loe"][0].n_triplets_used_ == 5 * 100
+        assert seen["ste"][0][0] == 750 - 500 and "needs n/2 = 100 comparisons per landmark: it got 67 %" in c.message
+    s.close()
+
+
 def test_compare_waits_for_a_running_warm_up_before_its_clock_starts(fitted, monkeypatch):
     from loe_viz.app import warmup
 
