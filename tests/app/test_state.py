@@ -789,6 +789,14 @@ def test_compare_loeste_at_a_small_budget_gives_its_landmarks_the_least_they_nee
     s.close()
 
 
+def test_compare_text_says_how_loeste_gets_its_answers():
+    from loe_viz.app.views.compare import CompareView
+
+    text = " ".join(CompareView.text)
+    assert "LOE-STE splits the same number as in the paper: 30 % are\ncomparisons on LOE's landmarks" in text
+    assert "LOE-STE fits both its stages on all of them" in text
+
+
 def test_compare_waits_for_a_running_warm_up_before_its_clock_starts(fitted, monkeypatch):
     from loe_viz.app import warmup
 
