@@ -145,6 +145,8 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
 
     use = {p: getattr(state, p, None) for p in ("kind", "n", "d", "n_landmarks", "budget_unit", "budget",
                                                  "landmark_selection")}
+    uploaded = getattr(state, "_uploaded", None)  # an upload's coordinates price the run as the run does
+    use["D"] = uploaded.shape[1] if getattr(uploaded, "ndim", 0) == 2 else None
     if values.get("landmark_selection") in ("random", "maxmin"):
         use["landmark_selection"] = values["landmark_selection"]
     n_jobs = getattr(state, "n_jobs", 1)  # the run's threads: the memory it may take depends on them
@@ -193,8 +195,9 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
         check("budget_unit", None)
     if "budget" in values:
         b = values["budget"]
-        check("budget", _budget_problem(float(b), use, n_jobs) if _finite(b) and b > 0 else
-              "must be a finite number above 0")
+        # a budget of 0 or less is said with the range too, where there is one (the sidebar's box takes any number)
+        check("budget", (_budget_problem(float(b), use, n_jobs) if _finite(b) else None) or
+              (None if _finite(b) and b > 0 else "must be a finite number above 0"))
     if "budget" in refused and "budget_unit" in values and values["budget_unit"] != getattr(state, "budget_unit",
                                                                                             None):
         # the budget in use is in the unit in use: with the other unit it would mean another budget
@@ -231,10 +234,11 @@ def _budget_problem(budget: float, use: dict, n_jobs: int = 1) -> str | None:
 
     n, d, l, unit = use["n"], use["d"], use["n_landmarks"], use["budget_unit"]
     l = d + 3 if l is None and _whole(d) else l
-    if use["kind"] not in POINT_KINDS or not all(_whole(v) for v in (n, d, l)) or not 3 <= n <= 10**7:
-        return None  # an upload's columns, or settings the run refuses with their own message
+    D = d if use["kind"] in POINT_KINDS else use.get("D") if use["kind"] == "uploaded" else None
+    if D is None or not all(_whole(v) for v in (n, d, l)) or not 3 <= n <= 10**7:
+        return None  # no upload yet, or settings the run refuses with their own message
     try:
-        lo, hi = budget_range(n, d, d, l, unit, landmark_selection=use.get("landmark_selection") or "random",
+        lo, hi = budget_range(n, D, d, l, unit, landmark_selection=use.get("landmark_selection") or "random",
                               n_jobs=n_jobs)
     except Exception:  # the run says what is wrong with these settings
         return None

@@ -726,21 +726,45 @@ def test_refused_landmarks_are_named_and_the_box_set_back_as_the_other_settings_
 def test_a_refused_budget_is_named_and_set_back_so_later_changes_still_run(small_run):
     """A budget of -1 (or 0, or one below its range) stayed in the box, in the state and in the link: every later
     run, of n, the seed or T, was refused with the budget's range while the old results stayed on screen. It is
-    now refused and set back, as n, d, ℓ, the seed and T are."""
+    now refused and set back, as n, d, ℓ, the seed and T are, with the range where there is one."""
+    from loe_viz.app.pipeline import budget_range
+
     s, e = small_run
     kept = s.budget
-    for typed, why in ((-1.0, "must be a finite number above 0 (got -1)"),
-                       (0.0, "must be a finite number above 0 (got 0)"),
+    lo, hi = budget_range(300, 2, 2, 5, "total_c", n_jobs=s.n_jobs)
+    within = f"must be between {lo:,.6g} and {hi:,.6g} c for n = 300 and ℓ = 5"
+    for typed, why in ((-1.0, f"{within} (got -1)"), (0.0, f"{within} (got 0)"),
                        (None, "needs a value (the box was empty)")):
         e.w_budget._process_events({"value": typed})  # what Panel does with the page's message
         assert s.budget == kept and e.w_budget.value == kept
         assert s.error == f"Budget {why}; it stays {kept:,.6g}.", s.error
     e.w_budget._process_events({"value": 1e-6})
     assert s.budget == kept and e.w_budget.value == kept
-    assert s.error.startswith("Budget must be between ") and s.error.endswith(f"(got 1e-06); it stays {kept:,.6g}."), \
-        s.error
+    assert s.error == f"Budget {within} (got 1e-06); it stays {kept:,.6g}.", s.error
     e.w_seed._process_events({"value": 3})
     assert s.wait(120) and s.error == "", s.error
     assert (s.config_used["seed"], s.config_used["budget"]) == (3, kept)
     e.w_budget._process_events({"value": 50.0})
     assert s.wait(120) and s.error == "" and s.config_used["budget"] == 50.0
+
+
+def test_a_budget_an_uploads_run_refuses_is_refused_in_the_box_with_the_uploads_range():
+    """With uploaded points the box took any budget above 0, which the run then refused: it stayed in the box and
+    blocked every later run, as it did for the generated points."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.pipeline import budget_range
+    from loe_viz.app.state import ExplorerState
+
+    s = ExplorerState(auto_update=False)
+    e = Explorer(state=s, sync_url=False)
+    try:
+        X = np.random.default_rng(5).normal(size=(400, 3))
+        assert s.load_file("\n".join(",".join(f"{v:.4f}" for v in row) for row in X).encode(), "pts.csv"), s.error
+        assert s.wait(120) and (s.kind, s.n, s.d) == ("uploaded", 400, 3)
+        lo, hi = budget_range(400, 3, 3, 6, "total_c", n_jobs=s.n_jobs)
+        e.w_budget._process_events({"value": 1e-6})
+        assert s.budget == 100.0 and e.w_budget.value == 100.0
+        assert s.error == (f"Budget must be between {lo:,.6g} and {hi:,.6g} c for n = 400 and ℓ = 6 (got 1e-06); "
+                           "it stays 100."), s.error
+    finally:
+        e.close()
