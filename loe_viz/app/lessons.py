@@ -82,10 +82,11 @@ LESSONS: tuple[Lesson, ...] = (
         title="A bad random draw of landmarks against MaxMin",
         narrative=(
             "LOE needs only *d* + 3 = 5 landmarks here, drawn at random.  With this seed, the "
-            "random draw puts several landmarks close together: their distance columns carry "
-            "almost the same information, and triangulating the other items from them is "
-            "ill-conditioned.  The Procrustes error is about ten times that of a good draw.  "
-            "MaxMin chooses landmarks spread out over the data instead."
+            "random draw puts the five landmarks almost on a line: seen from them the data have "
+            "hardly a second dimension (on the EDM step, the second eigenvalue is barely above the "
+            "third, which is noise), so where the items lie across that line cannot be recovered.  "
+            "The Procrustes error is over ten times that of a typical random draw, and more than "
+            "fifty times MaxMin's.  MaxMin chooses landmarks spread out over the data instead."
         ),
         look_at="Embedding",
         question=("Where in the embedding are the errors largest, and how does that relate to where the "
@@ -164,13 +165,14 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="human",
-        title="Crowd answers: when the model does not hold",
+        title="Crowd answers: random triplets instead of landmarks",
         narrative=(
-            "LOE assumes Bradley–Terry answers on *squared* distances.  The bundled European-capitals "
-            "file has 4,000 crowd-style answers generated from straight-line (not squared) distances "
-            "and uniformly random triplets, not the landmark design LOE asks for.  “Your triplets” "
-            "embeds it with LOE (using the busiest items as landmarks) and the baselines, and scores "
-            "them on held-out answers."
+            "The bundled European-capitals file has 4,000 crowd-style answers.  They follow LOE's own "
+            "model (Bradley–Terry on *squared* straight-line distances between the capitals on the globe, "
+            "T = 0.1), but for uniformly random triplets, about 92 headed by each capital, not the "
+            "landmark design LOE asks for (thousands of comparisons headed by each of a few landmarks).  "
+            "“Your triplets” embeds it with LOE (using the busiest items as landmarks) and the baselines, "
+            "and scores them on held-out answers."
         ),
         look_at="Your triplets",
         question=("Which method predicts the held-out answers best, and why does LOE, which needs many "
@@ -182,7 +184,8 @@ LESSONS: tuple[Lesson, ...] = (
         title="Cost: fitting time against n",
         narrative=(
             "At a fixed c, LOE draws c·n·ln n comparisons and fits one ranking per landmark, each "
-            "O(n) per Newton step, so its time grows like n log n, while the baselines pay O(m d) per "
+            "Newton step a pass over that landmark's c·n·ln n / ℓ comparisons, so its time grows like "
+            "n log n, while the baselines pay O(m d) per "
             "pass over all coordinates.  A fit here takes hundredths of a second, and anything else the "
             "machine does meanwhile lengthens it: the sweep fits once untimed first (loading the "
             "compiled kernels), then times each fit at least three times and keeps the shortest.  "

@@ -139,12 +139,25 @@ def test_lessons_are_complete_and_valid():
 
 
 def test_bad_landmark_lesson_shows_what_it_says():
+    """The lesson blamed landmarks "close together": its five lie almost on a line (their closest pair is farther
+    apart than in a quarter of random draws), and it said "ten times a good draw" where MaxMin's is 64x smaller."""
     x = lesson("landmarks")
     cfg = lesson_config(x)
     s = ExplorerState(**{k: v for k, v in cfg.items()})
     bad = s.metrics["procrustes"]
-    s.param.update(**dict(x.contrast[0][1]))
-    assert s.landmark_selection == "maxmin" and s.metrics["procrustes"] < bad / 3
+    P = s.points[np.asarray(s.model.landmarks_)]
+    spread = np.linalg.eigvalsh(np.cov((P - P.mean(axis=0)).T))
+    assert spread[0] < 0.02 * spread[1]  # almost on a line
+    lam = np.sort(s.model.stages_.lmds.eigenvalues)[::-1]
+    assert lam[1] < 2 * lam[2]  # "the second eigenvalue is barely above the third"
+    assert "almost on a line" in x.narrative and "close together" not in x.narrative
+    typical = []
+    for seed in range(6):  # "over ten times that of a typical random draw"
+        s.seed = seed
+        typical.append(s.metrics["procrustes"])
+    assert bad > 10 * np.median(typical), (bad, typical)
+    s.param.update(seed=cfg["seed"], **dict(x.contrast[0][1]))
+    assert s.landmark_selection == "maxmin" and s.metrics["procrustes"] < bad / 50  # "more than fifty times"
 
 
 # ------------------------------------------------------------------ sweeps
