@@ -874,10 +874,16 @@ def test_embed_says_how_it_read_the_file(tmp_path):
                cwd=tmp_path)
     assert proc.returncode == 0 and "note: answers are 0/1" not in proc.stderr, proc.stderr
     assert float(proc.stderr.split("held-out accuracy ")[1].split()[0]) > 0.9
-    # info's notes in this command's terms too: the library's 'header=True' is --header here
-    (tmp_path / "h.csv").write_text("head,winner,loser\nwinner,head,loser\nloser,head,winner\n", encoding="utf-8")
+    # info's notes in this command's terms too: the library's 'header=True' is --header here, 'header=False'
+    # --no-header (a layout's own header is the header even where its names are items of the file)
+    (tmp_path / "h.csv").write_text("head,near,far\nnear,head,far\nfar,head,near\n", encoding="utf-8")
     proc = run("info", "h.csv", cwd=tmp_path)
     assert proc.returncode == 0 and "pass --header if it names the columns" in proc.stdout, proc.stdout
+    (tmp_path / "h.csv").write_text("head,winner,loser\nwinner,head,loser\nloser,head,winner\n", encoding="utf-8")
+    proc = run("info", "h.csv", cwd=tmp_path)
+    assert proc.returncode == 0 and "triplets   2\n" in proc.stdout, proc.stdout
+    assert ("the first line 'head,winner,loser' was read as the header, though some of its cells are items of the "
+            "file; pass --no-header if it is a triplet") in proc.stdout, proc.stdout
 
 
 def test_an_output_extension_that_names_no_format_is_refused_before_reading(tmp_path):

@@ -249,8 +249,9 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     numeric0 = [is_number(f) for f in f0]
     text_above_numbers = not all(numeric0) and len(rows) > 1 and all(map(is_number, rows[1]))
     if hdr == "auto":
-        items_below = (tuple(map(str.lower, f0)) not in LAYOUT_HEADERS  # 'head,winner,loser' heads body parts
-                       and bool({f for r in rows[1:] for f in r} & set(f0)))  # 'j,i,k' above 'k,j,l' is data
+        own = tuple(map(str.lower, f0)) in LAYOUT_HEADERS  # 'head,winner,loser' heads a file of body parts
+        shared = bool({f for r in rows[1:] for f in r} & set(f0))  # 'j,i,k' above 'k,j,l' is data
+        items_below = shared and not own
         names = not all(numeric0) and (hlayout is not None or (n_known >= 2 and not any(numeric0)))
         if columns is not None and len(columns) == len(f0):  # a cell naming its column's role ('anchor': head)
             crowd = layout_from_roles(columns, "columns") == "crowd"
@@ -262,6 +263,9 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         if not hdr and hlayout is not None:
             notes.append(f"the first line {','.join(f0)!r} was read as data (its cells are items of the file); "
                          "pass header=True if it names the columns")
+        elif hdr and own and shared:
+            notes.append(f"the first line {','.join(f0)!r} was read as the header, though some of its cells are "
+                         "items of the file; pass header=False if it is a triplet")
     elif hdr is False and text_above_numbers and not any(numeric0) and opts["item_type"] == "auto":
         raise err(name, f"header=False, but this line {f0} is text above a line of numbers, as a header is: drop "
                         "header=False to read it as the header, or pass item_type='str' if its cells are items too",
