@@ -294,11 +294,15 @@ def _fit_seconds(loe) -> float:
     return float(tl["total"] - tl.get("sampling", 0.0))
 
 
+#: LOE-STE's share of the answers for its LOE stage under the paper's protocol: LOESTE's own default.
+LOESTE_EPS = float(LOESTE().eps)
+
+
 def _loeste_eps(m: int, n: int, l: int) -> tuple[float | None, str]:
     """LOE-STE's share of ``m`` answers for its ``l`` landmarks: LOESTE's ``eps``, or more where that leaves a
     landmark fewer than the n/2 comparisons LOE needs (and a note that says so); None where nothing is left for
     STE then."""
-    eps = float(LOESTE().eps)
+    eps = LOESTE_EPS
     need = l * max(n // 2, 1)
     if int(eps * m) // l * l >= need:
         return eps, ""

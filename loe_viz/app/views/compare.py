@@ -11,7 +11,7 @@ import panel as pn
 
 from ...methods import METHODS, method_colour
 from .. import plots
-from ..compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, CompareState
+from ..compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, LOESTE_EPS, CompareState
 from ..text import md
 from .base import StepView, fmt, hvpane, summary
 
@@ -21,7 +21,7 @@ class CompareView(StepView):
 
     title = "Compare"
     text = (
-        """
+        f"""
 The baselines fit all *n × d* coordinates at once by minimising a loss over the triplets
 (i, j, k) ("i is closer to j than to k"), at O(m d) per pass:
 
@@ -34,11 +34,11 @@ The baselines fit all *n × d* coordinates at once by minimising a loss over the
 
 By default the baselines follow **the paper's protocol**: they get as many comparisons as LOE
 used, as *uniformly random* triplets answered by the same oracle (same points, same noise T).
-LOE keeps its own landmark triplets.  LOE-STE splits the same number as in the paper: 30 % are
+LOE keeps its own landmark triplets.  LOE-STE splits the same number as in the paper: {100 * LOESTE_EPS:.0f} % are
 comparisons on LOE's landmarks (a fit of its own, on the walk-through's landmarks), the other
-70 % uniform triplets for STE, started from that fit's embedding; its time is both stages'.
+{100 - 100 * LOESTE_EPS:.0f} % uniform triplets for STE, started from that fit's embedding; its time is both stages'.
 STE then ends more accurate than LOE; LOE's case is speed at large *n*.  LOE-STE usually ends between
-the two, in a fraction of STE's time: its STE stage has 70 % of STE's triplets.  LOE's row is
+the two, in a fraction of STE's time: its STE stage has {100 - 100 * LOESTE_EPS:.0f} % of STE's triplets.  LOE's row is
 the walk-through's own fit (the embedding of the Embedding step).  Every time leaves out drawing
 the answers from the oracle.
 
