@@ -668,6 +668,13 @@ def test_reader_setting_errors_are_usage_errors_in_option_terms(simulated):
     line = one_line_error(run("info", "t.csv", "--no-header", cwd=d), 1, "loe-viz info: error: ")
     assert "line 1: --no-header, but this line ['head', 'winner', 'loser'] is text above a line of numbers" in line
     assert "drop --no-header to read it as the header, or pass --item-type str if" in line
+    # a crowd header over labels: it said "without a header: name them (head,left,right,winner ...)"
+    (d / "crowd.csv").write_text("head,left,right,winner\nhand,leg,eye,leg\n")
+    line = one_line_error(run("info", "crowd.csv", "--no-header", "--item-type", "str", cwd=d), 1,
+                          "loe-viz info: error: ")
+    assert line == ("loe-viz info: error: crowd.csv: line 1: 4 columns and --no-header: pass --layout (crowd, "
+                    "list-boolean or list-count); this line names the columns of a crowd file: drop --no-header to "
+                    "read it as the header")
     # an unknown role: the library's "or None; got ('head', 'nearr', None)" in the terms of the text given
     line = one_line_error(run("info", "t.csv", "--columns", "head,nearr,,far", cwd=d), 2, "loe-viz info: error: ")
     assert line == ("loe-viz info: error: --columns entries must be one of head, near, far, left, right, answer, "

@@ -818,8 +818,13 @@ def test_header_false_still_reads_a_layouts_own_header_as_data_and_other_first_l
     text = "head,winner,loser\n" + BODY.replace(",{}", "")
     forced = read_text(text, header=False)
     assert forced.n_items == 10 and forced.labelled().tolist()[0] == ["head", "winner", "loser"]
-    with pytest.raises(ValueError, match="line 1: 4 columns without a header"):
+    with pytest.raises(ValueError, match=r"line 1: 4 columns and header=False: pass layout= \(crowd, list-boolean or "
+                       r"list-count\); this line names the columns of a crowd file: drop header=False to read it as "
+                       r"the header$"):
         read_text("head,left,right,winner\n" + BODY.format("hand", "leg", "eye", "knee"), header=False)
+    with pytest.raises(ValueError, match=r"line 1: 4 columns and header=False: pass layout= \(crowd, list-boolean or "
+                       r"list-count\)$"):  # it said 'without a header: name them', though header=False forbids it
+        read_text("0,1,2,1\n", header=False)
     # names of roles that are not a layout's own header, above rows that hold them: a row of items
     data = read_text("head,near,far\n" + BODY.replace(",{}", ""))
     assert data.n_items == 10 and data.labelled().tolist()[0] == ["head", "near", "far"]

@@ -294,6 +294,10 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         spec.roles, spec.layout = LAYOUT_ROLES[lay], "crowd" if lay == "crowd" else "list-boolean"
     elif not hdr and not any(numeric0) and n_known == 0 and len(rows) > 1 and any(map(is_number, rows[1])):
         raise err(name, _not_triplets(f0), first_no)
+    elif not hdr and len(f0) == 4 and lay == "auto" and opts["header"] is False:
+        raise err(name, "4 columns and header=False: pass layout= (crowd, list-boolean or list-count)" + (
+            f"; this line names the columns of a {hlayout} file: drop header=False to read it as the header"
+            if tuple(map(str.lower, f0)) in LAYOUT_HEADERS else ""), first_no)
     elif not hdr:
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
