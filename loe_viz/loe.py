@@ -388,7 +388,8 @@ class LOE(ParamsMixin):
         ``10^4 tol`` of log-likelihood per item, 0.1 at the default
         (:func:`loe_viz.ranking.rank_column`; below the scores' statistical
         error, about 1/2 per item). Below 5e-7 every ranking is solved to its
-        optimum: it then also takes that last step.
+        optimum: only a step that moves no score by more than ``tol`` (or a
+        gradient norm below it) stops it.
     max_iter : int, default 50
         Newton iterations per ranking.
     n_jobs : int, default 1
