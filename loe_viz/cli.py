@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import io
 import math
 import os
@@ -835,8 +834,8 @@ def _write_embedding(out: str, Z, labels, cov=None) -> str:
     """Write the embedding (and ``cov``, per-item covariances) as OUT's extension says; returns what, in words."""
     import numpy as np
 
-    from .io import spreadsheet_safe  # a label such as '=1+1' must not become a spreadsheet formula
-    from .io.writing import write_file  # never left half written (a device such as /dev/null in place)
+    # never left half written (a device such as /dev/null in place); a label such as '=1+1' never a formula
+    from .io.writing import write_embedding_table, write_file
 
     n, d = Z.shape
     ext = os.path.splitext(out)[1].lower() if out != "-" else ".csv"
@@ -854,17 +853,9 @@ def _write_embedding(out: str, Z, labels, cov=None) -> str:
                 "write .npz or .csv to keep them)"))
         return f"the {n:,} x {d} embedding and its labels{' and covariances' * (cov is not None)} (arrays " + \
             ", ".join(f"'{a}'" for a in arrays) + ")"
-    upper = np.triu_indices(d)
-    header = ["item", "label", *(f"x{k + 1}" for k in range(d))]
-    header += [f"cov_x{a + 1}_x{b + 1}" for a, b in zip(*upper)] if cov is not None else []
-    extra = cov[:, upper[0], upper[1]].tolist() if cov is not None else [[]] * n
-    labels = [spreadsheet_safe(v) for v in labels.tolist()]
 
     def rows(fh):
-        w = csv.writer(fh, delimiter="\t" if ext in (".tsv", ".tab") else ",", lineterminator="\n")
-        w.writerow(header)
-        for i, (lab, z, c) in enumerate(zip(labels, Z.tolist(), extra)):
-            w.writerow([i, lab, *(repr(float(v)) for v in z), *(repr(float(v)) for v in c)])
+        write_embedding_table(fh, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
 
     if out == "-":
         with _to_stdout():

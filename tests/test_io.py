@@ -906,3 +906,27 @@ def test_a_table_that_is_no_triplet_file_and_mixed_separators_are_named():
     assert read_triplets(io.StringIO("0 1\t3\n1 2\t0\n"), delimiter=" ").triplets.tolist() == [[0, 1, 3], [1, 2, 0]]
     # a first line of words above words (labels) is still read as the header it may be, or as items
     assert read_triplets(io.StringIO("a,b,c\nb,c,a\n"), header=False).n_triplets == 2
+
+
+def test_the_embedding_table_quotes_labels_with_a_hash_and_reads_back_exactly():
+    """`loe-viz embed` and the explorer's download write it: a label '#ff0000' went out bare, and read with
+    comment='#' (or by this package's readers) its row lost the label and the coordinates."""
+    import pandas as pd
+
+    from loe_viz.io.writing import write_embedding_table
+
+    Z = np.random.default_rng(3).normal(size=(4, 2)) / 3
+    cov = np.einsum("nij,nkj->nik", *[np.random.default_rng(4).normal(size=(4, 2, 2))] * 2)
+    for labels, shown in [(np.array(["#ff0000", "rock #1", "=1+1", "plain"], dtype=object),
+                           ['"#ff0000"', '"rock #1"', "'=1+1", "plain"]),
+                          (np.array([3, 8, 10, 12]), ["3", "8", "10", "12"])]:
+        buf = io.StringIO()
+        write_embedding_table(buf, Z, labels, cov)
+        lines = buf.getvalue().splitlines()
+        assert lines[0] == "item,label,x1,x2,cov_x1_x1,cov_x1_x2,cov_x2_x2"
+        assert [ln.split(",")[1] for ln in lines[1:]] == shown
+        table = pd.read_csv(io.StringIO(buf.getvalue()), comment="#")
+        assert table["label"].astype(str).tolist() == [str(v).replace("=", "'=", 1) if str(v).startswith("=")
+                                                         else str(v) for v in labels]
+        np.testing.assert_array_equal(table[["x1", "x2"]].to_numpy(), Z)
+        np.testing.assert_array_equal(table["cov_x1_x2"].to_numpy(), cov[:, 0, 1])

@@ -9,9 +9,11 @@ and hands its results back to the session's event loop.
 
 from __future__ import annotations
 
+import csv
 import io
 import logging
 import os
+import re
 import weakref
 
 import numpy as np
@@ -795,6 +797,11 @@ class Explorer(Viewer):
 
     # ------------------------------------------------------------------ downloads
     def _embedding_csv(self):
+        """The walk-through's embedding as CSV: a header, then one row per item; the file name gives the run.
+
+        No comment line above the header (``pandas.read_csv`` read it as the header, a wrongly shaped table without
+        an error), and the colours are quoted (``comment="#"`` emptied them): the URL holds the whole configuration.
+        """
         s = self.state
         buf = io.StringIO()
         if s.model is None:
@@ -808,12 +815,15 @@ class Explorer(Viewer):
         cols = (["item", "landmark"] + [f"y{k + 1}" for k in range(Z.shape[1])]
                 + [f"aligned{k + 1}" for k in range(A.shape[1])] + [f"x{k + 1}" for k in range(X.shape[1])]
                 + ["point_error", "color"])
-        data = np.column_stack([np.arange(n), is_lm, Z, A, X, s.point_error])
-        buf.write("# LOE embedding: y = embedding, aligned = Procrustes-aligned to the truth x; "
-                  + ", ".join(f"{k}={v}" for k, v in s.config_used.items()) + "\n")
-        buf.write(",".join(cols) + "\n")
-        for row, c in zip(data, s.colors):
-            buf.write(",".join([str(int(row[0])), str(int(row[1]))] + [f"{v:.8g}" for v in row[2:]] + [c]) + "\n")
+        csv.writer(buf, lineterminator="\n").writerow(cols)
+        rows = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
+        values = np.column_stack([Z, A, X, s.point_error]).tolist()
+        for i, (lm, row, c) in enumerate(zip(is_lm.tolist(), values, s.colors)):
+            rows.writerow([i, lm, *(float(f"{v:.8g}") for v in row), str(c)])
+        cfg = s.config_used
+        what = cfg.get("uploaded_name") or cfg.get("kind", "points")
+        stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(str(what))[0]).strip("._")[:60] or "points"
+        self.dl_csv.filename = f"loe_embedding_{stem}_n{n}_d{Z.shape[1]}_seed{cfg.get('seed', 0)}.csv"
         buf.seek(0)
         return buf
 

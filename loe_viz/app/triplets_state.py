@@ -20,7 +20,6 @@ thread; :meth:`TripletsState.run` with ``background=True`` runs it through a
 
 from __future__ import annotations
 
-import csv
 import io
 import logging
 import os
@@ -40,7 +39,7 @@ from ..loeste import START_HEADS
 from ..methods import METHODS
 from .colors import position_colors
 from .._format import format_seconds
-from ..io import spreadsheet_safe
+from ..io.writing import write_embedding_table
 from .jobs import Cancelled, JobRunner, RunsJobs, log_failure
 from .text import plain
 from .uploads import ReadsUploads, upload_name
@@ -776,27 +775,18 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
         return [plain(x) for x in self.item_labels()]
 
     def embedding_csv(self, method: str | None = None) -> str:
-        """A method's embedding as CSV text: ``item,label,x1..xd``, one row per item.
+        """A method's embedding as CSV text: ``item,label,x1..xd``, one row per item, as ``loe-viz embed`` writes it
+        (:func:`loe_viz.io.writing.write_embedding_table`); :meth:`csv_filename` names the data and the method.
 
-        The first line is a ``#`` comment naming the data, the method and its
-        held-out accuracy (``pandas.read_csv(..., comment="#")`` skips it).
+        There is no comment line above the header: ``pandas.read_csv`` read one as the header (a wrongly shaped
+        table, without an error), and with ``comment="#"`` it emptied the rows of labels such as ``#ff0000``.
         """
         method = method or self.shown or self.best_method()
         res = self.results.get(method)
         if self.data is None or res is None or not res.ok:
-            return "# no embedding yet: run a method first\n"
-        info = self.run_info
+            return "no embedding yet: run a method first\n"
         buf = io.StringIO()
-        Z = res.embedding
-        # the source is a file name as uploaded: a line break in it would start a row of this file
-        buf.write(f"# {res.label} embedding of {plain(self.source)} in d = {Z.shape[1]}: held-out accuracy "
-                  f"{res.test_accuracy:.4f} on {info.get('n_test', 0):,} triplets (test fraction "
-                  f"{info.get('test_fraction', self.test_fraction):g}, seed {info.get('seed', self.seed)}), "
-                  f"fitted on {info.get('n_train', 0):,}\n")
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["item", "label"] + [f"x{k + 1}" for k in range(Z.shape[1])])
-        for i, (lab, row) in enumerate(zip(self.item_labels(), Z)):
-            w.writerow([i, spreadsheet_safe(lab)] + [f"{v:.8g}" for v in row])
+        write_embedding_table(buf, np.asarray(res.embedding), np.array(self.item_labels(), dtype=object))
         return buf.getvalue()
 
     def csv_filename(self, method: str | None = None) -> str:

@@ -1,8 +1,9 @@
-"""write_triplets, write_file (which never leaves a file half written) and the spreadsheet-safe cell of CSV
-exports."""
+"""write_triplets, write_file (which never leaves a file half written), and the embedding table and spreadsheet-safe
+cell of CSV exports."""
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 import secrets
@@ -32,6 +33,28 @@ def spreadsheet_safe(cell) -> str:
     """
     s = str(cell)
     return "'" + s if s.startswith(_FORMULA_START) else s
+
+
+def write_embedding_table(fh, Z, labels, cov=None, delimiter: str = ",") -> None:
+    """Write an embedding as text: a header ``item,label,x1..xd``, then one row per item.
+
+    ``cov`` (n, d, d), per-item covariances, adds the columns ``cov_xa_xb`` (a <= b).
+    Coordinates are written exactly (``repr``). A text label is guarded by
+    :func:`spreadsheet_safe` and quoted when it holds a ``#``, which
+    ``pandas.read_csv(..., comment="#")`` and this package's readers would
+    otherwise take for the start of a comment; integer labels stay numbers.
+    """
+    n, d = Z.shape
+    upper = np.triu_indices(d)
+    header = ["item", "label", *(f"x{k + 1}" for k in range(d))]
+    header += [f"cov_x{a + 1}_x{b + 1}" for a, b in zip(*upper)] if cov is not None else []
+    extra = cov[:, upper[0], upper[1]].tolist() if cov is not None else [[]] * n
+    plain = csv.writer(fh, delimiter=delimiter, lineterminator="\n")
+    quoted = csv.writer(fh, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
+    plain.writerow(header)
+    for i, (lab, z, c) in enumerate(zip(np.asarray(labels).tolist(), np.asarray(Z, dtype=float).tolist(), extra)):
+        lab = lab if isinstance(lab, int) else spreadsheet_safe(lab)
+        (quoted if "#" in str(lab) else plain).writerow([i, lab, *z, *c])
 
 
 def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, format: str = "auto",

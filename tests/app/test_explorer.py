@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -80,12 +82,17 @@ def test_outside_a_server_the_navigation_row_wraps(explorer):
 
 
 def test_downloads(explorer):
-    csv = explorer._embedding_csv().read()
-    lines = csv.strip().splitlines()
-    assert lines[0].startswith("# LOE embedding") and lines[1].startswith("item,landmark,y1,y2")
-    assert len(lines) == 2 + explorer.state.n
-    landmarks = sum(int(l.split(",")[1]) for l in lines[2:])
-    assert landmarks == len(explorer.state.model.landmarks_)
+    import pandas as pd
+
+    text = explorer._embedding_csv().read()
+    # read as anyone would: there was a '# LOE embedding …' line, which pandas took for the header
+    for table in (pd.read_csv(io.StringIO(text)), pd.read_csv(io.StringIO(text), comment="#")):
+        assert list(table.columns[:4]) == ["item", "landmark", "y1", "y2"] and len(table) == explorer.state.n
+        assert table["landmark"].sum() == len(explorer.state.model.landmarks_)
+        assert table["color"].str.match(r"#[0-9a-fA-F]{6}$").all()  # the colours were cut off as comments
+        np.testing.assert_allclose(table[["y1", "y2"]], explorer.state.model.embedding_, rtol=1e-7, atol=1e-12)
+    cfg = explorer.state.config_used
+    assert explorer.dl_csv.filename == f"loe_embedding_{cfg['kind']}_n{cfg['n']}_d{cfg['d']}_seed{cfg['seed']}.csv"
     explorer.state.step = STEPS.index("Embedding")
     explorer._views[explorer.state.step].refresh(force=True)
     html = explorer._plots_html().read()
@@ -500,8 +507,9 @@ def test_a_points_file_name_writes_no_row_into_the_download_and_reverses_no_sent
         assert e.state.wait(120) and e.state.error == ""
         assert e.state.uploaded_name == "minegnp.csv\ufffd9,9,9"
         lines = e._embedding_csv().read().splitlines()
-        assert lines[0].startswith("# LOE embedding") and "uploaded_name=minegnp.csv\ufffd9,9,9" in lines[0]
-        assert lines[1].startswith("item,landmark,y1,y2") and len(lines) == 2 + 60
+        assert lines[0].startswith("item,landmark,y1,y2") and len(lines) == 1 + 60
+        seed = e.state.config_used["seed"]  # no line break, no bidi override in the name
+        assert e.dl_csv.filename == f"loe_embedding_minegnp_n60_d2_seed{seed}.csv"
         e.state.d = 5  # more than its 2 columns: the message quotes the name, isolated
         assert e.state.wait(120) and e.state.error.startswith("d must be <= 2, the columns of minegnp.csv")
         assert "\u2068minegnp\\.csv\ufffd9,9,9\u2069" in e.alert.object and "\u202e" not in e.alert.object
