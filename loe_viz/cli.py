@@ -947,8 +947,8 @@ def cmd_simulate(args) -> int:
 @contextlib.contextmanager
 def _all_or_none(*paths):
     """The names to write ``paths`` under: hidden temporary files beside them (beside a link's target), renamed
-    over them together once every one is written, so that a run stopped in between (Ctrl-C, SIGTERM, a full disk)
-    leaves no new file and the old ones as they were. A device or pipe is written in place, under its own name."""
+    over them together once every one is written, so that a run stopped in between (Ctrl-C, SIGTERM, SIGHUP, a full
+    disk) leaves no new file and the old ones as they were. A device or pipe is written in place, under its own name."""
     import secrets
 
     from .io.writing import written_in_place
@@ -963,7 +963,7 @@ def _all_or_none(*paths):
     try:
         yield [name for name, _ in staged]
         hold = getattr(signal, "pthread_sigmask", None)  # no Ctrl-C between the renames
-        held = hold(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if hold else None
+        held = hold(signal.SIG_BLOCK, {signal.SIGINT, *_ENDING_SIGNALS}) if hold else None
         try:
             for name, target in staged:
                 if target is not None:
@@ -1106,8 +1106,15 @@ def cmd_explore(args) -> int:
 
 
 # ======================================================================== main
+#: Signals that end a run as Ctrl-C does, where the platform has them: ``kill`` and ``timeout`` (SIGTERM), a closed
+#: terminal or a dropped ssh session (SIGHUP), Ctrl-\ (SIGQUIT). Each left a hidden temporary file as large as the
+#: output until SIGHUP and SIGQUIT joined SIGTERM here.
+_ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
+
+
 def _terminated(signum, frame):
-    """SIGTERM (``kill``, ``timeout``) unwinds like Ctrl-C: a file being written is removed, not left behind."""
+    """An ending signal (:data:`_ENDING_SIGNALS`) unwinds like Ctrl-C: a file being written is removed, not left
+    behind."""
     raise SystemExit(128 + signum)
 
 
@@ -1129,15 +1136,15 @@ def main(argv=None) -> int:
     if sys.stdout is None:  # started with standard output closed ('>&-'): its descriptor would be reused by a file
         print(f"{prog}: error: standard output is closed; redirect it to a file or to /dev/null", file=sys.stderr)
         return 1
-    catch = args.command != "explore" and threading.current_thread() is threading.main_thread() and (
-        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
-    if catch:
-        signal.signal(signal.SIGTERM, _terminated)
+    catch = [] if args.command == "explore" or threading.current_thread() is not threading.main_thread() else [
+        sig for sig in _ENDING_SIGNALS if signal.getsignal(sig) is signal.SIG_DFL]
+    for sig in catch:
+        signal.signal(sig, _terminated)
     try:
         return _run(args, prog)
     finally:
-        if catch:  # called from Python (a test, a script): the process keeps its own handling
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for sig in catch:  # called from Python (a test, a script): the process keeps its own handling
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def _drop_stdout() -> None:

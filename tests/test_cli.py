@@ -165,7 +165,8 @@ def test_simulate_refuses_what_memory_or_disk_cannot_hold_before_drawing(tmp_pat
 
     monkeypatch.setattr(shutil, "disk_usage", lambda path: types.SimpleNamespace(total=10**9, used=10**9, free=1000))
     assert cli.main(["simulate", "gaussian", "-n", "1000", "-o", str(tmp_path / "t.csv")]) == 1
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # main() called from Python puts the default back
+    # main() called from Python puts the defaults back
+    assert all(signal.getsignal(sig) is signal.SIG_DFL for sig in cli._ENDING_SIGNALS) and len(cli._ENDING_SIGNALS) >= 1
     assert capsys.readouterr().err == (f"loe-viz simulate: error: cannot write {tmp_path / 't.csv'}: the 690,775 "
                                        "triplets and the points take up to 7.9 MiB and its folder has 1000 B free; "
                                        "lower -n or --budget, or write .npz\n")
@@ -188,9 +189,14 @@ def test_simulate_names_what_fills_the_memory_in_a_line_one_can_read(tmp_path, c
     assert os.listdir(tmp_path) == []
 
 
-def test_sigterm_mid_write_leaves_no_file_behind(tmp_path):
-    """``kill`` or ``timeout`` used to end the command at once, leaving the hidden temporary file of a write
-    (700 MB once); SIGTERM now unwinds like Ctrl-C. The triplet write here stalls after its first byte."""
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGQUIT"])
+def test_an_ending_signal_mid_write_leaves_no_file_behind(tmp_path, signame):
+    """``kill`` or ``timeout`` (SIGTERM), a closed terminal or ssh session (SIGHUP) and Ctrl-\\ (SIGQUIT) used to end
+    the command at once, leaving the hidden temporary file of a write (700 MB once); they now unwind like Ctrl-C.
+    The triplet write here stalls after its first byte."""
+    if not hasattr(signal, signame):
+        pytest.skip(f"no {signame} on this platform")
+    sig = getattr(signal, signame)
     child = ("import sys, time, loe_viz.io as lio\n"
              "from loe_viz.io.writing import write_file\n"
              "lio.write_triplets = lambda path, *a, **k: write_file(path, lambda fh: (fh.write(b'x'), fh.flush(), "
@@ -203,8 +209,8 @@ def test_sigterm_mid_write_leaves_no_file_behind(tmp_path):
         while not any(f.startswith(".tmp-") for f in os.listdir(tmp_path)):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
             time.sleep(0.02)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == 128 + sig
     finally:
         proc.kill()
     assert os.listdir(tmp_path) == []
