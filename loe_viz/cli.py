@@ -912,6 +912,11 @@ def cmd_simulate(args) -> int:
     points_out = f"{os.path.splitext(out)[0]}_points.csv"
     _check_output(out, option, force=args.force)
     _check_output(points_out, "the points file", force=args.force)
+    if os.path.realpath(out) == os.path.realpath(points_out) or (
+            os.path.exists(out) and os.path.exists(points_out) and os.path.samefile(out, points_out)):
+        # through a link the points were written over the triplets, and the run said it wrote both
+        raise UsageError(f"{option} {out} and the points file {points_out} are one file (a link joins them); "
+                         "name another file" + " with -o" * (option != "-o"))
     _check_simulate_disk(out, n, d, m, args.layout)
     t0 = time.perf_counter()
     X = make_points(args.kind, n, d, random_state=args.seed)

@@ -694,6 +694,23 @@ def test_simulate_refuses_a_layout_its_format_cannot_hold_before_drawing(tmp_pat
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32", reason="symbolic links")
+def test_simulate_refuses_two_outputs_that_a_link_makes_one_file(tmp_path):
+    """With r_points.csv a link to r.csv, 'simulate -o r.csv -f' wrote the points over the triplets and said it
+    had written both (exit 0)."""
+    (tmp_path / "r.csv").write_text("x\n")
+    os.symlink("r.csv", tmp_path / "r_points.csv")
+    (tmp_path / "t_points.csv").write_text("y\n")
+    os.symlink("t_points.csv", tmp_path / "t.csv")
+    for out, points in (("r.csv", "r_points.csv"), ("t.csv", "t_points.csv")):
+        line = one_line_error(run("simulate", "gaussian", "-n", "50", "-o", out, "-f", cwd=tmp_path), 2,
+                              "loe-viz simulate: error: ")
+        assert line == (f"loe-viz simulate: error: -o {out} and the points file {points} are one file (a link joins "
+                        "them); name another file (see loe-viz simulate --help)")
+    assert (tmp_path / "r.csv").read_text() == "x\n" and (tmp_path / "t_points.csv").read_text() == "y\n"
+    assert sorted(os.listdir(tmp_path)) == ["r.csv", "r_points.csv", "t.csv", "t_points.csv"]
+
+
 def test_a_reader_that_stops_reading_is_no_error(tmp_path):
     """'loe-viz simulate ... | head -1' printed '[Errno 32] Broken pipe' and exited 1 after writing both files."""
     proc = subprocess.run(f"{sys.executable} -m loe_viz.cli simulate gaussian -n 200 -o p.csv | head -c 1",
