@@ -930,3 +930,16 @@ def test_the_embedding_table_quotes_labels_with_a_hash_and_reads_back_exactly():
                                                          else str(v) for v in labels]
         np.testing.assert_array_equal(table[["x1", "x2"]].to_numpy(), Z)
         np.testing.assert_array_equal(table["cov_x1_x2"].to_numpy(), cov[:, 0, 1])
+
+
+@pytest.mark.parametrize("first", ["Nan", "Inf", "infinity"])
+def test_a_first_id_that_reads_as_a_float_word_is_told_it_may_be_a_label(first):
+    """'Nan' (a person) or 'Inf' first in a file of names was 'non-integer item index' with no way out but
+    skipping that item's rows, though item_type='str' reads the file."""
+    text = f"head,winner,loser\n{first},Bob,Alice\nBob,{first},Alice\n"
+    with pytest.raises(ValueError, match=rf"^<buffer>: line 2: non-integer item index '{first}' in the head column; "
+                                         r"pass item_type='str' if it is a label; errors='skip' drops"):
+        read_text(text)
+    assert sorted(read_text(text, item_type="str").labels) == ["Alice", "Bob", first]
+    with pytest.raises(ValueError, match=r"non-integer item index '1\.5' in the head column; errors='skip'"):
+        read_text("head,winner,loser\n1.5,2,3\n")  # a number: no such advice

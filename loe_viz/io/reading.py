@@ -481,8 +481,9 @@ class _Reader:
         if f is not None and abs(f) < 2**63 and math.isfinite(f):  # exactly: 9007199254740993.0 is no float
             exact = decimal.Decimal(t)
             f = int(exact) if exact == exact.to_integral_value() else math.nan
-        if f is not None and (not math.isfinite(f) or f != int(f)):
-            return None, lambda what: f"non-integer item index {t!r} in the {what} column"
+        if f is not None and (not math.isfinite(f) or f != int(f)):  # 'Nan' or 'Inf' may well be a name
+            hint = "; pass item_type='str' if it is a label" if opts["item_type"] == "auto" and t[-1].isalpha() else ""
+            return None, lambda what: f"non-integer item index {t!r} in the {what} column{hint}"
         if f is not None and not any(n.startswith("some integer ids") for n in self.notes):
             self.notes.add(f"some integer ids are written as floats (e.g. {t!r}); they were read as integers")
         if self.kind == "int":
