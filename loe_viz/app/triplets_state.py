@@ -20,11 +20,13 @@ thread; :meth:`TripletsState.run` with ``background=True`` runs it through a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
 import re
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
@@ -406,7 +408,48 @@ def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
         raise ValueError(f"{filename}: the file is empty")
     buf = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else bytes(content))
     buf.name = filename
-    data = read_triplets(buf, errors="skip" if skip_bad_rows else "raise")
+
+    def read(item_type="auto"):
+        buf.seek(0)
+        return read_triplets(buf, errors="skip" if skip_bad_rows else "raise", item_type=item_type)
+
+    # The page has no box for the reader's item_type: where the reader would advise item_type='str' ('1984' among
+    # book titles, a person called 'Nan', a first row of numbers above names) every id is read as a text label, as
+    # that advice would, and a note says why. With rows skipped, labels are taken if fewer rows are skipped and the
+    # rows were skipped for numbers among labels, or for text among integer ids in over half of the file's rows (a
+    # typo among integer ids is a row with a problem, as the box asks).
+    try:
+        data = read()
+    except ValueError as exc:
+        every = re.search(r"no valid rows: all ([\d,]+) data row", str(exc)) if skip_bad_rows else None
+        if _AS_LABELS not in str(exc) and every is None:
+            raise
+        try:
+            return _read_as_labels(read, str(exc), filename, int(every[1].replace(",", "")) if every else 0)
+        except ValueError:
+            raise exc from None
+    why = next((n for n in data.notes if _AS_LABELS in n), "")
+    if why and ("ids are text labels" in why.split("; ")[0] or "non-integer item index" in why.split("; ")[0]
+                or data.n_skipped > data.n_triplets):
+        with contextlib.suppress(ValueError):
+            labelled, summary = _read_as_labels(read, why, filename, data.n_skipped)
+            if labelled.n_skipped < data.n_skipped:
+                return labelled, summary
+    return data, summarize(data)
+
+
+#: The reader's advice that the upload then follows (see :func:`_read_triplet_upload`).
+_AS_LABELS = "item_type='str'"
+
+
+def _read_as_labels(read, why: str, filename: str, skipped: int = 0):
+    """Read every id as a text label, with a note that quotes ``why`` (the reader's message or its note on the
+    ``skipped`` rows, without its advice)."""
+    data = read("str")
+    reason = re.split(r"[;,] (?:or )?pass item_type='str'", why.removeprefix(f"{filename}: ").split("(first: ")[-1])[0]
+    note = f"every id was read as a text label ({reason})" if not skipped else (
+        f"every id was read as a text label, which skips {data.n_skipped:,} row(s) instead of {skipped:,} ({reason})")
+    data = dataclasses.replace(data, notes=(*data.notes, note))
     return data, summarize(data)
 
 

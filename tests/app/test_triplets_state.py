@@ -401,7 +401,7 @@ def test_the_readers_advice_is_given_in_the_pages_terms(message, shown):
 def test_real_rejections_carry_no_library_advice():
     s = TripletsState()
     for name, content in [("u16.csv", "0,1,2\n1,2,0\n".encode("utf-16")),
-                          ("mixed.csv", b"a,b,c\nb,c,a\n5,a,b\n"),
+                          ("four.csv", b"0,1,2,1\n1,2,0,0\n"),  # (mixed ids are read as labels)
                           ("bad.csv", b"0,1,2\n0,1\n")]:
         assert not s.load_upload(content, name)
         assert s.error.startswith(f"Upload rejected: {name}: ")
@@ -477,3 +477,36 @@ def test_a_number_too_long_for_an_integer_box_is_refused_with_a_message():
     assert s.setting_error == "Dimension d must be a whole number from 1 to 10; got 2.5. It stays 2."
     assert s.set_setting("n_components", 3.0) and s.n_components == 3 and s.setting_error == ""
     assert not s.set_setting("n_landmarks", float("inf")) and s.n_landmarks is None
+
+
+@pytest.mark.parametrize("rows,first_problem", [
+    ("Nan,Bob,Alice\nBob,Nan,Alice\nAlice,Bob,Nan\n", "line 2: non-integer item index 'Nan' in the head column"),
+    ("Dune,1984,Emma\nEmma,Dune,1984\n1984,Emma,Dune\n",
+     "line 2: mixed types: closer item '1984' is a number, but the file's ids are text labels"),
+    ("1984,Dune,Emma\nEmma,Dune,1984\nDune,1984,Emma\n",
+     "line 2: mixed types: closer item 'Dune' is not an integer, but the file's ids are integers"),
+])
+def test_labels_that_look_like_numbers_are_read_as_labels_with_a_note(rows, first_problem):
+    """The reader's advice, item_type='str', has no box on the page and was cut from its message: a file of
+    book titles with '1984', or of people with one called 'Nan', was refused (or, with rows skipped, lost
+    those rows). It is now read as that advice says, and a note says why."""
+    s = TripletsState()
+    assert s.load_upload(f"head,winner,loser\n{rows}".encode(), "books.csv"), s.error
+    assert sorted(s.item_labels()) == sorted({x for r in rows.split() for x in r.split(",")})
+    assert s.data.n_triplets == 3 and s.data.n_skipped == 0
+    assert s.summary["notes"][-1] == f"every id was read as a text label ({first_problem})"
+    s.skip_bad_rows = True  # labels read, not rows skipped
+    assert s.load_upload(f"head,winner,loser\n{rows}".encode(), "books.csv"), s.error
+    assert s.data.n_triplets == 3 and s.data.n_skipped == 0
+    assert s.summary["notes"][-1].startswith("every id was read as a text label, which skips 0 row(s) instead of ")
+
+
+def test_a_typo_among_integer_ids_stays_a_row_with_a_problem():
+    s = TripletsState()
+    rows = "head,winner,loser\n0,1,2\n1,2,0\n2,0,1\n1,abc,2\n"
+    assert s.load_upload(rows.encode(), "ids.csv"), s.error  # refused before? no: read as labels, with the note
+    assert s.summary["notes"][-1] == ("every id was read as a text label (line 5: mixed types: closer item 'abc' is "
+                                      "not an integer, but the file's ids are integers)")
+    s.skip_bad_rows = True  # the box asks for rows with problems to be dropped: the typo's row is one
+    assert s.load_upload(rows.encode(), "ids.csv"), s.error
+    assert s.data.n_skipped == 1 and s.data.labels.dtype.kind == "i" and s.data.n_items == 3
