@@ -27,6 +27,15 @@ def short_label(label, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:40]}...({len(text):,} characters)"
 
 
+def item_examples(items, labels=None) -> str:
+    """Items as a message gives examples of them: ``[0, 4, 7]`` by index, or by the labels (``'Oslo', 'Rome'``) or
+    ids that a file gave them (:attr:`loe_viz.io.TripletData.labels`; indices 0..n-1 stay indices)."""
+    items = [int(i) for i in items]
+    if labels is None or (labels.dtype.kind == "i" and labels[0] == 0 and labels[-1] == labels.size - 1):
+        return str(items)
+    return ", ".join(repr(short_label(labels[i])) if labels.dtype.kind == "O" else str(labels[i]) for i in items)
+
+
 def reading_note(note: str, text_labels: bool) -> str:
     """A note of :func:`loe_viz.read_triplets` for someone without the Python call (the command line, the page).
 

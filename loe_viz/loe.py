@@ -19,6 +19,7 @@ from ._landmark_tasks import (
 from ._params import ParamsMixin
 from ._validation import (MAX_LANDMARK_JOBS, check_float, check_int, check_landmarks, check_n_jobs, check_random_state,
                           check_regularization, check_triplets, comparison_dtype)
+from .describe import item_examples
 from .edm import FIT_TOL, EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
@@ -709,9 +710,12 @@ class LOE(ParamsMixin):
         -------
         self
         """
+        from .io.layouts import TripletData
+
         progress = resolve_progress(progress)
         t_start = time.perf_counter()
         threads = self._local_threads()
+        labels = triplets.labels if isinstance(triplets, TripletData) else None  # to name items in warnings
         T, n = check_triplets(triplets, n_items, threads=threads, fit=True)
         s = self._validated(n, auto_selection="random")  # the busiest heads: the best covered
         cancel = threading.Event()
@@ -773,7 +777,7 @@ class LOE(ParamsMixin):
             columns = self._run(rank_share, [], s.n_jobs, progress, cancel, follow=follow, total=l)
         t_rank = time.perf_counter()
         timings = {"select": t_sel - t_start, "ranking": t_rank - t_sel}
-        return self._finish(columns, n, s, timings, progress, t_start)
+        return self._finish(columns, n, s, timings, progress, t_start, labels)
 
     def _select_heads(self, T, counts, n, l, s) -> np.ndarray | None:
         """``l`` landmarks among the heads of stored triplets: the busiest, or None for MaxMin."""
@@ -1023,7 +1027,7 @@ class LOE(ParamsMixin):
         timings = {"select": t_sel - t_start, "sampling": sampling, "ranking": wall - sampling}
         return self._finish(columns, n, s, timings, progress, t_start)
 
-    def _finish(self, columns, n, s: _Settings, timings, progress, t_start) -> "LOE":
+    def _finish(self, columns, n, s: _Settings, timings, progress, t_start, labels=None) -> "LOE":
         d = s.d
         ranking = RankingResult.from_columns(columns, n, s.rank.regularization)
         landmarks = ranking.landmarks
@@ -1034,7 +1038,7 @@ class LOE(ParamsMixin):
             pairs = l * (n - 1)  # each landmark's distances to the n - 1 other items
             _warn(
                 f"{unranked.size} item(s) took part in no comparison of at least one landmark "
-                f"(e.g. {unranked[:5].tolist()}): {missing:,} of the {pairs:,} item-landmark distances "
+                f"(e.g. {item_examples(unranked[:5], labels)}): {missing:,} of the {pairs:,} item-landmark distances "
                 f"({100 * missing / pairs:.3g} %) are unknown and set to their landmark's mean distance",
                 ADVICE_SPREAD if missing >= SPREAD_UNKNOWN * pairs else "",
             )

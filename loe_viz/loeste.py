@@ -286,7 +286,10 @@ class LOESTE(ParamsMixin):
         t_start = time.perf_counter()
         T, n = check_triplets(triplets, n_items)
         d, eps, budget, loe, ste, progress = self._build(progress, (T, n, n_items is not None))
-        loe.fit(T, n_items=n, progress=progress)
+        from .io.layouts import TripletData
+
+        # the file's triplets as read: LOE's warnings name their items by its labels
+        loe.fit(triplets if isinstance(triplets, TripletData) else T, n_items=n, progress=progress)
         n_lm = int(loe.n_triplets_used_)
         t_loe = time.perf_counter()
         skip = self._stop_after_loe(loe, budget, t_start)

@@ -548,3 +548,25 @@ def test_too_few_landmarks_are_refused_with_the_real_lower_bound(l):
     with pytest.raises(ValueError, match=rf"^n_landmarks must be >= n_components \+ 3 = 5 \(LOE needs l >= d \+ 3 "
                                          rf"to recover the shifts\), got {l}$"):
         LOE(n_landmarks=l).fit(T)
+
+
+def test_a_files_triplets_name_their_items_in_warnings_by_its_labels():
+    """LOE.fit(read_triplets(...)) warned of items by index ('e.g. [0, 1, 2, 3, 4]'), where item 0 was '<i>ital</i>'
+    in the file; the command line named them by label, the library did not."""
+    from loe_viz import LOESTE, read_triplets
+    from loe_viz.data import sample_path
+
+    data = read_triplets(sample_path("european_capitals_crowd.csv"))
+    for model, start in ((LOE(), ""), (LOESTE(ste_params={"max_iter": 2}), "LOE-STE's start (LOE): ")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(data)
+        said = [str(w.message) for w in caught if "took part in no comparison" in str(w.message)]
+        assert said and said[0].startswith(start), said
+        named = said[0].split("(e.g. ")[1].split("):")[0].split(", ")
+        assert 1 <= len(named) <= 5 and all(n.strip("'") in set(data.labels.tolist()) for n in named), said
+    with warnings.catch_warnings(record=True) as caught:  # the bare array: indices, as before
+        warnings.simplefilter("always")
+        LOE().fit(data.triplets, n_items=data.n_items)
+    said = [str(w.message) for w in caught if "took part in no comparison" in str(w.message)]
+    assert said and "(e.g. [" in said[0]
