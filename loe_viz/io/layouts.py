@@ -100,15 +100,16 @@ def err(source, msg, line=None) -> ValueError:
 
 def utf16_without_bom(raw: bytes) -> str | None:
     """The codec of UTF-16 text without a byte-order mark (``"utf-16-le"`` or ``"utf-16-be"``), judged from its
-    first bytes: a NUL in every other byte and, between, no NUL and mostly printable ASCII (digits, commas, Latin
-    letters as UTF-16), not the small numbers of a binary file; None otherwise."""
+    first bytes: a NUL in nearly every other byte (not under letters beyond Latin-1, such as the 'ő' of a city's
+    name) and, between, no NUL and mostly printable ASCII (digits, commas, Latin letters as UTF-16), not the small
+    numbers of a binary file; None otherwise."""
     head = raw[:4096]
     head = head[:len(head) - len(head) % 2]
     if len(head) < 4:
         return None
     for zero, other, codec in ((1, 0, "utf-16-le"), (0, 1, "utf-16-be")):
         text = head[other::2]
-        if head[zero::2].count(0) == len(text) and 0 not in text and (
+        if head[zero::2].count(0) >= 0.9 * len(text) and 0 not in text and (
                 sum(32 <= b < 127 or b in b"\t\r\n" for b in text) >= 0.9 * len(text)):
             return codec
     return None
