@@ -397,9 +397,16 @@ def _check_output(out: str, option: str = "-o", source: str | None = None, force
         raise UsageError(f"{option} {out} exists; pass --force to replace it, or -o to name another file")
     folder = os.path.dirname(os.path.realpath(out))
     if not os.path.isdir(folder):
-        raise DataError(f"cannot write {out}: the folder {os.path.dirname(out) or folder} does not exist")
+        named = os.path.dirname(out) or folder
+        raise DataError(f"cannot write {out}: {named} is a file, not a folder" if os.path.lexists(folder) else
+                        f"cannot write {out}: the folder {named} does not exist")
     if not os.access(out if os.path.exists(out) else folder, os.W_OK):
-        raise DataError(f"cannot write {out}: permission denied")
+        try:  # a read-only mount (a CD, a locked share, a container's image) is not a matter of permissions
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except (AttributeError, OSError):  # no statvfs on this platform
+            read_only = False
+        raise DataError(f"cannot write {out}: " + (f"{os.path.dirname(out) or folder} is on a read-only file system"
+                                                   if read_only else "permission denied"))
 
 
 #: Output extensions embed and simulate write: CSV (also .txt, or no extension), TSV (also .tab), NumPy.

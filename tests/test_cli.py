@@ -694,6 +694,29 @@ def test_simulate_refuses_a_layout_its_format_cannot_hold_before_drawing(tmp_pat
     assert os.listdir(tmp_path) == []
 
 
+def test_an_output_under_a_file_or_on_a_read_only_mount_is_named_so(tmp_path, monkeypatch, capsys):
+    """'-o cap.csv/t.csv', cap.csv a file, said 'the folder cap.csv does not exist'; a read-only mount said
+    'permission denied'."""
+    import types
+
+    from loe_viz import cli
+
+    (tmp_path / "cap.csv").write_text("x\n")
+    out = str(tmp_path / "cap.csv" / "t.csv")
+    assert cli.main(["simulate", "gaussian", "-n", "20", "-o", out]) == 1
+    assert capsys.readouterr().err == f"loe-viz simulate: error: cannot write {out}: {tmp_path / 'cap.csv'} is a " \
+                                      "file, not a folder\n"
+    if not hasattr(os, "ST_RDONLY"):
+        return
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    monkeypatch.setattr(os, "statvfs", lambda path: types.SimpleNamespace(f_flag=os.ST_RDONLY))
+    out = str(tmp_path / "t.csv")
+    assert cli.main(["simulate", "gaussian", "-n", "20", "-o", out]) == 1
+    assert capsys.readouterr().err == f"loe-viz simulate: error: cannot write {out}: {tmp_path} is on a read-only " \
+                                      "file system\n"
+    assert os.listdir(tmp_path) == ["cap.csv"]
+
+
 @pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32", reason="symbolic links")
 def test_simulate_refuses_two_outputs_that_a_link_makes_one_file(tmp_path):
     """With r_points.csv a link to r.csv, 'simulate -o r.csv -f' wrote the points over the triplets and said it
