@@ -373,7 +373,7 @@ def test_your_triplets_mode(server, browser, shots):
         with p.page.expect_download(timeout=60_000) as dl:
             p.page.locator(".loe-tr-download button").first.click()
         content = Path(dl.value.path()).read_text(encoding="utf-8")
-        assert content.splitlines()[1].startswith("item,label,x1,x2") and "Amsterdam" in content
+        assert content.splitlines()[0] == "item,label,x1,x2" and "Amsterdam" in content
         # --- a malformed upload: the message names the file and line, the results stay ----------
         p.page.locator(".loe-tr-upload input[type=file]").set_input_files(
             files=[{"name": "bad_triplets.csv", "mimeType": "text/csv",
