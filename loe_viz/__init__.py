@@ -48,6 +48,13 @@ def __getattr__(name):
         value = getattr(_import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    # a public submodule as an attribute (``lv.metrics.sample_rows``), as before the names became lazy; not the
+    # explorer (``loe_viz.app``), which imports Panel: a tool that probes attributes must not pull it in
+    if name.isidentifier() and not name.startswith("_") and name != "app":
+        from importlib.util import find_spec
+
+        if find_spec(f"{__name__}.{name}") is not None:
+            return _import_module(f".{name}", __name__)  # the import sets it as an attribute too
     raise AttributeError(f"module 'loe_viz' has no attribute {name!r}")
 
 
