@@ -22,7 +22,7 @@ Across sizes: the fitted slope of log time against log n and against log(n ln n)
 The ranking-stage throughput of 2 threads against 1 is measured on stored triplets
 (``LOE.fit``, so sampling is excluded) with l = 6 and l = 5 landmarks.
 
-Results go to benchmarks/results/scale.json and benchmarks/results/scale.html
+Results go to benchmarks/results/scale.json and benchmarks/results/scale.html (``--out`` names another JSON file)
 (a standalone Bokeh page that loads BokehJS from its CDN). The machine's load average is recorded with every run: on a
 shared machine, wall-clock figures depend on it.
 """
@@ -234,6 +234,8 @@ def main(argv=None):
     ap.add_argument("--throughput-only", action="store_true")
     ap.add_argument("--plot-only", action="store_true")
     ap.add_argument("--merge", nargs="+", metavar="JSON", help="combine the runs of several result files")
+    ap.add_argument("--out", metavar="JSON", help="where to write the results (default benchmarks/results/scale.json; "
+                    "the HTML figure beside it)")
     ap.add_argument("--child-fit")
     ap.add_argument("--child-throughput")
     args = ap.parse_args(argv)
@@ -245,7 +247,11 @@ def main(argv=None):
         print(json.dumps(child_throughput(json.loads(args.child_throughput))))
         return
 
-    os.makedirs(RESULTS, exist_ok=True)
+    global JSON_PATH, HTML_PATH
+    if args.out:  # a read-only or shared checkout: results elsewhere
+        JSON_PATH = os.path.abspath(args.out)
+        HTML_PATH = os.path.splitext(JSON_PATH)[0] + ".html"
+    os.makedirs(os.path.dirname(JSON_PATH), exist_ok=True)
     if args.plot_only:
         with open(JSON_PATH) as f:
             write_html(json.load(f))
