@@ -361,9 +361,10 @@ class LOE(ParamsMixin):
         not. Measured (``benchmarks/bench_loe.py --choice`` and ``--robust``,
         ``d = 2``, ``d + 3`` landmarks, BTL answers at temperature 1):
         ``n = 1000``, ``C = 200``, 10 seeds: Procrustes 0.076 +- 0.125 (worst
-        0.44) with random landmarks, 0.0039 +- 0.0012 (worst 0.0072) with the
-        defaults; ``n = 2 * 10^4``, ``c = 50``, 3 seeds: 0.042 / 0.045 / 0.052
-        against 0.012 / 0.013 / 0.012. The cost is the pilots' mean-field
+        0.44) with random landmarks, 0.0034 +- 0.0006 (worst 0.0043) with the
+        defaults; ``n = 10^5``, ``c = 50``, 10 seeds: median 0.039 (worst
+        0.075) against 0.0082 (worst 0.0085), in 1.2 to 1.35 times the random
+        choice's time (docs/benchmarks.md). The cost is the pilots' mean-field
         pass and the wait for the chain of pilots, which are drawn in parts
         side by side.
     regularization : float, default 1e-3

@@ -27,8 +27,9 @@ class RankingCancelled(Exception):
 #: the edge landmarks take two Newton steps instead of three, the central ones one instead of two.
 #: Every embedding measured got faster and more accurate: n = 10^5, c = 50, MaxMin, 10 seeds,
 #: 2.58 -> 2.14 s and median Procrustes 0.0082 -> 0.0071 (worst 0.0085 -> 0.0075); n = 10^6,
-#: c = 50: 50.0 -> 35.5 s, 0.0070 -> 0.0059; the 90 % ellipses of ``uncertainty_`` cover 0.90 to
-#: 0.92 at n = 10^3 to 10^5, c = 20 to 200 (0.91 to 0.94 before); n = 1000 tables unchanged.
+#: c = 50: 50.0 -> 35.5 s, 0.0070 -> 0.0059; the 90 % ellipses of ``uncertainty_`` covered 0.90 to
+#: 0.92 at n = 10^3 to 10^5, c = 20 to 200 (0.91 to 0.94 before; 0.889 to 0.906 with today's
+#: rankings, docs/benchmarks.md); n = 1000 tables unchanged.
 DECREMENT_PER_TOL = 20_000.0
 
 #: From the second Newton iteration on, a ranking whose next direction promises at most the
