@@ -424,10 +424,15 @@ def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
         every = re.search(r"no valid rows: all ([\d,]+) data row", str(exc)) if skip_bad_rows else None
         if _AS_LABELS not in str(exc) and every is None:
             raise
+        refusal = exc.with_traceback(None)  # the reader's frames (and what they hold) go before reading again
+    else:
+        refusal = None
+    if refusal is not None:
+        every = int(every[1].replace(",", "")) if every else 0
         try:
-            return _read_as_labels(read, str(exc), filename, int(every[1].replace(",", "")) if every else 0)
+            return _read_as_labels(read, str(refusal), filename, every)
         except ValueError:
-            raise exc from None
+            raise refusal from None
     why = next((n for n in data.notes if _AS_LABELS in n), "")
     if why and ("ids are text labels" in why.split("; ")[0] or "non-integer item index" in why.split("; ")[0]
                 or data.n_skipped > data.n_triplets):
