@@ -29,7 +29,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES, KeysStayInBoxes, readable
+from .views.base import TWO_LINES, AddressWithoutHistory, KeysStayInBoxes, readable
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
 from .._blas import pin_blas_single_thread
@@ -498,8 +498,9 @@ class Explorer(Viewer):
         messages and a layout of the page at the start of each fit); the sidebar's spinner
         and the status line say when a run is in progress.
         """
+        # the address follows the settings without a history entry for each (Back did not follow it)
         return pn.template.BootstrapTemplate(
-            title=TITLE, sidebar=[self.sidebar], main=[self.modes], header_background=_ACCENT,
+            title=TITLE, sidebar=[self.sidebar], main=[self.modes, AddressWithoutHistory()], header_background=_ACCENT,
             sidebar_width=350, busy_indicator=None,
             collapsed_sidebar=self.modes.active == MODES.index("Your triplets"))
 

@@ -336,6 +336,25 @@ def test_control_change_latency_n2000(server, browser):
         p.close()
 
 
+def test_the_address_follows_the_settings_without_history_entries(server, browser):
+    """Every setting and step pushed a history entry that the page did not follow: after Back the address said
+    seed 7 while the page still showed seed 9's run, so a link copied then named a run not on the screen."""
+    p = Page(browser, server.url + "?n=500&seed=7", width=1280, height=800)
+    try:
+        entries = p.page.evaluate("() => history.length")
+        old = p.status()
+        p.set_input(".loe-seed", 9)
+        p.wait_text(".loe-status", r"Procrustes error", timeout=120)
+        p.wait_address(r"seed=9")
+        p.page.locator(".bk-tab", has_text="Ranking").first.click()
+        p.wait_address(r"seed=9.*step=ranking|step=ranking.*seed=9")
+        assert p.status() != old
+        assert p.page.evaluate("() => history.length") == entries  # replaced, not pushed
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 _LABELS_JS = """() => {
     const doc = Bokeh.documents[Bokeh.documents.length - 1];
     const name = m => m.type || m.constructor.name;

@@ -176,6 +176,37 @@ class KeysStayInBoxes(JSComponent):
         super().__init__(**{"width": 0, "height": 0, "margin": 0, **params})
 
 
+class AddressWithoutHistory(JSComponent):
+    """An invisible piece that makes the served page's address follow its settings without history entries.
+
+    Panel's location pushes a browser history entry for every change of the address's query (each
+    setting, each step), and the page does not follow the browser back: Back and Forward changed the
+    address but not the page, so a link copied after going Back named a run that was not on the screen.
+    Changes of the query alone now replace the current entry (the address stays the link of what is
+    shown; Back leaves the page, as after opening it). Other history entries are pushed as before.
+    """
+
+    _esm = """
+    export function render({ model, el }) {
+      const h = window.history
+      if (h.__loeVizReplaces) return
+      const push = h.pushState.bind(h)
+      h.pushState = function (state, title, url) {
+        try {
+          const to = new URL(url, window.location.href)
+          if (to.origin === window.location.origin && to.pathname === window.location.pathname)
+            return h.replaceState(state, title, url)
+        } catch (e) {}
+        return push(state, title, url)
+      }
+      h.__loeVizReplaces = true
+    }
+    """
+
+    def __init__(self, **params):
+        super().__init__(**{"width": 0, "height": 0, "margin": 0, **params})
+
+
 def explanation(blocks) -> pn.Column:
     """Markdown paragraphs and display formulas (strings starting with ``$$``).
 
