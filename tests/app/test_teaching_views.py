@@ -202,3 +202,32 @@ def test_the_sweeps_figures_are_drawn_one_per_turn_of_the_page_and_a_cancel_is_h
     finally:
         go.release(10)
         sw.close()
+
+
+def test_each_sweep_figure_spans_its_own_points_in_the_page():
+    """Panel linked the axes of panes with the same dimensions: both figures and the placeholders before them
+    shared one x range and one y range, which in the page took in the placeholder's and older points' spans (n
+    from 0 in the cost lesson, 1,000 to 16,000 squeezed into the right third, its tick labels run together; a y
+    range kept an earlier batch's top). Each figure now has ranges of its own, around its own points."""
+    from bokeh.document import Document
+    from bokeh.models import Plot
+    from panel.io.state import set_curdoc
+
+    import loe_viz.app.sweep as sweep_module
+
+    v = SweepView(metrics=["seconds", "procrustes"])
+    doc = Document()
+    with set_curdoc(doc):
+        doc.add_root(v.__panel__().get_root(doc))  # as in a page: the placeholders drawn first
+        sw = v.sweep
+        sw.variable = "n"
+        values = [1000, 2000, 4000, 8000, 16000]
+        for upto in (2, 5):  # two batches of points, as a sweep publishes them
+            sw.points = [sweep_module.SweepPoint(float(x), seed, 3.0 / x ** 0.2 * (1 + seed), 1e-5 * x, 0.1, 1)
+                         for x in values[:upto] for seed in (0, 1)]
+            v._redraw(at_once=True)
+    figures = [p for p in doc.select({"type": Plot}) if p.title is not None and "slope" in p.title.text]
+    assert len(figures) == 2, [p.title.text for p in doc.select({"type": Plot})]
+    assert figures[0].x_range is not figures[1].x_range and figures[0].y_range is not figures[1].y_range
+    for fig in figures:
+        assert 500 < fig.x_range.start < 1000 and 16_000 < fig.x_range.end < 30_000, fig.title.text

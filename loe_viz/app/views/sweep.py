@@ -177,7 +177,9 @@ class SweepView(Viewer):
         sw = self.sweep
         if redraw != self._redraws or i >= len(self.metrics):
             return
-        pane = hvpane(sweep_figure(sw.points, sw.variable, self.metrics[i], running=sw.running))
+        # axes not linked: Panel links panes with the same dimensions, and each figure took in the ranges of the
+        # placeholder and of older points (n from 0 at the cost lesson, its points squeezed into a third)
+        pane = hvpane(sweep_figure(sw.points, sw.variable, self.metrics[i], running=sw.running), linked_axes=False)
         objects = list(self._plots.objects)[:len(self.metrics)]
         if i < len(objects):
             objects[i] = pane  # the other figures' models stay as they are in the page
