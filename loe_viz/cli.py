@@ -778,17 +778,10 @@ def _choose_dimension(args, train, n: int, label: str, err: bool) -> int:
 
 def _by_label(message: str, labels) -> str:
     """A warning's example items (``e.g. [0, 4, 7]``, indices) by the file's labels or ids, where they differ."""
-    from .describe import short_label
+    from .describe import item_examples
 
-    if labels.dtype.kind == "i" and labels[0] == 0 and labels[-1] == labels.size - 1:  # sorted ids 0..n-1
-        return message
-
-    def name(i: str) -> str:
-        v = labels[int(i)]
-        return repr(short_label(v)) if labels.dtype.kind == "O" else str(v)
-
-    return re.sub(r"\(e\.g\. \[([0-9, ]+)\]\)", lambda m: f"(e.g. {', '.join(map(name, m[1].split(',')))})",
-                  message)
+    return re.sub(r"\(e\.g\. \[([0-9, ]+)\]\)",
+                  lambda m: f"(e.g. {item_examples(m[1].split(','), labels)})", message)
 
 
 def _uncertainty(model, Z, labels, err: bool):
