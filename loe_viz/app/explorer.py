@@ -147,7 +147,9 @@ class Explorer(Viewer):
         s.dispatch = session_dispatcher()
         self._views = [cls(state=s) for cls in VIEW_CLASSES]
         self._compare = self._views[STEPS.index("Compare")].compare
-        self._triplets = TripletsView(dispatch=s.dispatch)
+        # "Your triplets" is built when it is first needed: a sixth of a page's build (0.06 of 0.38 s of the
+        # server's event loop, which a class opening the page at once waits for, page after page)
+        self._triplets_view = None
         self._lessons = LessonsView(state=s, show=self._show_lesson)
         self._run_all_from = None  # the step shown when "Run all" was pressed, until its results arrive
         self._build_controls()
@@ -466,7 +468,7 @@ class Explorer(Viewer):
         self._lesson_banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
                                             css_classes=["loe-lesson-banner"])
         self.main.insert(1, self._lesson_banner)
-        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], self._triplets), (MODES[2], self._lessons),
+        self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], pn.Column()), (MODES[2], self._lessons),
                              dynamic=True, styles=BASE_FONT,
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
@@ -517,6 +519,15 @@ class Explorer(Viewer):
         """Move ``delta`` steps forward or back."""
         self.state.step = int(np.clip(self.state.step + delta, 0, len(STEPS) - 1))
 
+    @property
+    def _triplets(self) -> TripletsView:
+        """The "Your triplets" view, built and put in its tab the first time it is needed."""
+        if self._triplets_view is None:
+            self._triplets_view = TripletsView(dispatch=self.state.dispatch)
+            readable(self._triplets_view)  # as the page's widgets were made at its build
+            self.modes[MODES.index("Your triplets")] = (MODES[1], self._triplets_view)
+        return self._triplets_view
+
     def run_all(self) -> None:
         """Run the pipeline now (even a large run), then draw every step and open the embedding (unless another
         step was chosen while it ran)."""
@@ -526,11 +537,14 @@ class Explorer(Viewer):
     def cancel(self) -> None:
         """Cancel every run of this page: the walk-through's, Compare's, "Your triplets"' and a lesson's sweep;
         drop the uploads being read."""
-        for part in (self.state, self._triplets.state):
-            part._forget_read()
+        mine = self._triplets_view.state if self._triplets_view is not None else None
+        for part in (self.state, mine):
+            if part is not None:
+                part._forget_read()
         self.state.cancel()
         self._compare.cancel()
-        self._triplets.state.cancel()
+        if mine is not None:
+            mine.cancel()
         self._lessons.sweep.cancel()
 
     def close(self) -> None:
@@ -542,7 +556,9 @@ class Explorer(Viewer):
         for ref_doc, cb in self._doc_callbacks:
             _remove_doc_callback(ref_doc, cb)
         self._doc_callbacks = []
-        for part in (self._compare, self._triplets, self._lessons, self.state):
+        for part in (self._compare, self._triplets_view, self._lessons, self.state):
+            if part is None:  # "Your triplets" never shown
+                continue
             try:
                 part.close()
             except Exception:
@@ -589,8 +605,9 @@ class Explorer(Viewer):
     def _watch_connection(self, doc=None):
         if self._closed or connection_count(doc) != 0:
             return
-        if (self.state.jobs.busy or self._compare.jobs.busy or self._triplets.state.jobs.busy
-                or self._lessons.sweep.running or self.state.reading or self._triplets.state.reading):
+        mine = self._triplets_view.state if self._triplets_view is not None else None
+        if (self.state.jobs.busy or self._compare.jobs.busy or self._lessons.sweep.running or self.state.reading
+                or (mine is not None and (mine.jobs.busy or mine.reading))):
             log.info("LOE explorer page closed during a run: cancelling it")
             self.cancel()
 
