@@ -20,7 +20,6 @@ thread; :meth:`TripletsState.run` with ``background=True`` runs it through a
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import os
@@ -414,10 +413,11 @@ def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
         return read_triplets(buf, errors="skip" if skip_bad_rows else "raise", item_type=item_type)
 
     # The page has no box for the reader's item_type: where the reader would advise item_type='str' ('1984' among
-    # book titles, a person called 'Nan', a first row of numbers above names) every id is read as a text label, as
-    # that advice would, and a note says why. With rows skipped, labels are taken if fewer rows are skipped and the
-    # rows were skipped for numbers among labels, or for text among integer ids in over half of the file's rows (a
-    # typo among integer ids is a row with a problem, as the box asks).
+    # book titles, a person called 'Nan', a first row of numbers above names) the file is read again with every id
+    # a text label, and that reading is taken, with a note saying why, where text labels are at least half of its
+    # items (integer ids with a typo, '1O' or 'nan', are not a file of labels: so read, '7' and '7.0' were two
+    # items) and, with rows skipped, where it skips fewer rows. A file refused both ways is refused with what
+    # the labels' reading found, the problem left once the ids are labels.
     try:
         data = read()
     except ValueError as exc:
@@ -428,18 +428,18 @@ def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
     else:
         refusal = None
     if refusal is not None:
-        every = int(every[1].replace(",", "")) if every else 0
-        try:
-            return _read_as_labels(read, str(refusal), filename, every)
-        except ValueError:
+        labelled = _read_as_labels(read, str(refusal), filename, int(every[1].replace(",", "")) if every else 0)
+        if labelled is None:
             raise refusal from None
+        return labelled, summarize(labelled)
     why = next((n for n in data.notes if _AS_LABELS in n), "")
-    if why and ("ids are text labels" in why.split("; ")[0] or "non-integer item index" in why.split("; ")[0]
-                or data.n_skipped > data.n_triplets):
-        with contextlib.suppress(ValueError):
-            labelled, summary = _read_as_labels(read, why, filename, data.n_skipped)
-            if labelled.n_skipped < data.n_skipped:
-                return labelled, summary
+    if why:
+        try:
+            labelled = _read_as_labels(read, why, filename, data.n_skipped)
+        except ValueError:
+            labelled = None
+        if labelled is not None and labelled.n_skipped < data.n_skipped:
+            return labelled, summarize(labelled)
     return data, summarize(data)
 
 
@@ -448,14 +448,18 @@ _AS_LABELS = "item_type='str'"
 
 
 def _read_as_labels(read, why: str, filename: str, skipped: int = 0):
-    """Read every id as a text label, with a note that quotes ``why`` (the reader's message or its note on the
-    ``skipped`` rows, without its advice)."""
+    """The file read with every id a text label, with a note that quotes ``why`` (the reader's message or its note
+    on the ``skipped`` rows, without its advice); None where numbers are most of its labels. Raises the reading's
+    own ``ValueError``."""
+    from ..io.layouts import is_number
+
     data = read("str")
+    if 2 * sum(map(is_number, data.labels.tolist())) > data.n_items:  # integer ids, and a typo or two
+        return None
     reason = re.split(r"[;,] (?:or )?pass item_type='str'", why.removeprefix(f"{filename}: ").split("(first: ")[-1])[0]
     note = f"every id was read as a text label ({reason})" if not skipped else (
         f"every id was read as a text label, which skips {data.n_skipped:,} row(s) instead of {skipped:,} ({reason})")
-    data = dataclasses.replace(data, notes=(*data.notes, note))
-    return data, summarize(data)
+    return dataclasses.replace(data, notes=(*data.notes, note))
 
 
 # ====================================================================== state

@@ -502,11 +502,23 @@ def test_labels_that_look_like_numbers_are_read_as_labels_with_a_note(rows, firs
 
 
 def test_a_typo_among_integer_ids_stays_a_row_with_a_problem():
+    """Read as labels, integer ids with one typo ('1O', 'nan') became text: '7' and '7.0' two items, '1O' one more,
+    the box's request to skip rows with problems overridden."""
+    rows = "".join(f"{i % 30},{(i + 1) % 30},{(i + 3) % 30}\n" for i in range(300))
+    rows += "".join(f"{i % 30}.0,{(i + 1) % 30}.0,{(i + 3) % 30}.0\n" for i in range(300))
+    for typo in ("5,7,1O", "5,7,nan"):
+        s = TripletsState()
+        text = f"i,j,k\n{rows}{typo}\n".encode()
+        assert not s.load_upload(text, "ids.csv")
+        assert s.error.startswith("Upload rejected: ids.csv: line 602: ") and "tick “Skip rows" in s.error, s.error
+        s.skip_bad_rows = True  # the box asks for rows with problems to be dropped: the typo's row is one
+        assert s.load_upload(text, "ids.csv"), s.error
+        assert s.data.n_skipped == 1 and s.data.labels.dtype.kind == "i" and s.data.n_items == 30
+
+
+def test_a_file_refused_both_ways_names_what_is_wrong_once_ids_are_labels():
+    """It named '1984' (which the page reads as a label), not the row that keeps the file from being read."""
     s = TripletsState()
-    rows = "head,winner,loser\n0,1,2\n1,2,0\n2,0,1\n1,abc,2\n"
-    assert s.load_upload(rows.encode(), "ids.csv"), s.error  # refused before? no: read as labels, with the note
-    assert s.summary["notes"][-1] == ("every id was read as a text label (line 5: mixed types: closer item 'abc' is "
-                                      "not an integer, but the file's ids are integers)")
-    s.skip_bad_rows = True  # the box asks for rows with problems to be dropped: the typo's row is one
-    assert s.load_upload(rows.encode(), "ids.csv"), s.error
-    assert s.data.n_skipped == 1 and s.data.labels.dtype.kind == "i" and s.data.n_items == 3
+    text = b"head,closer,farther\nDune,Emma,1984\nEmma,Dune,Ulysses\nUlysses,Dune,Emma\n1984,Dune,Emma\nEmma,Emma,Dune\n"
+    assert not s.load_upload(text, "books.csv")
+    assert s.error.startswith("Upload rejected: books.csv: line 6: the row repeats an item ('Emma', 'Emma', 'Dune')")
