@@ -519,6 +519,7 @@ def test_a_typo_among_integer_ids_stays_a_row_with_a_problem():
 def test_a_file_refused_both_ways_names_what_is_wrong_once_ids_are_labels():
     """It named '1984' (which the page reads as a label), not the row that keeps the file from being read."""
     s = TripletsState()
-    text = b"head,closer,farther\nDune,Emma,1984\nEmma,Dune,Ulysses\nUlysses,Dune,Emma\n1984,Dune,Emma\nEmma,Emma,Dune\n"
+    text = (b"head,closer,farther\nDune,Emma,1984\nEmma,Dune,Ulysses\nUlysses,Dune,Emma\n1984,Dune,Emma\n"
+            b"Emma,Emma,Dune\n")
     assert not s.load_upload(text, "books.csv")
     assert s.error.startswith("Upload rejected: books.csv: line 6: the row repeats an item ('Emma', 'Emma', 'Dune')")
