@@ -42,7 +42,8 @@ def write_embedding_table(fh, Z, labels, cov=None, delimiter: str = ",") -> None
     Coordinates are written exactly (``repr``). A text label is guarded by
     :func:`spreadsheet_safe` and quoted when it holds a ``#``, which
     ``pandas.read_csv(..., comment="#")`` and this package's readers would
-    otherwise take for the start of a comment; integer labels stay numbers.
+    otherwise take for the start of a comment, or a line break (a carriage
+    return went out bare); integer labels stay numbers.
     """
     n, d = Z.shape
     upper = np.triu_indices(d)
@@ -54,7 +55,8 @@ def write_embedding_table(fh, Z, labels, cov=None, delimiter: str = ",") -> None
     plain.writerow(header)
     for i, (lab, z, c) in enumerate(zip(np.asarray(labels).tolist(), np.asarray(Z, dtype=float).tolist(), extra)):
         lab = lab if isinstance(lab, int) else spreadsheet_safe(lab)
-        (quoted if "#" in str(lab) else plain).writerow([i, lab, *z, *c])
+        # a carriage return is no line end to the writer (its lines end in \n), but it is to pandas and csv.reader
+        (quoted if any(ch in str(lab) for ch in "#\r\n") else plain).writerow([i, lab, *z, *c])
 
 
 def write_triplets(path, triplets, labels=None, layout: str = "list-order", *, format: str = "auto",
