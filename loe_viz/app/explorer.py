@@ -29,7 +29,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES, AddressWithoutHistory, KeysStayInBoxes, readable
+from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, readable
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
 from .._blas import pin_blas_single_thread
@@ -167,6 +167,8 @@ class Explorer(Viewer):
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             if sync_url and pn.state.location is not None:
+                # the address follows the settings without a history entry for each (Back did not follow it)
+                address_without_history(pn.state.curdoc)
                 opened = pn.state.location.search or ""  # the link as given: syncing rewrites it
                 # kept by its watchers; the address names the step (?step=embedding)
                 DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error, spelled={"step": STEPS},
@@ -500,9 +502,8 @@ class Explorer(Viewer):
         messages and a layout of the page at the start of each fit); the sidebar's spinner
         and the status line say when a run is in progress.
         """
-        # the address follows the settings without a history entry for each (Back did not follow it)
         return pn.template.BootstrapTemplate(
-            title=TITLE, sidebar=[self.sidebar], main=[self.modes, AddressWithoutHistory()], header_background=_ACCENT,
+            title=TITLE, sidebar=[self.sidebar], main=[self.modes], header_background=_ACCENT,
             sidebar_width=350, busy_indicator=None,
             collapsed_sidebar=self.modes.active == MODES.index("Your triplets"))
 

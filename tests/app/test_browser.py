@@ -353,6 +353,14 @@ def test_the_address_follows_the_settings_without_history_entries(server, browse
         assert not p.errors, p.errors
     finally:
         p.close()
+    # a link's refused setting, corrected in the address as the page loads: that was pushed too
+    p = Page(browser, server.url + "?n=abc&seed=7", width=1280, height=800)
+    try:
+        p.wait_address(r"n=1000")
+        time.sleep(1.0)
+        assert p.page.evaluate("() => history.length") == entries
+    finally:
+        p.close()
 
 
 _LABELS_JS = """() => {

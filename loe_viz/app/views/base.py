@@ -176,35 +176,38 @@ class KeysStayInBoxes(JSComponent):
         super().__init__(**{"width": 0, "height": 0, "margin": 0, **params})
 
 
-class AddressWithoutHistory(JSComponent):
-    """An invisible piece that makes the served page's address follow its settings without history entries.
+#: Run in the page when its document is ready: see :func:`address_without_history`.
+_REPLACE_HISTORY_JS = """
+const h = window.history
+if (!h.__loeVizReplaces) {
+  const push = h.pushState.bind(h)
+  h.pushState = function (state, title, url) {
+    try {
+      const to = new URL(url, window.location.href)
+      if (to.origin === window.location.origin && to.pathname === window.location.pathname)
+        return h.replaceState(state, title, url)
+    } catch (e) {}
+    return push(state, title, url)
+  }
+  h.__loeVizReplaces = true
+}
+"""
+
+
+def address_without_history(doc) -> None:
+    """Make the served page's address follow its settings without a history entry for each.
 
     Panel's location pushes a browser history entry for every change of the address's query (each
-    setting, each step), and the page does not follow the browser back: Back and Forward changed the
-    address but not the page, so a link copied after going Back named a run that was not on the screen.
-    Changes of the query alone now replace the current entry (the address stays the link of what is
-    shown; Back leaves the page, as after opening it). Other history entries are pushed as before.
+    setting, each step, and the correction of a link's refused settings at load), and the page does
+    not follow the browser back: Back and Forward changed the address but not the page, so a link
+    copied after going Back named a run that was not on the screen. Once the page's document is
+    ready (before the location writes anything), changes of the query alone replace the current
+    entry: the address stays the link of what is shown, and Back leaves the page. Other history
+    entries are pushed as before.
     """
+    from bokeh.models import CustomJS
 
-    _esm = """
-    export function render({ model, el }) {
-      const h = window.history
-      if (h.__loeVizReplaces) return
-      const push = h.pushState.bind(h)
-      h.pushState = function (state, title, url) {
-        try {
-          const to = new URL(url, window.location.href)
-          if (to.origin === window.location.origin && to.pathname === window.location.pathname)
-            return h.replaceState(state, title, url)
-        } catch (e) {}
-        return push(state, title, url)
-      }
-      h.__loeVizReplaces = true
-    }
-    """
-
-    def __init__(self, **params):
-        super().__init__(**{"width": 0, "height": 0, "margin": 0, **params})
+    doc.js_on_event("document_ready", CustomJS(code=_REPLACE_HISTORY_JS))
 
 
 def explanation(blocks) -> pn.Column:
