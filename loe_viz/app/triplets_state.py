@@ -413,11 +413,11 @@ def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
         return read_triplets(buf, errors="skip" if skip_bad_rows else "raise", item_type=item_type)
 
     # The page has no box for the reader's item_type: where the reader would advise item_type='str' ('1984' among
-    # book titles, a person called 'Nan', a first row of numbers above names) the file is read again with every id
-    # a text label, and that reading is taken, with a note saying why, where text labels are at least half of its
-    # items (integer ids with a typo, '1O' or 'nan', are not a file of labels: so read, '7' and '7.0' were two
-    # items) and, with rows skipped, where it skips fewer rows. A file refused both ways is refused with what
-    # the labels' reading found, the problem left once the ids are labels.
+    # book titles, films named by years and words, a person called 'Nan', ids such as '0.5') the file is read
+    # again with every id a text label, and that reading is taken, with a note saying why, unless it looks like
+    # integer ids with a typo or two ('1O', 'nan': so read, '7' and '7.0' were two items; see _read_as_labels)
+    # and, with rows skipped, where it skips fewer rows. A file refused both ways is refused with what the
+    # labels' reading found, the problem left once the ids are labels.
     try:
         data = read()
     except ValueError as exc:
@@ -447,14 +447,25 @@ def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):
 _AS_LABELS = "item_type='str'"
 
 
+#: Below this share of rows holding a label that is no integer, integer ids are most of a file's labels, and
+#: the labels' reading splits no number in two, the other labels are typos of integer ids, not items.
+TYPO_ROWS = 0.05
+
+
 def _read_as_labels(read, why: str, filename: str, skipped: int = 0):
     """The file read with every id a text label, with a note that quotes ``why`` (the reader's message or its note
-    on the ``skipped`` rows, without its advice); None where numbers are most of its labels. Raises the reading's
-    own ``ValueError``."""
-    from ..io.layouts import is_number
+    on the ``skipped`` rows, without its advice); None where it looks like integer ids with a typo or two: two
+    labels of one number ('7' and '7.0', '3' and '003'), or integers for most labels and the others in fewer than
+    :data:`TYPO_ROWS` of the rows. Raises the reading's own ``ValueError``."""
+    from ..io.layouts import INT_RE, is_number
 
     data = read("str")
-    if 2 * sum(map(is_number, data.labels.tolist())) > data.n_items:  # integer ids, and a typo or two
+    labels = data.labels.tolist()
+    numbers = [float(x) for x in labels if is_number(x) and x.strip().lower().lstrip("+-") not in ("nan", "inf",
+                                                                                                     "infinity")]
+    integer = np.array([bool(INT_RE.match(x.strip())) for x in labels])
+    others = float(np.mean((~integer)[data.triplets].any(axis=1))) if data.n_triplets else 0.0
+    if len(set(numbers)) < len(numbers) or (2 * integer.sum() > data.n_items and others < TYPO_ROWS):
         return None
     reason = re.split(r"[;,] (?:or )?pass item_type='str'", why.removeprefix(f"{filename}: ").split("(first: ")[-1])[0]
     note = f"every id was read as a text label ({reason})" if not skipped else (

@@ -523,3 +523,24 @@ def test_a_file_refused_both_ways_names_what_is_wrong_once_ids_are_labels():
             b"Emma,Emma,Dune\n")
     assert not s.load_upload(text, "books.csv")
     assert s.error.startswith("Upload rejected: books.csv: line 6: the row repeats an item ('Emma', 'Emma', 'Dune')")
+
+
+def test_films_named_by_years_and_words_are_labels_and_ids_such_as_halves_lead_somewhere():
+    """The first guard against typos (text labels at least half the items) refused films named mostly by years
+    ('1984', '2001', 'Alien'): ticking the box then dropped a third of the rows; ids such as '0.5' ended, box
+    ticked, at 'no valid rows'. A typo is rare in the rows; these labels are not."""
+    films = "".join(f"{r}\n" for r in ["1984,2001,Alien", "1917,300,1984", "2001,1917,300", "Alien,Heat,1984",
+                                        "300,2012,1941", "1941,1776,2012"] * 30)
+    halves = "".join(f"{r}\n" for r in ["0.5,1.5,2.5", "1.5,2.5,3.5", "2.5,0.5,3.5", "3.5,0.5,1.5"] * 20)
+    for skip in (False, True):
+        s = TripletsState(skip_bad_rows=skip)
+        assert s.load_upload(f"head,near,far\n{films}".encode(), "films.csv"), s.error
+        assert s.data.n_triplets == 180 and sorted(s.item_labels()) == sorted(
+            ["1984", "2001", "Alien", "1917", "300", "Heat", "2012", "1941", "1776"])
+        assert s.summary["notes"][-1].startswith("every id was read as a text label")
+    s = TripletsState()
+    assert not s.load_upload(f"head,near,far\n{halves}".encode(), "halves.csv")
+    assert "tick “Skip rows with problems”" in s.error
+    s.skip_bad_rows = True  # as the message advises: read, as labels
+    assert s.load_upload(f"head,near,far\n{halves}".encode(), "halves.csv"), s.error
+    assert s.data.n_triplets == 80 and sorted(s.item_labels()) == ["0.5", "1.5", "2.5", "3.5"]
