@@ -477,8 +477,9 @@ def _newton(near, far, head, n, mask, w, trial, d, grad, grad_t, hdiag, hdiag_t,
     scored = max(int(mask.sum()), 1)
     # Newton decrement at which to stop; none below tol = 5e-7, which asks for the optimum itself (the test then
     # stopped near-separated items' scores up to 2 short of it, at tol = 1e-7, n = 2000, 10 comparisons per item)
-    enough = DECREMENT_PER_TOL * tol * scored if DECREMENT_PER_TOL * tol >= SKIP_MIN_DECREMENT else 0.0
-    skip = FINAL_STEP_SKIPPED and DECREMENT_PER_TOL * tol >= SKIP_MIN_DECREMENT and m >= SKIP_MIN_PER_ITEM * scored
+    statistical = DECREMENT_PER_TOL * tol >= SKIP_MIN_DECREMENT
+    enough = DECREMENT_PER_TOL * tol * scored if statistical else 0.0
+    skip = FINAL_STEP_SKIPPED and statistical and m >= SKIP_MIN_PER_ITEM * scored
     precise = False
     jacobi_fit = np.inf
     converged = False

@@ -248,8 +248,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     roles, hlayout, n_known, problem = roles_from_header(f0)
     numeric0 = [is_number(f) for f in f0]
     text_above_numbers = not all(numeric0) and len(rows) > 1 and all(map(is_number, rows[1]))
+    own = tuple(map(str.lower, f0)) in LAYOUT_HEADERS  # a layout's own header ('head,winner,loser': body parts too)
     if hdr == "auto":
-        own = tuple(map(str.lower, f0)) in LAYOUT_HEADERS  # 'head,winner,loser' heads a file of body parts
         shared = bool({f for r in rows[1:] for f in r} & set(f0))  # 'j,i,k' above 'k,j,l' is data
         items_below = shared and not own
         names = not all(numeric0) and (hlayout is not None or (n_known >= 2 and not any(numeric0)))
@@ -297,7 +297,7 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
     elif not hdr and len(f0) == 4 and lay == "auto" and opts["header"] is False:
         raise err(name, "4 columns and header=False: pass layout= (crowd, list-boolean or list-count)" + (
             f"; this line names the columns of a {hlayout} file: drop header=False to read it as the header"
-            if tuple(map(str.lower, f0)) in LAYOUT_HEADERS else ""), first_no)
+            if own else ""), first_no)
     elif not hdr:
         raise err(name, "4 columns without a header: name them (head,left,right,winner for crowd answers, or "
                         "head,j,k,y) or pass layout=" if len(f0) == 4 and lay == "auto" else
