@@ -13,7 +13,6 @@ import csv
 import io
 import logging
 import os
-import re
 import weakref
 
 import numpy as np
@@ -26,7 +25,7 @@ from .serving import harden, serve_stylesheets_locally, take_upload, upload_box,
 from .limits import MAX_D, MAX_N, quote_count
 from .link import DeferredLink, quote_link_value, refused_link_settings, repeated_settings
 from .session import connection_count, in_server_session, release_links, session_dispatcher
-from .text import md, md_name, md_quoting
+from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
 from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, readable
@@ -840,8 +839,7 @@ class Explorer(Viewer):
         for i, (lm, row, c) in enumerate(zip(is_lm.tolist(), values, s.colors)):
             rows.writerow([i, lm, *(float(f"{v:.8g}") for v in row), str(c)])
         cfg = s.config_used
-        what = cfg.get("uploaded_name") or cfg.get("kind", "points")
-        stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(str(what))[0]).strip("._")[:60] or "points"
+        stem = file_stem(cfg.get("uploaded_name") or cfg.get("kind"), "points", limit=60)
         self.dl_csv.filename = f"loe_embedding_{stem}_n{n}_d{Z.shape[1]}_seed{cfg.get('seed', 0)}.csv"
         buf.seek(0)
         return buf

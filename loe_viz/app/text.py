@@ -10,9 +10,10 @@ interprets as markup or script.
 from __future__ import annotations
 
 import html
+import os
 import re
 
-__all__ = ["escape", "md", "plain", "isolate", "display_name", "md_name", "md_quoting", "REPLACEMENT",
+__all__ = ["escape", "md", "plain", "isolate", "display_name", "file_stem", "md_name", "md_quoting", "REPLACEMENT",
            "MAX_NAME_CHARS"]
 
 # Characters with a meaning in Markdown (besides "<", ">" and "&", which become
@@ -97,6 +98,13 @@ def display_name(name, default: str = "") -> str:
     if len(s) > MAX_NAME_CHARS:
         s = s[:MAX_NAME_CHARS - 31] + "…" + s[-30:]
     return s or default
+
+
+def file_stem(name, default: str, limit: int | None = None) -> str:
+    """A name as given (an uploaded file's, which may hold "/", ":" or characters a file name cannot), without its
+    extension, as a stem for a download's file name: word characters, dots and dashes, at most ``limit``."""
+    stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(str(name or default))[0]).strip("._")[:limit]
+    return stem or default
 
 
 def md_name(s) -> str:

@@ -20,12 +20,12 @@ thread; :meth:`TripletsState.run` with ``background=True`` runs it through a
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
-import os
+import math
 import re
 import time
-import dataclasses
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable
@@ -42,7 +42,7 @@ from .colors import position_colors
 from .._format import format_seconds
 from ..io.writing import write_embedding_table
 from .jobs import Cancelled, JobRunner, RunsJobs, log_failure
-from .text import plain
+from .text import file_stem, plain
 from .uploads import ReadsUploads, upload_name
 
 __all__ = [
@@ -461,8 +461,7 @@ def _read_as_labels(read, why: str, filename: str, skipped: int = 0):
 
     data = read("str")
     labels = data.labels.tolist()
-    numbers = [float(x) for x in labels if is_number(x) and x.strip().lower().lstrip("+-") not in ("nan", "inf",
-                                                                                                     "infinity")]
+    numbers = [v for v in (float(x) for x in labels if is_number(x)) if math.isfinite(v)]
     integer = np.array([bool(INT_RE.match(x.strip())) for x in labels])
     others = float(np.mean((~integer)[data.triplets].any(axis=1))) if data.n_triplets else 0.0
     if len(set(numbers)) < len(numbers) or (2 * integer.sum() > data.n_items and others < TYPO_ROWS):
@@ -855,6 +854,4 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def csv_filename(self, method: str | None = None) -> str:
         """A file name for :meth:`embedding_csv`."""
         method = method or self.shown or self.best_method() or "embedding"
-        # an uploaded name as given may hold "/", ":" or characters a file name cannot
-        stem = re.sub(r"[^\w.-]+", "_", os.path.splitext(self.source or "triplets")[0]).strip("._") or "triplets"
-        return f"{stem}_{METHOD_LABELS.get(method, method).lower()}_embedding.csv"
+        return f"{file_stem(self.source, 'triplets')}_{METHOD_LABELS.get(method, method).lower()}_embedding.csv"
