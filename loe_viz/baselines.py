@@ -324,6 +324,7 @@ class TripletEmbedding(ParamsMixin):
         if check_items:
             _check_item_memory(n, n_items is not None, _item_bytes(d, cfg.n_jobs),
                                f"{type(self).__name__} at n_components={d}", T, stacklevel=4)
+            _warn_groups(triplets, T, n)
         if init is None:
             X0 = cfg.rng.normal(scale=cfg.init_scale, size=(n, d))
         else:
@@ -655,3 +656,20 @@ class CKL(TripletEmbedding):
     def _collapsed_loss(mu, regularization):
         # p_ijk = mu / (2 mu); with mu = 0 the loss is scale-invariant: a small start is as good as any
         return float(np.log(2.0)) if mu > 0.0 else None
+
+
+def _warn_groups(given, T, n):
+    """Warn, at the first caller outside this module (``fit`` or ``fit_transform``), where the triplets split the
+    items into groups that none relates (named by a file's labels)."""
+    import sys
+    import warnings
+
+    from .describe import comparison_groups, groups_note
+    from .io.layouts import TripletData
+
+    labels = given.labels if isinstance(given, TripletData) else None
+    if note := groups_note(comparison_groups(T, n), labels):
+        level, frame = 1, sys._getframe(1)
+        while frame is not None and frame.f_globals.get("__name__") == __name__:
+            level, frame = level + 1, frame.f_back
+        warnings.warn(note, stacklevel=level + 1)

@@ -558,6 +558,8 @@ def cmd_info(args) -> int:
         _say(f"skipped    {s['n_skipped']:,} row(s)")
     if s["n_repeated"]:
         _say(f"repeats    {s['n_repeated']:,} row(s) repeat an earlier row (the same head, closer and farther item)")
+    if s["groups"]:
+        _say(f"groups     {_printable(s['groups'])}")
     for note in _notes(s["notes"], data.labels):
         _say(f"note       {note}")
     _say(f"method     {_method_terms(method_advice(s))}")

@@ -19,7 +19,7 @@ from ._landmark_tasks import (
 from ._params import ParamsMixin
 from ._validation import (MAX_LANDMARK_JOBS, check_float, check_int, check_landmarks, check_n_jobs, check_random_state,
                           check_regularization, check_triplets, comparison_dtype)
-from .describe import item_examples
+from .describe import comparison_groups, groups_note, item_examples
 from .edm import FIT_TOL, EDMResult, project_edm
 from .kernels import sampling as sampling_kernels
 from .kernels import triplets as triplet_kernels
@@ -778,7 +778,7 @@ class LOE(ParamsMixin):
             columns = self._run(rank_share, [], s.n_jobs, progress, cancel, follow=follow, total=l)
         t_rank = time.perf_counter()
         timings = {"select": t_sel - t_start, "ranking": t_rank - t_sel}
-        return self._finish(columns, n, s, timings, progress, t_start, labels)
+        return self._finish(columns, n, s, timings, progress, t_start, labels, T)
 
     def _select_heads(self, T, counts, n, l, s) -> np.ndarray | None:
         """``l`` landmarks among the heads of stored triplets: the busiest, or None for MaxMin."""
@@ -1028,13 +1028,15 @@ class LOE(ParamsMixin):
         timings = {"select": t_sel - t_start, "sampling": sampling, "ranking": wall - sampling}
         return self._finish(columns, n, s, timings, progress, t_start)
 
-    def _finish(self, columns, n, s: _Settings, timings, progress, t_start, labels=None) -> "LOE":
+    def _finish(self, columns, n, s: _Settings, timings, progress, t_start, labels=None, triplets=None) -> "LOE":
         d = s.d
         ranking = RankingResult.from_columns(columns, n, s.rank.regularization)
         landmarks = ranking.landmarks
         l = landmarks.size
         unranked = ranking.unranked_items
-        if unranked.size:
+        if unranked.size:  # triplets in groups that none relates leave items unranked: said first, for the whole fit
+            if triplets is not None and (note := groups_note(comparison_groups(triplets, n), labels)):
+                _warn(note, whole=True)
             missing = sum(int(c.unranked.size) for c in columns)
             pairs = l * (n - 1)  # each landmark's distances to the n - 1 other items
             _warn(
@@ -1150,17 +1152,18 @@ def _comparisons_per_item(ranking: RankingResult) -> float:
     return float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1)))
 
 
-def _warn(message: str, advice: str = "") -> None:
+def _warn(message: str, advice: str = "", whole: bool = False) -> None:
     """An :class:`LOEWarning` from :meth:`LOE._finish`, shown at the line that called ``fit``/``fit_oracle``
     (of LOE, or of LOE-STE, whose LOE stage it is: not a line inside LOE-STE).
 
     In LOE-STE the message says it is about the start STE refines, and ``advice`` (what to use instead
-    of LOE alone) is left out."""
+    of LOE alone) is left out; a ``whole`` message is about all the triplets, which LOE-STE's STE stage fits too,
+    and is not prefixed."""
     level, frame, in_loeste = 1, sys._getframe(1), False
     while frame is not None and frame.f_globals.get("__name__") in _OWN_MODULES:
         in_loeste = in_loeste or frame.f_globals["__name__"] == "loe_viz.loeste"
         level, frame = level + 1, frame.f_back
-    message = f"LOE-STE's start (LOE): {message}" if in_loeste else message + advice
+    message = message if whole else f"LOE-STE's start (LOE): {message}" if in_loeste else message + advice
     warnings.warn(message, LOEWarning, stacklevel=level + 1)
 
 

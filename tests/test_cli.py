@@ -392,6 +392,22 @@ def test_info_describes_the_file(tmp_path):
     assert "crowd layout, csv file" in out
     assert "items      44: text labels (e.g. Amsterdam, Andorra la Vella, Athens)" in out
     assert "triplets   4,000" in out and "44 item(s) head a triplet" in out
+    assert "groups " not in out  # every item is related to every other through some chain of triplets
+
+
+def test_info_and_embed_say_when_no_triplet_relates_two_groups_of_items(tmp_path):
+    """Two groups never compared: each is embedded well, their placement relative to each other is the seed's, and
+    a held-out accuracy cannot show it (its triplets never mix the groups either)."""
+    (tmp_path / "two.csv").write_text("0,1,2\n1,2,0\n2,0,1\n3,4,5\n4,5,3\n5,3,4\n6,3,4\n")
+    note = ("the triplets split the items into 2 groups that no triplet relates (of 4 and 3 items; [3, 0] are in "
+            "different groups): where the groups lie relative to one another (position, rotation, scale) is "
+            "arbitrary in the embedding; triplets that mix the groups would fix it")
+    proc = run("info", "two.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"groups     {note}\n" in proc.stdout
+    proc = run("embed", "two.csv", "--method", "ste", "--heldout", "0", "-o", "out.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"loe-viz: warning: {note}\n" in proc.stderr
 
 
 def test_cli_imports_no_panel():

@@ -107,3 +107,55 @@ def test_repeated_rows_counts_rows_equal_to_an_earlier_one_as_a_slow_reference_d
     text = "0,1,2\n0,1,2\n0,2,1\n0,1,2\n"
     sm = summarize(read_triplets(io.StringIO(text)))
     assert sm["n_repeated"] == 2 and sm["sentence"].endswith(" 2 row(s) repeat an earlier row.")
+
+
+def _slow_groups(T, n):
+    """Groups by breadth-first search over the items that share a triplet (the reference)."""
+    near = {i: set() for i in range(n)}
+    for row in T.tolist():
+        for a in row:
+            near[a].update(row)
+    group, seen = {}, set()
+    for start in range(n):
+        if start in seen or not near[start]:
+            continue
+        todo, members = [start], []
+        seen.add(start)
+        while todo:
+            i = todo.pop()
+            members.append(i)
+            todo += [j for j in near[i] if j not in seen]
+            seen.update(near[i])
+        for i in members:
+            group[i] = frozenset(members)
+    return group
+
+
+def test_comparison_groups_match_a_breadth_first_search():
+    from loe_viz.describe import comparison_groups
+
+    rng = np.random.default_rng(11)
+    for n, m in ((30, 8), (60, 25), (200, 120), (50, 400)):
+        T = np.array([rng.choice(n, 3, replace=False) for _ in range(m)], dtype=np.int32)
+        g = comparison_groups(T, n)
+        ref = _slow_groups(T, n)
+        assert set(np.flatnonzero(g < 0).tolist()) == set(range(n)) - set(ref)
+        for i, members in ref.items():
+            assert set(np.flatnonzero(g == g[i]).tolist()) == members
+        sizes = np.bincount(g[g >= 0])
+        assert (np.diff(sizes) <= 0).all() and sizes.size == len(set(ref.values()))  # 0 is the largest
+
+
+def test_groups_that_no_triplet_relates_are_named_in_the_summary_and_its_sentence():
+    """Two groups never compared: where they lie relative to each other is arbitrary in any embedding, and a
+    held-out accuracy cannot show it (its triplets never mix them either)."""
+    text = "head,winner,loser\nOslo,Rome,Paris\nRome,Paris,Oslo\nKyiv,Riga,Vilnius\nRiga,Kyiv,<b>Vilnius</b>\n"
+    sm = summarize(read_triplets(io.StringIO(text)))
+    assert sm["n_groups"] == 2
+    assert sm["groups"] == ("the triplets split the items into 2 groups that no triplet relates (of 4 and 3 items; "
+                            "'<b>Vilnius</b>', 'Oslo' are in different groups): where the groups lie relative to one another "
+                            "(position, rotation, scale) is arbitrary in the embedding; triplets that mix the groups "
+                            "would fix it")
+    assert sm["sentence"].endswith(f"Note: {sm['groups']}.")
+    one = summarize(read_triplets(io.StringIO("0,1,2\n2,3,4\n")))
+    assert one["n_groups"] == 1 and one["groups"] == "" and "Note" not in one["sentence"]

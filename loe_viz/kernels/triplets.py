@@ -101,3 +101,29 @@ def scan(triplets):
                 bad = t
                 break
     return lo, hi, bad
+
+
+@njit(nogil=True, cache=True)
+def join_items(triplets, parent):
+    """Join the three items of every triplet: a union-find over ``parent`` (``parent[i] = i`` at the start).
+
+    Each root is the smallest item of its group; path halving keeps the trees flat, so one pass costs
+    about the same as reading the triplets. On return ``parent[i]`` is the root of ``i``'s group.
+    """
+    for t in range(triplets.shape[0]):
+        a = triplets[t, 0]
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        for c in range(1, 3):
+            b = triplets[t, c]
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+                a = b
+    for i in range(parent.shape[0]):  # a root is smaller than its items: one pass in increasing order suffices
+        parent[i] = parent[parent[i]]

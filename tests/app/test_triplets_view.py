@@ -288,3 +288,13 @@ def test_each_box_left_holding_a_refused_value_keeps_its_own_message_until_a_val
         assert s.setting_error == "" and not view.setting_alert.visible
     finally:
         view.close()
+
+
+def test_groups_that_no_triplet_relates_are_shown_in_the_summary():
+    view = TripletsView(dispatch=lambda fn: fn())
+    text = "head,winner,loser\nOslo,Rome,Paris\nRome,Paris,Oslo\nKyiv,Riga,Vilnius\nRiga,Kyiv,<b>Vilnius</b>\n"
+    assert view.state.load_upload(text.encode(), "two.csv"), view.state.error
+    assert "| groups of items that no triplet relates | **2** |" in view.summary_table.object
+    said = view.sentence.object.replace("\\", "")
+    assert "Note: the triplets split the items into 2 groups that no triplet relates" in said
+    assert "<b>" not in said and "Vilnius" in said  # the label is quoted, not markup

@@ -365,6 +365,8 @@ class TripletsView(Viewer):
             rows.append(("rows skipped", f"{sm['n_skipped']:,}"))
         if sm.get("n_repeated"):  # copies in both shares raise a held-out accuracy
             rows.append(("rows that repeat an earlier row", f"{sm['n_repeated']:,}"))
+        if sm.get("n_groups", 1) > 1:  # the sentence says why it matters
+            rows.append(("groups of items that no triplet relates", f"**{sm['n_groups']:,}**"))
         return "| | |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
     def _heads_figure(self):
