@@ -30,7 +30,7 @@ from .ranking import RankingResult
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
-from .uncertainty import CALIBRATED_COMPARISONS, ItemUncertainty
+from .uncertainty import CALIBRATED_COMPARISONS, SEPARATION_MIN, ItemUncertainty
 
 __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS", "AutoLandmarkPlan", "auto_landmark_plan"]
 
@@ -105,6 +105,12 @@ UNEVEN_DISPERSION = 4.0
 #: embedding; on the bundled samples, three 80/20 splits each, the held-out accuracies stayed the same
 #: to the last digit and ``gaussian_3d_triplets.npz`` fitted in 0.04 to 0.09 s instead of 0.5 to 0.7 s.
 SPARSE_COMPARISONS = 1.0
+
+#: Below this separation of the median ranking (``RankingResult.separation``; about 1 for coin flips) LOE's
+#: embedding is mostly noise: on simulated answers (n = 400 to 10^4, c = 20 to 200, temperature 1 to 30 and coin
+#: flips) Procrustes 0.52 to 1.0 below 2, 0.19 to 0.38 from 2 to 4 (a rough embedding, and its 90 % regions not
+#: calibrated: ``uncertainty.SEPARATION_MIN``), 0.001 to 0.15 above.
+SEPARATION_NOISE = 2.0
 #: ``n_landmarks="auto"`` on stored triplets: share of the triplets held out to judge the choices.
 HELDOUT_SHARE = 0.1
 #: ``n_landmarks="auto"`` on unevenly covered heads also tries these penalties beside
@@ -379,7 +385,8 @@ class LOE(ParamsMixin):
         ``AUTO_REGULARIZATION`` (1.0), and takes 1.0 when it predicts the
         held-out share better by more than that share's standard error:
         collected triplets, a few per item and head, want the stronger penalty
-        (``auto_search_["chosen_regularization"]``).
+        (``auto_search_["chosen_regularization"]``). At most 1e6: a larger
+        penalty pulls every score to 0 whatever the answers.
     offset : {"lambda2", "mean"}, default "lambda2"
         Offset rule: the paper's second-largest eigenvalue, or the average of the
         eigenvalues that equal the offset without noise (less variance when
@@ -459,7 +466,10 @@ class LOE(ParamsMixin):
         where the rankings hold at least ``CALIBRATED_COMPARISONS`` (10)
         comparisons per item and landmark; with fewer, as in many collected
         sets, they are not calibrated and reading the attribute warns
-        (``benchmarks/bench_uncertainty_sparse.py``). Computed on first access. None when the ordinal polish produced
+        (``benchmarks/bench_uncertainty_sparse.py``); so it does where the
+        rankings barely tell the items apart (separation below
+        ``SEPARATION_MIN``, 4: noisy answers, or a penalty that outweighs them),
+        and the fit warns then too. Computed on first access. None when the ordinal polish produced
         ``embedding_`` (noiseless answers, where BTL variances mean nothing) or the
         landmark block supports fewer than d dimensions; ``stages_.uncertainty.reason``
         says why.
@@ -1063,6 +1073,23 @@ class LOE(ParamsMixin):
                 "BTL scores of noiseless answers are rank-like, not distances, so the embedding is distorted "
                 "monotonically; refine='auto' or 'ordinal' fits the embedding to the order of the scores instead"
             )
+        if not ranking.converged.all():
+            late = ~ranking.converged
+            _warn(f"{int(late.sum())} of the {l} landmark rankings stopped without converging (after "
+                  f"{int(ranking.n_iter[late].max())} Newton iteration(s), max_iter={s.rank.max_iter}; largest gradient "
+                  f"norm {ranking.grad_norm[late].max():.3g}): their scores are not the penalised likelihood's "
+                  "optimum; a larger max_iter or tol, or a larger regularization, would help")
+        separation = ranking.median_separation
+        if per_item >= CALIBRATED_COMPARISONS and separation < SEPARATION_MIN:
+            reg = s.rank.regularization
+            why, fix = (f"the penalty regularization={reg:g} outweighs them", "; a smaller regularization would help") \
+                if reg >= per_item else ("the answers carry too little for this budget",
+                                         "; more comparisons per landmark would help")
+            _warn(f"the rankings barely tell the items apart: the median ranking's scores vary {separation:.3g} times "
+                  f"as much as their noise (about 1 for coin flips; {SEPARATION_MIN:g} or more where LOE's "
+                  f"embedding holds), though they hold {per_item:.3g} comparisons per item: {why}, so the embedding "
+                  f"is {'mostly noise' if separation < SEPARATION_NOISE else 'rough'} and uncertainty_ is not "
+                  "calibrated", fix)
         t0 = time.perf_counter()
         ends = {}
         shifts, edm, D_landmarks, lmds = _place(ranking, d, s.offset,
@@ -1132,10 +1159,7 @@ class LOE(ParamsMixin):
         if unc is None or unc.reason is not None:
             return None
         if not unc.calibrated:
-            warnings.warn(
-                f"uncertainty_ rests on {unc.comparisons_per_item:.3g} comparisons per item and landmark; below "
-                f"{CALIBRATED_COMPARISONS:g} its 90 % regions are not calibrated (on simulated answers with 2 to 5 "
-                "they covered 62 to 99 % of the true positions)", LOEWarning, stacklevel=2)
+            warnings.warn(f"uncertainty_ rests on {unc.not_calibrated}", LOEWarning, stacklevel=2)
         return unc.covariance
 
     def fit_transform(self, triplets, n_items: int | None = None, progress=None) -> np.ndarray:

@@ -339,6 +339,28 @@ class RankingResult:
         return np.unique(np.concatenate(self.unranked)) if self.columns else np.zeros(0, dtype=np.int64)
 
     @property
+    def separation(self) -> np.ndarray:
+        """How far each ranking tells its items apart: the variance of its scores over the items it ranked, over the
+        mean sampling variance of a score (about 1 when the answers are coin flips; NaN for a column without
+        variances). See :data:`loe_viz.loe.SEPARATION_MIN`."""
+        out = np.full(len(self.columns), np.nan)
+        for c, col in enumerate(self.columns):
+            ranked = np.ones(col.scores.size, dtype=bool)
+            ranked[col.unranked] = False
+            ranked[col.head] = False
+            if col.score_variance is not None and ranked.sum() > 1:
+                noise = float(np.mean(col.score_variance[ranked]))
+                out[c] = float(np.var(col.scores[ranked])) / noise if noise > 0 else np.inf
+        return out
+
+    @property
+    def median_separation(self) -> float:
+        """The median of :attr:`separation` over the columns that have one (inf where none has)."""
+        sep = self.separation
+        sep = sep[~np.isnan(sep)]
+        return float(np.median(sep)) if sep.size else float("inf")
+
+    @property
     def items_covered(self) -> np.ndarray:
         """Items (other than the landmark) that each landmark's comparisons touch."""
         n = self.R.shape[0]

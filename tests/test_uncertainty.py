@@ -1,5 +1,6 @@
 """Per-item uncertainty of LOE: the score moments against exact references, and calibration."""
 
+import re
 import warnings
 
 import numpy as np
@@ -308,3 +309,67 @@ def test_explorer_says_when_too_few_comparisons_leave_the_ellipses_uncalibrated(
             note = uncertainty_panes(model, X, mean, basis)[0].object
         assert ("**Too few comparisons for calibrated ellipses:** each ranking holds 2." in note) is said, note
         assert ("below 10 the variances of a few barely compared items dominate" in note) is said
+
+
+def test_rankings_that_barely_tell_the_items_apart_are_warned_about_and_leave_the_regions_uncalibrated():
+    """Noisy answers on a rich budget (69 comparisons per item and landmark): LOE returned an embedding unrelated to the
+    truth without a word, and uncertainty_ was far too confident (90 % regions covering 56 % at temperature 10 and
+    0 % at coin flips)."""
+    X = make_points("gaussian", 1000, random_state=5)
+    budget = total_budget(1000, 50) // 5
+    for temperature, noisy in ((1.0, False), (10.0, True), (1e6, True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = LOE(random_state=7).fit_oracle(TripletOracle(X, temperature, random_state=6), budget)
+        said = [str(w.message) for w in caught if "barely tell the items apart" in str(w.message)]
+        unc = model.stages_.uncertainty
+        assert bool(said) is noisy and unc.calibrated is not noisy, (temperature, said)
+        covered = coverage(X, model.embedding_, unc.covariance)
+        assert (covered < 0.85) is noisy, (temperature, covered)  # the warning is deserved, and only then
+        if noisy:
+            assert re.fullmatch(
+                r"the rankings barely tell the items apart: the median ranking's scores vary \d\.\d+ times as much as "
+                r"their noise \(about 1 for coin flips; 4 or more where LOE's embedding holds\), though they hold "
+                r"69\.1 comparisons per item: the answers carry too little for this budget, so the embedding is mostly "
+                r"noise and uncertainty_ is not calibrated; more comparisons per landmark would help", said[0])
+            with pytest.warns(LOEWarning, match=r"^uncertainty_ rests on rankings that barely tell the items apart"):
+                model.uncertainty_
+
+
+def test_a_penalty_that_outweighs_the_comparisons_is_named_and_one_beyond_1e6_refused():
+    X = make_points("gaussian", 1000, random_state=5)
+    oracle = TripletOracle(X, 1.0, random_state=6)
+    with pytest.warns(LOEWarning, match=r"though they hold 200 comparisons per item: the penalty regularization=1e\+06 "
+                                        r"outweighs them, so the embedding is mostly noise .*; a smaller regularization "
+                                        r"would help$"):
+        LOE(regularization=1e6, random_state=1).fit_oracle(oracle, 200_000)
+    with pytest.raises(ValueError, match=r"^regularization must be at most 1e\+06 \(a larger penalty pulls every "
+                                         r"ranking score to 0 whatever the answers, and overflows the ranking's Newton "
+                                         r"solver\), got 1e\+100$"):
+        LOE(regularization=1e100).fit_oracle(oracle, 200_000)
+
+
+def test_rankings_stopped_before_converging_are_warned_about():
+    X = make_points("gaussian", 1000, random_state=5)
+    with pytest.warns(LOEWarning, match=r"^4 of the 5 landmark rankings stopped without converging \(after 1 Newton "
+                                        r"iteration\(s\), max_iter=1; largest gradient norm \d"):
+        LOE(max_iter=1, random_state=1).fit_oracle(TripletOracle(X, 1.0, random_state=6), 200_000)
+
+
+def test_explorer_says_when_noisy_answers_leave_the_ellipses_uncalibrated():
+    pytest.importorskip("panel")
+    from loe_viz.app.colors import principal_plane
+    from loe_viz.app.uncertainty_plot import uncertainty_panes
+
+    X = make_points("gaussian", 1000, random_state=5)
+    mean, basis = principal_plane(X)
+    for temperature, said in ((10.0, True), (1.0, False)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = LOE(random_state=7).fit_oracle(TripletOracle(X, temperature, random_state=6),
+                                                   total_budget(1000, 50) // 5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the page says it; no warning reaches the server's log
+            note = uncertainty_panes(model, X, mean, basis)[0].object
+        assert ("**Answers too noisy for calibrated ellipses:** the rankings barely tell the items apart" in note) is said
+        assert "Too few comparisons" not in note

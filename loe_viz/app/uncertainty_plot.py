@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..loe import LOEWarning
-from ..uncertainty import CALIBRATED_COMPARISONS
+from ..uncertainty import CALIBRATED_COMPARISONS, SEPARATION_MIN
 
 __all__ = ["aligned_covariances", "ellipse_outlines", "ellipse_plot", "ellipse_summary", "uncertainty_panes"]
 
@@ -145,10 +145,21 @@ def uncertainty_panes(model, X, mean, basis, *, seed: int = 0, level: float = 0.
         "they pin down its score in each landmark's ranking, carried through the shifts and the landmark "
         f"triangulation, then moved by the same Procrustes map as the points. Here **{100 * summ['coverage']:.1f} %** of the true positions lie inside "
         f"their ellipse (nominal {round(100 * level)} %); median ellipse size {summ['median_size']:.3g} "
-        "(it shrinks like 1/√c with the budget)." + (
-            f" **Too few comparisons for calibrated ellipses:** each ranking holds {unc.comparisons_per_item:.3g} "
-            f"comparisons per item; below {CALIBRATED_COMPARISONS:g} the variances of a few barely compared items "
-            "dominate, and the share inside says little." if unc is not None and not unc.calibrated else ""),
+        "(it shrinks like 1/√c with the budget)." + _not_calibrated(unc),
         styles={"font-size": "1.05em"}, sizing_mode="stretch_width")
     plot = ellipse_plot(X, Z, cov, mean, basis, landmarks=getattr(model, "landmarks_", ()), level=level, seed=seed)
     return [note, pn.pane.HoloViews(plot, margin=(5, 10), name="embedding_ellipses")]
+
+
+def _not_calibrated(unc) -> str:
+    """What the page says where the ellipses are not calibrated (:attr:`ItemUncertainty.not_calibrated`)."""
+    if unc is None or unc.calibrated:
+        return ""
+    if unc.comparisons_per_item < CALIBRATED_COMPARISONS:
+        return (f" **Too few comparisons for calibrated ellipses:** each ranking holds {unc.comparisons_per_item:.3g} "
+                f"comparisons per item; below {CALIBRATED_COMPARISONS:g} the variances of a few barely compared items "
+                "dominate, and the share inside says little.")
+    return (f" **Answers too noisy for calibrated ellipses:** the rankings barely tell the items apart (their scores "
+            f"vary {unc.separation:.3g} times as much as their noise, about 1 for coin flips); below "
+            f"{SEPARATION_MIN:g} the pull of the penalty on the scores outweighs their noise, the ellipses leave it "
+            "out, and the share inside says little.")
