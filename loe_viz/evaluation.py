@@ -61,10 +61,13 @@ def clone_estimator(estimator, **params):
     Returns
     -------
     object
-        ``type(estimator)(**estimator.get_params(deep=False))`` with every
-        parameter value deep-copied when it can be (so a ``numpy`` Generator is
-        not shared with the original); estimators without ``get_params`` are
-        deep-copied, then given ``params`` as attributes.
+        ``type(estimator)(**estimator.get_params(deep=False))`` with the
+        parameter values copied that are data (arrays, NumPy random states, so a
+        Generator is not shared with the original, and the lists, tuples and dicts
+        holding them); other objects (executors, clients, callbacks) are shared,
+        never copied: a copy of a process pool closed the pool's own pipes.
+        Estimators without ``get_params`` are deep-copied, then given ``params``
+        as attributes.
     """
     if isinstance(estimator, type):  # STE, not STE(): its methods are unbound
         raise ValueError(f"estimator must be an instance, such as {estimator.__name__}(), got the class "
@@ -86,13 +89,7 @@ def clone_estimator(estimator, **params):
                 f"valid: {', '.join(current)}"
             )
         current.update(params)
-        kwargs = {}
-        for k, v in current.items():
-            try:
-                kwargs[k] = copy.deepcopy(v)
-            except Exception:  # executors, clients, locks: share them
-                kwargs[k] = v
-        return type(estimator)(**kwargs)
+        return type(estimator)(**{k: _copied(v) for k, v in current.items()})
     clone = copy.deepcopy(estimator)
     for attr in [a for a in vars(clone) if a.endswith("_") and not a.startswith("_")]:
         delattr(clone, attr)  # drop fitted attributes such as embedding_
@@ -101,6 +98,21 @@ def clone_estimator(estimator, **params):
             raise ValueError(f"params {k!r} is not an attribute of {type(estimator).__name__}")
         setattr(clone, k, v)
     return clone
+
+
+#: Parameter values that :func:`clone_estimator` copies; it shares any other object.
+_DATA = (np.ndarray, np.random.Generator, np.random.RandomState, np.random.SeedSequence, np.random.BitGenerator)
+
+
+def _copied(value):
+    """``value`` copied where it is data (:data:`_DATA`, and containers of it), else ``value`` itself."""
+    if isinstance(value, _DATA):
+        return copy.deepcopy(value)
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return type(value)(_copied(v) for v in value)
+    return value
 
 
 def _n_test(test_size, m):

@@ -377,3 +377,23 @@ def test_sample_files_are_reproduced(capsys):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_clone_shares_an_executor_and_copies_random_states():
+    """Deep-copying a process pool copied its pipes before failing on a lock; the half-made copies, collected, closed
+    the pool's own file descriptors: the next fit and submit failed (Bad file descriptor) and Python hung at exit."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from loe_viz import LOESTE
+
+    rng = np.random.default_rng(4)
+    with ProcessPoolExecutor(1) as pool:
+        est = LOESTE(random_state=rng, loe_params={"executor": pool, "landmarks": [0, 1, 2, 3, 4]})
+        for _ in range(3):
+            clone = clone_estimator(est)
+        import gc
+
+        gc.collect()
+        assert clone.loe_params["executor"] is pool and pool.submit(abs, -3).result(timeout=60) == 3
+        assert clone.random_state is not rng and clone.random_state.integers(1 << 30) == rng.integers(1 << 30)
+        assert clone.loe_params is not est.loe_params and clone.loe_params["landmarks"] is not est.loe_params["landmarks"]
