@@ -514,7 +514,9 @@ class ItemUncertainty:
             reason = (f"the landmark block supports only {supported} of the {d} dimensions; the other axes are "
                       "placed by a fallback with no error model")
         return cls(
-            W=shifts.W, D_landmarks=D_landmarks, landmarks=ranking.landmarks, embedding=lmds.embedding,
+            # a copy: embedding_ is lmds.embedding, and an edit of it in place (Z -= Z.mean(0)) before the
+            # covariances' first computation changed them (a shift by 5: by 2.3 times their largest value)
+            W=shifts.W, D_landmarks=D_landmarks, landmarks=ranking.landmarks, embedding=lmds.embedding.copy(),
             score_variance=score_variances(ranking.columns, ranking.R.shape[0]),
             score_bias=score_variances(ranking.columns, ranking.R.shape[0], "score_bias"), offset=offset, reason=reason,
             comparisons_per_item=float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1))),

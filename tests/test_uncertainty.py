@@ -373,3 +373,13 @@ def test_explorer_says_when_noisy_answers_leave_the_ellipses_uncalibrated():
             note = uncertainty_panes(model, X, mean, basis)[0].object
         assert ("**Answers too noisy for calibrated ellipses:** the rankings barely tell the items apart" in note) is said
         assert "Too few comparisons" not in note
+
+
+def test_uncertainty_does_not_follow_edits_of_embedding_made_before_it_is_read():
+    X = make_points("gaussian", 500, random_state=5)
+    fits = [LOE(random_state=0).fit_oracle(TripletOracle(X, random_state=1), 30_000) for _ in range(2)]
+    Z = fits[1].embedding_
+    Z -= Z.mean(axis=0)
+    Z += 5.0
+    Z *= 10.0
+    np.testing.assert_array_equal(fits[1].uncertainty_, fits[0].uncertainty_)
