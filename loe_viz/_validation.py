@@ -80,7 +80,7 @@ def check_landmarks(landmarks, n_items: int, bound: str | None = None) -> np.nda
     return lm.astype(np.int64)
 
 
-def check_random_state(random_state, stream: int | None = None) -> np.random.Generator:
+def check_random_state(random_state, stream: int | None = None, draw: bool = True) -> np.random.Generator | None:
     """Turn ``None``, an int, a ``SeedSequence``, a ``Generator`` or a ``RandomState`` into a ``Generator``.
 
     ``stream`` (an int) gives a seed a stream of its own, independent of
@@ -89,12 +89,14 @@ def check_random_state(random_state, stream: int | None = None) -> np.random.Gen
     (up to scale), which hands an optimiser seeded like its data the answer. A
     ``Generator`` is used as given (its owner decides what it has drawn).
     Anything else (a string, a float such as 1.5 or NaN, a bool) is a
-    ``ValueError`` that says what was given.
+    ``ValueError`` that says what was given. ``draw=False`` only checks: a ``RandomState``, whose
+    Generator takes a draw from it, then gives None and is left as it was (a query such as
+    ``estimate_resources`` must not change the next fit).
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1)) if draw else None
     integral = isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_))
     if random_state is None or integral or isinstance(random_state, np.random.SeedSequence):
         if integral and random_state < 0:

@@ -228,8 +228,9 @@ class TripletEmbedding(ParamsMixin):
         """The objective with every item at one point, when that is a saddle of it; else None."""
         return None
 
-    def _validated(self) -> _Settings:
-        """Check every parameter (each bad one a ``ValueError`` naming it)."""
+    def _validated(self, draw: bool = True) -> _Settings:
+        """Check every parameter (each bad one a ``ValueError`` naming it); ``draw=False`` leaves a ``RandomState``
+        as it was (``rng`` None)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         max_iter = check_int(self.max_iter, "max_iter", minimum=1)
         tol = check_float(self.tol, "tol", minimum=0.0)
@@ -242,7 +243,7 @@ class TripletEmbedding(ParamsMixin):
             raise ValueError(f"verbose must be a bool, got {self.verbose!r}")
         init_scale = check_float(self.init_scale, "init_scale", minimum=0.0, strict_minimum=True)
         n_jobs = check_n_jobs(self.n_jobs)
-        rng = check_random_state(self.random_state, stream=_INIT_STREAM)
+        rng = check_random_state(self.random_state, stream=_INIT_STREAM, draw=draw)
         param, reg = self._loss_params(d)
         return _Settings(d=d, max_iter=max_iter, tol=tol, budget=budget, init_scale=init_scale, n_jobs=n_jobs,
                          rng=rng, param=param, regularization=reg)

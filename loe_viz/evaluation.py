@@ -318,9 +318,9 @@ def _check_dimension(estimator, T, n: int) -> None:
     if isinstance(estimator, LOESTE):  # its start's landmarks (from the heads of T), then LOE's own checks
         estimator = estimator._build(None, (T, n, False))[3]
     if isinstance(estimator, LOE):
-        estimator._validated(n, auto_selection="random")  # as LOE.fit on stored triplets
+        estimator._validated(n, auto_selection="random", draw=False)  # as LOE.fit on stored triplets
     elif isinstance(estimator, TripletEmbedding):
-        check_dimension_fits(estimator._validated().d, n)  # TripletEmbedding.fit's check, before its start
+        check_dimension_fits(estimator._validated(draw=False).d, n)  # TripletEmbedding.fit's check, before its start
 
 
 @dataclass(frozen=True)

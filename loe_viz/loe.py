@@ -206,7 +206,7 @@ class _Settings:
     n_jobs: int
     refine: str | None
     landmark_share: float
-    rng: np.random.Generator
+    rng: np.random.Generator | None  # None: checked only (draw=False)
 
 
 def _pilot_done(result, cancel=None):
@@ -524,8 +524,9 @@ class LOE(ParamsMixin):
     ):
         self._set_params_from(locals())
 
-    def _validated(self, n_items: int, auto_selection: str | None = None) -> _Settings:
-        """The checked settings for ``n_items`` items; ``landmark_selection="auto"`` becomes ``auto_selection`` if given."""
+    def _validated(self, n_items: int, auto_selection: str | None = None, draw: bool = True) -> _Settings:
+        """The checked settings for ``n_items`` items; ``landmark_selection="auto"`` becomes ``auto_selection`` if given.
+        ``draw=False`` (a check or a query, not a fit) leaves a ``RandomState`` as it was (``rng`` None)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         lm = None
         if self.landmarks is not None:
@@ -567,7 +568,7 @@ class LOE(ParamsMixin):
         if self.refine not in REFINE_MODES:
             raise ValueError(f"refine must be one of 'auto', 'ordinal' or None; got {self.refine!r}")
         share = check_float(self.landmark_share, "landmark_share", minimum=0.0, maximum=0.5)
-        rng = check_random_state(self.random_state)
+        rng = check_random_state(self.random_state, draw=draw)
         selection = self.landmark_selection
         if selection == "auto" and auto_selection is not None:
             selection = auto_selection
@@ -678,7 +679,7 @@ class LOE(ParamsMixin):
         ResourceEstimate
             See :func:`loe_viz.estimate_resources`.
         """
-        s = self._validated(int(n_items))
+        s = self._validated(int(n_items), draw=False)
         l = s.l if s.l is not None else s.d + 3
         held = 0
         if n_triplets is None and s.landmarks is None and s.selection in ("auto", "maxmin"):

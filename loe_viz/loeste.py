@@ -169,7 +169,7 @@ class LOESTE(ParamsMixin):
             ste = STE(n_components=d, **ste_kw)
         except TypeError as exc:
             raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
-        threads = ste._validated().n_jobs  # fail before the (possibly long) LOE stage
+        threads = ste._validated(draw=False).n_jobs  # fail before the (possibly long) LOE stage
         note = None
         if stored is not None:  # STE's stage holds the most per item: check its items before anything of size n
             T, n, given = stored
@@ -321,7 +321,7 @@ class LOESTE(ParamsMixin):
                 "higher memory_limit in loe_params (float('inf') turns the check off)."
             )
         d = int(ste.n_components)
-        threads = ste._validated().n_jobs  # each keeps a gradient buffer
+        threads = ste._validated(draw=False).n_jobs  # each keeps a gradient buffer
         held = est.details["results_bytes"] + (STE_BYTES_PER_COORDINATE + 8 * threads) * n * d + _OVERHEAD
         request = f"LOE-STE's STE stage ({m_ste:,} uniformly random triplets: {what})"
         advice = "Use a smaller total (or a larger eps), or a higher memory_limit"

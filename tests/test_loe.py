@@ -618,3 +618,15 @@ def test_groups_that_no_triplet_relates_are_warned_about_at_the_callers_line(nam
         warnings.simplefilter("always")
         model.fit(T[:5000], n_items=50)
     assert not [w for w in caught if "groups" in str(w.message)]
+
+
+def test_estimate_resources_leaves_a_random_state_as_it_was():
+    """It drew from a RandomState (validating the settings), so the next fit differed from one without the query."""
+    X = make_points("gaussian", 300, random_state=0)
+    fits = []
+    for query in (False, True):
+        model = LOE(random_state=np.random.RandomState(3))
+        if query:
+            model.estimate_resources(300, 20_000)
+        fits.append(model.fit_oracle(TripletOracle(X, random_state=1), 20_000).embedding_)
+    np.testing.assert_array_equal(fits[0], fits[1])
