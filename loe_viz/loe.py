@@ -732,7 +732,8 @@ class LOE(ParamsMixin):
         s = self._validated(n, auto_selection="random")  # the busiest heads: the best covered
         cancel = threading.Event()
         counts, half = head_counts(T, n, threads)
-        self.auto_search_ = None
+        # fitted attributes wait here until the fit succeeds: a refused or cancelled fit leaves the last fit's whole
+        self._pending = {"auto_search_": None}
         if s.landmarks is not None:
             landmarks = s.landmarks
             l = landmarks.size
@@ -771,7 +772,7 @@ class LOE(ParamsMixin):
         if one_pass and est.peak_bytes > resolve_memory_limit(self.memory_limit)[0]:
             one_pass, est = False, estimate(0)
         check_memory(est, self.memory_limit)
-        self.resource_estimate_ = est
+        self._pending["resource_estimate_"] = est
         t_sel = time.perf_counter()
         if remote and stored is None:  # in-memory triplets, other processes: send each share
             def source(h):
@@ -939,7 +940,7 @@ class LOE(ParamsMixin):
                 link["ordinal"] = link["btl"] if polished is None else _heldout_accuracy(polished.embedding, test)
             if link.get("ordinal", 0.0) > link["btl"]:
                 refine = "ordinal"
-        self.auto_search_ = dict(
+        self._pending["auto_search_"] = dict(
             n_landmarks=grid, regularization=regs, heldout_accuracy=accs.tolist(), chosen=l,
             chosen_regularization=reg, heldout_triplets=n_test, link_accuracy=link, refine=refine,
         )
@@ -986,9 +987,9 @@ class LOE(ParamsMixin):
                 f"touch every item about once, so at least {need} are needed (and ~{int(20 * n * np.log(n)) // l} "
                 "for a usable embedding)"
             )
-        self.resource_estimate_ = self.estimate_resources(n, per_landmark)
-        check_memory(self.resource_estimate_, self.memory_limit)
-        self.auto_search_ = None
+        est = self.estimate_resources(n, per_landmark)
+        check_memory(est, self.memory_limit)
+        self._pending = {"resource_estimate_": est, "auto_search_": None}  # set with the others, as in fit
         cancel = threading.Event()
         q = int(round(s.landmark_share * per_landmark)) if l >= 3 else 0
         seeds = oracle.next_seeds(l)
@@ -1151,6 +1152,8 @@ class LOE(ParamsMixin):
         self.n_items_ = n
         self.n_triplets_used_ = n_used
         self.triplets_per_landmark_ = ranking.n_comparisons
+        for name, value in self.__dict__.pop("_pending", {}).items():
+            setattr(self, name, value)
         return self
 
     @property

@@ -630,3 +630,33 @@ def test_estimate_resources_leaves_a_random_state_as_it_was():
             model.estimate_resources(300, 20_000)
         fits.append(model.fit_oracle(TripletOracle(X, random_state=1), 20_000).embedding_)
     np.testing.assert_array_equal(fits[0], fits[1])
+
+
+def test_a_refused_or_cancelled_fit_leaves_the_last_fits_attributes_whole():
+    """auto_search_ and resource_estimate_ were set as a fit went: a fit stopped in its ranking, or refused, left
+    the last fit's embedding_ and landmarks_ beside another fit's auto_search_ (None) and resource_estimate_."""
+    rng = np.random.default_rng(0)
+    oracle = TripletOracle(make_points("gaussian", 400, random_state=0), random_state=1)
+    counts = rng.multinomial(25_000, 1 / np.arange(1, 401) / np.sum(1 / np.arange(1, 401)))  # Zipf-headed: a search
+    zipf = np.vstack([oracle.landmark_triplets([h], int(c)) for h, c in enumerate(counts) if c > 0])
+    model = LOE(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(zipf)
+    before = {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
+    assert model.auto_search_ is not None and {"auto_search_", "resource_estimate_", "embedding_"} <= set(before)
+
+    def stop(stage, done, total):
+        if stage == "ranking":
+            raise KeyboardInterrupt
+
+    X = make_points("gaussian", 300, random_state=1)
+    T = TripletOracle(X, random_state=2).landmark_triplets([0, 1, 2, 3, 4], 3000)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(T, progress=stop)
+    with pytest.raises(ValueError, match="head no triplet"):
+        model.set_params(landmarks=[0, 1, 2, 3, 299]).fit(T)
+    with pytest.raises(ValueError, match="memory"):
+        LOE.set_params(model, landmarks=None, memory_limit=1).fit_oracle(TripletOracle(X, random_state=2), 3000)
+    after = {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
+    assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
