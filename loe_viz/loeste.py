@@ -147,11 +147,12 @@ class LOESTE(ParamsMixin):
             raise ValueError(f"{name} must not set {', '.join(clash)}: LOESTE sets it (pass it to LOESTE instead)")
         return dict(value)
 
-    def _build(self, progress, stored=None):
+    def _build(self, progress, stored=None, n_items=None):
         """Check every parameter; build the LOE and STE stages and the progress callable.
 
         ``stored``: ``(triplets, n, n_items given)`` when fitting stored triplets (their heads pick the warm
-        start's landmarks)."""
+        start's landmarks); ``n_items``: the oracle's items otherwise. A bad value of ``loe_params`` or
+        ``ste_params`` is named as their key (``loe_params['tol'] must be > 0.0``)."""
         d = check_int(self.n_components, "n_components", minimum=1)
         eps = check_float(self.eps, "eps", minimum=0.0, strict_minimum=True)
         if eps >= 1.0:
@@ -169,7 +170,10 @@ class LOESTE(ParamsMixin):
             ste = STE(n_components=d, **ste_kw)
         except TypeError as exc:
             raise ValueError(f"ste_params has an argument STE does not take: {exc}") from None
-        threads = ste._validated(draw=False).n_jobs  # fail before the (possibly long) LOE stage
+        try:
+            threads = ste._validated(draw=False).n_jobs  # fail before the (possibly long) LOE stage
+        except ValueError as exc:
+            raise _named(exc, "ste_params", ste_kw) from None
         note = None
         if stored is not None:  # STE's stage holds the most per item: check its items before anything of size n
             T, n, given = stored
@@ -194,6 +198,13 @@ class LOESTE(ParamsMixin):
             loe = LOE(n_components=d, n_landmarks=l, **loe_kw)
         except TypeError as exc:
             raise ValueError(f"loe_params has an argument LOE does not take: {exc}") from None
+        n_items = stored[1] if stored is not None else n_items
+        if n_items is not None:
+            try:
+                loe._validated(n_items, draw=False)
+            except ValueError as exc:  # one of loe_params' values; the fit words the rest (its start's landmarks)
+                if (named := _named(exc, "loe_params", loe_kw)) is not exc:
+                    raise named from None
         if note is not None:  # once the other checks have passed; STE's stage does not say it again
             warnings.warn(note, stacklevel=3)
         return d, eps, budget, loe, ste, resolve_progress(progress)
@@ -228,9 +239,9 @@ class LOESTE(ParamsMixin):
         self
         """
         t_start = time.perf_counter()
-        d, eps, budget, loe, ste, progress = self._build(progress)
-        total = check_int(total, "total", minimum=1)
         n = int(check_oracle(oracle, "uniform_triplets").n_items)
+        d, eps, budget, loe, ste, progress = self._build(progress, n_items=n)
+        total = check_int(total, "total", minimum=1)
         if self.n_landmarks is not None:
             l = check_int(self.n_landmarks, "n_landmarks", minimum=1)
         elif loe.landmarks is not None:
@@ -380,3 +391,11 @@ class LOESTE(ParamsMixin):
         self.history_ = FitHistory(iteration=h.iteration.copy(), elapsed=h.elapsed + offset, loss=h.loss.copy())
         self.timings_ = {"loe": t_loe - t_start, "sampling": t_sample, "ste": now - t_ste, "total": now - t_start}
         return self
+
+
+def _named(exc: ValueError, name: str, given: dict) -> ValueError:
+    """A stage's ``ValueError`` about one of the values ``given`` in ``name`` (``"tol must be > 0.0"``), worded as
+    that key of ``name`` (``"loe_params['tol'] must be > 0.0"``); about anything else, as it was."""
+    text = str(exc)
+    key = next((k for k in given if text.startswith(f"{k} ")), None)
+    return ValueError(f"{name}[{key!r}]{text[len(key):]}") if key is not None else exc

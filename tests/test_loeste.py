@@ -3,10 +3,12 @@ n_landmarks the caller never set."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
-from loe_viz import LOESTE, TripletOracle
+from loe_viz import LOESTE, TripletOracle, make_points
 
 
 @pytest.mark.parametrize("d", [2, 1])
@@ -98,3 +100,18 @@ def test_a_total_within_the_limits_is_fitted(points):
     model = LOESTE(random_state=0, loe_params={"memory_limit": "1GiB"}, ste_params={"max_iter": 5}).fit_oracle(
         TripletOracle(points, random_state=1, memory_limit="1GiB"), 200_000)
     assert model.n_landmark_triplets_ + model.n_ste_triplets_ == 200_000
+
+
+@pytest.mark.parametrize("params,message", [
+    (dict(loe_params={"tol": -1}), "loe_params['tol'] must be > 0.0, got -1.0"),
+    (dict(ste_params={"max_iter": 0}), "ste_params['max_iter'] must be >= 1, got 0"),
+    (dict(loe_params={"landmarks": [0, 1, 2, 3, 500]}), "loe_params['landmarks'] index 500 is out of range for n_items=100"),
+])
+def test_a_bad_value_in_loe_or_ste_params_is_named_as_that_key(params, message):
+    """'tol must be > 0.0' named a parameter LOESTE does not have: the value came from loe_params."""
+    X = make_points("gaussian", 100, random_state=0)
+    T = TripletOracle(X, random_state=1).uniform_triplets(3000)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        LOESTE(**params).fit(T)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        LOESTE(**params).fit_oracle(TripletOracle(X, random_state=1), 20_000)
