@@ -7,6 +7,7 @@ match it exactly.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from collections.abc import Mapping, Set as AbstractSet
@@ -228,6 +229,25 @@ def check_points(X, name: str = "X", *, min_points: int = 1) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+def _integers_of_objects(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of integers (a pandas nullable-integer frame, lists of Python ints) as int64; a missing value
+    or anything else named with its row."""
+    flat = arr.reshape(-1)
+    for t, v in enumerate(flat.tolist()):
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+            continue
+        row = t // arr.shape[-1] if arr.ndim == 2 and arr.shape[-1] else t
+        if v is None or type(v).__name__ == "NAType" or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"{name} has a missing value at row {row}: drop or fill the rows with missing values "
+                             "(pandas: .dropna())")
+        raise ValueError(f"{name} must be an integer array of shape (m, 3), got {type(v).__name__} values "
+                         f"(first at row {row}: {v!r:.60})")
+    try:
+        return arr.astype(np.int64)
+    except OverflowError:
+        raise ValueError(f"{name} holds an integer too large for an item index (at most 2**63 - 1)") from None
+
+
 #: Bytes each item takes at the least in any fit (its coordinates and gradient, or its count and
 #: distances): a fit of more items than the available memory over this cannot even start.
 MIN_ITEM_BYTES = 32
@@ -267,8 +287,8 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
         arr = np.asarray(triplets)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an integer array of shape (m, 3), got ragged rows") from None
-    if arr.dtype == object:
-        raise ValueError(f"{name} must be an integer array of shape (m, 3), got objects")
+    if arr.dtype == object:  # a pandas nullable-integer frame ('Int64') gives Python ints, and pd.NA where missing
+        arr = _integers_of_objects(arr, name)
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name} must have shape (m, 3), got {arr.shape}")
     if arr.shape[0] == 0:

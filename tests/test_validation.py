@@ -201,7 +201,10 @@ def test_check_triplets_accepts_integral_floats_and_explicit_n_items():
 @pytest.mark.parametrize(
     "T, kw, match",
     [
-        (np.array([[0, 1, None]], dtype=object), {}, r"^triplets must be an integer array of shape \(m, 3\), got objects$"),
+        (np.array([[0, 1, None]], dtype=object), {},
+         r"^triplets has a missing value at row 0: drop or fill the rows with missing values \(pandas: \.dropna\(\)\)$"),
+        (np.array([[0, 1, 2], [0, 1, "2"]], dtype=object), {},
+         r"^triplets must be an integer array of shape \(m, 3\), got str values \(first at row 1: '2'\)$"),
         ([[0, 1, 2], [3, 4]], {}, r"^triplets must be an integer array of shape \(m, 3\), got ragged rows$"),
         (np.zeros((4, 2), dtype=int), {}, r"^triplets must have shape \(m, 3\), got \(4, 2\)$"),
         (np.arange(3), {}, r"^triplets must have shape \(m, 3\), got \(3,\)$"),
@@ -362,3 +365,17 @@ def test_big_endian_triplets_are_taken_in_native_order(dtype):
     assert lv.triplet_accuracy(X, T.astype(dtype)) == lv.triplet_accuracy(X, T)
     Z = lv.STE(random_state=5, max_iter=30).fit(T.astype(dtype)).embedding_
     assert np.array_equal(Z, lv.STE(random_state=5, max_iter=30).fit(T).embedding_)
+
+
+def test_a_pandas_nullable_integer_frame_is_read_as_its_integers():
+    """read_csv(dtype_backend="numpy_nullable") gives 'Int64' columns, which NumPy holds as objects: every
+    estimator said 'got objects' of integer data."""
+    pd = pytest.importorskip("pandas")
+    T = np.array([[0, 1, 2], [3, 2, 1], [1, 0, 3]])
+    got, n = check_triplets(pd.DataFrame(T, dtype="Int64"))
+    np.testing.assert_array_equal(got, T)
+    assert n == 4 and got.dtype.kind == "i"
+    frame = pd.DataFrame(T, dtype="Int64")
+    frame.iloc[2, 1] = pd.NA
+    with pytest.raises(ValueError, match=r"^triplets has a missing value at row 2: drop or fill"):
+        check_triplets(frame)
