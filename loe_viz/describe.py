@@ -71,14 +71,14 @@ def comparison_groups(triplets, n_items: int) -> np.ndarray:
     T = np.ascontiguousarray(triplets)
     root = np.arange(n_items, dtype=np.int64)
     join_items(T, root)
-    used = unused_items(T, n_items)
-    roots, inverse, sizes = np.unique(root, return_inverse=True, return_counts=True)
-    sizes[np.searchsorted(roots, root[used])] -= 1  # an unused item is a group of its own: its root is itself
-    order = np.argsort(-sizes, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    groups = rank[inverse]
-    groups[used] = -1
+    unused = unused_items(T, n_items)
+    sizes = np.bincount(root, minlength=n_items)
+    sizes[unused] = 0  # an item in no triplet is its own root, and no group
+    roots = np.flatnonzero(sizes)
+    rank = np.full(n_items, -1, dtype=np.int64)
+    rank[roots[np.argsort(-sizes[roots], kind="stable")]] = np.arange(roots.size)
+    groups = rank[root]
+    groups[unused] = -1
     return groups
 
 
