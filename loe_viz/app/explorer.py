@@ -161,6 +161,7 @@ class Explorer(Viewer):
         self._busy_wait = None  # the document and the timeout callback that will show it
         self._closed = False
         self._first_late = ""
+        self._first_waiting = False  # served: the first run starts when the page is there, and is shown as started
         self._doc_callbacks = []
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
@@ -180,6 +181,7 @@ class Explorer(Viewer):
                 # start computing once the page is there (a request that never opens the
                 # page costs no run), and report a first result that does not come
                 pn.state.onload(self._first_run)
+                self._first_waiting = True
             else:
                 s.run()
         self._on_status()
@@ -576,6 +578,7 @@ class Explorer(Viewer):
     def _first_run(self):
         if self._closed:
             return
+        self._first_waiting = False
         self.state.run()
         doc = pn.state.curdoc
         if doc is None:
@@ -695,7 +698,8 @@ class Explorer(Viewer):
             self.state.step = STEPS.index(x.look_at)
 
     def _open_lesson_from_url(self) -> None:
-        key = (pn.state.location.query_params or {}).get("lesson")
+        where = pn.state.location  # None where Panel serves the page without one (location=False)
+        key = (where.query_params or {}).get("lesson") if where is not None else None
         if not key:
             return
         try:
@@ -747,7 +751,9 @@ class Explorer(Viewer):
         if not s.busy:
             self._end_busy_wait()
         elif not self._busy_shown:
-            if not self._served or self._start_busy_wait():
+            # the first run has no results to keep on screen: it is shown at once, in the page's first document
+            # (through a slow hall network the status line stayed empty for seconds under "the messages above")
+            if not self._served or not s.metrics or self._start_busy_wait():
                 self._busy_shown = True
             elif events and all(e.name == "busy" for e in events):
                 return  # nothing to show until the run has lasted BUSY_DELAY
@@ -808,7 +814,7 @@ class Explorer(Viewer):
         else:
             if self._first_late and not s.error:
                 self.status.object = "⚠ " + md(self._first_late)
-            elif busy:
+            elif busy or (self._first_waiting and not s.error and not s.notice):
                 self.status.object = "Computing the first embedding…"
             else:
                 self.status.object = md(s.status)

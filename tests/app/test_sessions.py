@@ -285,6 +285,27 @@ def test_a_long_run_shows_it_is_running_and_cancel_in_the_page_stops_it(slow_ran
         srv.stop()
 
 
+def test_the_first_screen_says_the_first_embedding_is_being_computed(monkeypatch):
+    """A served page's first run starts once the page is there, and was shown BUSY_DELAY later still: through a slow
+    hall network the status line stayed empty for seconds, under a box saying "the messages above say why"."""
+    import panel as pn
+
+    import loe_viz.app.explorer as explorer_module
+
+    loaded = []
+    monkeypatch.setattr(explorer_module, "in_server_session", lambda: True)
+    monkeypatch.setattr(pn.state, "onload", loaded.append)
+    monkeypatch.setattr(pn.state, "on_session_destroyed", lambda fn: None)
+    e = explorer_module.Explorer(sync_url=False, n=300)
+    try:
+        assert e.status.object == "Computing the first embedding…" and loaded == [e._first_run]
+        e.state.auto_update = False
+        e.state.error = "bad"  # a first result that did not come says so instead
+        assert e.status.object == "bad" or e.alert.visible
+    finally:
+        e.close()
+
+
 def test_a_new_configuration_cancels_the_running_one(slow_rankings):
     s = ExplorerState(background=True, auto_update=False, n_jobs=2, n=20_000, d=2, n_landmarks=50,
                       budget_unit="per_landmark", budget=400_000.0)
