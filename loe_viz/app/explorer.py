@@ -28,7 +28,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, readable
+from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, keyboard_and_connection, readable
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
 from .._blas import pin_blas_single_thread
@@ -166,6 +166,7 @@ class Explorer(Viewer):
         if self._served:
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
+            keyboard_and_connection(pn.state.curdoc)  # tabs and downloads from the keyboard; a lost connection said
             if sync_url and pn.state.location is not None:
                 # the address follows the settings without a history entry for each (Back did not follow it)
                 address_without_history(pn.state.curdoc)

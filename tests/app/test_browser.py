@@ -414,3 +414,48 @@ def test_your_triplets_mode(server, browser, shots):
         assert not p.failed, f"requests failed (the page must work offline): {p.failed}"
     finally:
         p.close()
+
+
+def test_tabs_and_downloads_work_from_the_keyboard(server, browser):
+    """Bokeh's tab headers take focus but listen for clicks only, as do Panel's download links inside their buttons:
+    a keyboard-only student could not open "Your triplets" or "Lessons", switch steps, or download anything."""
+    p = Page(browser, server.url + "?n=500", width=1280, height=800)
+    try:
+        ranking = p.page.locator(".bk-tab", has_text="Ranking").first
+        ranking.focus()
+        ranking.press("Enter")
+        p.wait_address(r"step=ranking")
+        p.page.keyboard.press("ArrowRight")  # the next step, focused and shown
+        p.wait_address(r"step=shifts")
+        mode = p.page.locator(".bk-tab", has_text="Your triplets").first
+        mode.focus()
+        mode.press(" ")
+        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+        walk = p.page.locator(".bk-tab", has_text="Walk-through").first
+        walk.focus()
+        walk.press("Enter")
+        p.page.locator(".bk-tab", has_text="Configure").first.click()
+        button = p.page.locator("button", has_text="Embedding (CSV)").first
+        button.focus()
+        with p.page.expect_download(timeout=60_000) as dl:
+            button.press("Enter")
+        assert dl.value.suggested_filename.startswith("loe_embedding_gaussian_n500_")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
+def test_a_lost_connection_is_said_on_the_page(browser, server_factory):
+    """When the hall's network dropped, the page looked live while nothing reached the server."""
+    srv = server_factory()
+    srv.wait_listening()
+    p = Page(browser, srv.url + "?n=300", width=1280, height=800)
+    try:
+        assert p.page.locator("#loe-connection-lost").count() == 0
+        srv.stop()
+        banner = p.page.locator("#loe-connection-lost")
+        banner.wait_for(timeout=60_000)
+        assert banner.get_attribute("role") == "alert"
+        assert banner.inner_text().startswith("The connection to the server was lost: this page no longer updates")
+    finally:
+        p.close()

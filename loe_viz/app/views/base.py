@@ -210,6 +210,79 @@ def address_without_history(doc) -> None:
     doc.js_on_event("document_ready", CustomJS(code=_REPLACE_HISTORY_JS))
 
 
+#: Run in the page when its document is ready: see :func:`keyboard_and_connection`.
+_KEYS_JS = """
+if (!window.__loeVizKeys) {
+  window.__loeVizKeys = true
+  document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return
+    const el = e.composedPath()[0]
+    if (!(el instanceof HTMLElement)) return
+    const press = e.key === "Enter" || e.key === " "
+    if (el.classList.contains("bk-tab") && el.parentElement) {
+      const tabs = Array.from(el.parentElement.children).filter(
+        (t) => t.classList.contains("bk-tab") && !t.classList.contains("bk-disabled"))
+      const i = tabs.indexOf(el)
+      const to = press ? el : e.key === "ArrowRight" ? tabs[(i + 1) % tabs.length]
+        : e.key === "ArrowLeft" ? tabs[(i - 1 + tabs.length) % tabs.length]
+        : e.key === "Home" ? tabs[0] : e.key === "End" ? tabs[tabs.length - 1] : null
+      if (to) {
+        e.preventDefault()
+        const root = to.getRootNode(), at = tabs.indexOf(to)
+        to.focus()
+        to.click()
+        // the headers may be drawn again once the tab is active: keep the focus on it for the next key
+        for (const ms of [0, 100, 400]) setTimeout(() => {
+          const now = Array.from(root.querySelectorAll(".bk-tab")).filter((t) => !t.classList.contains("bk-disabled"))
+          if (now[at] && root.activeElement !== now[at]) now[at].focus()
+        }, ms)
+      }
+    } else if (press && el.tagName === "BUTTON") {
+      const host = el.getRootNode().host  // Panel's FileDownload: its link, not the button, listens
+      const link = host && host.classList.contains("bk-panel-models-widgets-FileDownload") ? el.querySelector("a") : null
+      if (link) { e.preventDefault(); link.click() }
+    }
+  }, true)
+}
+"""
+
+#: Run in the page when its connection to the server is lost (and when it is back).
+_LOST_JS = """
+let box = document.getElementById("loe-connection-lost")
+if (!box) {
+  box = document.createElement("div")
+  box.id = "loe-connection-lost"
+  box.setAttribute("role", "alert")
+  box.textContent = "The connection to the server was lost: this page no longer updates, and changes made since " +
+    "were not received. Reload the page to go on."
+  Object.assign(box.style, {position: "fixed", top: "0", left: "0", right: "0", zIndex: "100000",
+    padding: "14px 24px", background: "#9b1c1c", color: "#fff", fontSize: "1.25em", textAlign: "center"})
+  document.body.appendChild(box)
+}
+"""
+_BACK_JS = """
+const box = document.getElementById("loe-connection-lost")
+if (box) box.remove()
+"""
+
+
+def keyboard_and_connection(doc) -> None:
+    """Make the served page usable from the keyboard, and say when its connection to the server is lost.
+
+    Bokeh's tab headers take focus but listen for clicks only, and so do Panel's download links
+    inside their buttons: from the keyboard the modes ("Your triplets", "Lessons") and the steps
+    could not be switched and nothing could be downloaded. Enter or Space now activates a focused
+    tab or download, and the arrow keys, Home and End move between tabs. When the connection
+    drops (a hall's network), the page looked live while nothing reached the server; a banner now
+    says so until the connection is back.
+    """
+    from bokeh.models import CustomJS
+
+    doc.js_on_event("document_ready", CustomJS(code=_KEYS_JS))
+    doc.js_on_event("connection_lost", CustomJS(code=_LOST_JS))
+    doc.js_on_event("client_reconnected", CustomJS(code=_BACK_JS))
+
+
 def explanation(blocks) -> pn.Column:
     """Markdown paragraphs and display formulas (strings starting with ``$$``).
 
