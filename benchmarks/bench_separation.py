@@ -1,16 +1,17 @@
-"""Where noisy answers leave LOE's rankings unable to tell the items apart: separation, error and coverage.
+"""Where noisy answers leave LOE's rankings unable to tell the items apart: signal, error and coverage.
 
     python benchmarks/bench_separation.py                     # about two minutes on 2 cores
     python benchmarks/bench_separation.py --n 10000 --c 20 50 --temperature 3 6 10 30
 
 A ranking's separation (``RankingResult.separation``) is the variance of its scores over the
 items it ranked divided by the mean sampling variance of one score: about 1 when the answers are
-coin flips, whatever the budget. Here: Gaussian points in d = 2 (seed 5), BTL answers at each
+coin flips, whatever the budget. The rankings' signal (``RankingResult.signal``) sums the
+separations minus 1 over the landmarks. Here: Gaussian points in d = 2 (seed 5), BTL answers at each
 temperature (seed 6), LOE with its defaults (seed 7) on ``total_budget(n, c)`` comparisons.
-Printed per (c, temperature): the median ranking's separation, comparisons per item and
+Printed per (c, temperature): the signal, the median ranking's separation, comparisons per item and
 landmark, LOE's Procrustes error, the coverage of the nominal 90 % regions after the best
 similarity alignment, and whether the fit warned that the rankings barely tell the items apart
-(``loe.SEPARATION_NOISE``, ``uncertainty.SEPARATION_MIN``). Results go to
+(``uncertainty.SIGNAL_MIN``). Results go to
 benchmarks/results/separation.json.
 """
 
@@ -50,13 +51,15 @@ def main(argv=None) -> int:
                 model = lv.LOE(random_state=7).fit_oracle(lv.TripletOracle(X, temperature=t, random_state=6),
                                                           lv.total_budget(args.n, c))
             ranking = model.stages_.ranking
-            row = {"c": c, "temperature": t, "separation": ranking.median_separation,
+            row = {"c": c, "temperature": t, "signal": ranking.signal,
+                   "separation": float(np.median(ranking.separation)),
                    "per_item": float(np.median(ranking.n_comparisons / ranking.items_covered)),
                    "procrustes": float(lv.procrustes_error(X, model.embedding_)),
                    "coverage": float(coverage(X, model.embedding_, model.stages_.uncertainty.covariance)),
                    "warned": any("barely tell the items apart" in str(w.message) for w in caught)}
             rows.append(row)
-            print(f"c = {c:4g}, T = {t:7g}: separation {row['separation']:7.3g}, {row['per_item']:6.1f} comparisons "
+            print(f"c = {c:4g}, T = {t:7g}: signal {row['signal']:8.3g}, separation {row['separation']:7.3g}, "
+                  f"{row['per_item']:6.1f} comparisons "
                   f"per item; Procrustes {row['procrustes']:.3f}, 90 % regions cover {row['coverage']:.2f}"
                   f"{'; warned' if row['warned'] else ''}", flush=True)
     with open(args.out, "w", encoding="utf-8") as fh:

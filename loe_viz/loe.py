@@ -30,7 +30,7 @@ from .ranking import RankingResult
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
-from .uncertainty import CALIBRATED_COMPARISONS, SEPARATION_MIN, ItemUncertainty
+from .uncertainty import CALIBRATED_COMPARISONS, SIGNAL_MIN, ItemUncertainty
 
 __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS", "AutoLandmarkPlan", "auto_landmark_plan"]
 
@@ -105,12 +105,6 @@ UNEVEN_DISPERSION = 4.0
 #: embedding; on the bundled samples, three 80/20 splits each, the held-out accuracies stayed the same
 #: to the last digit and ``gaussian_3d_triplets.npz`` fitted in 0.04 to 0.09 s instead of 0.5 to 0.7 s.
 SPARSE_COMPARISONS = 1.0
-
-#: Below this separation of the median ranking (``RankingResult.separation``; about 1 for coin flips) LOE's
-#: embedding is mostly noise: on simulated answers (n = 400 to 10^4, c = 20 to 200, temperature 1 to 30 and coin
-#: flips) Procrustes 0.52 to 1.0 below 2, 0.19 to 0.38 from 2 to 4 (a rough embedding, and its 90 % regions not
-#: calibrated: ``uncertainty.SEPARATION_MIN``), 0.001 to 0.15 above.
-SEPARATION_NOISE = 2.0
 #: ``n_landmarks="auto"`` on stored triplets: share of the triplets held out to judge the choices.
 HELDOUT_SHARE = 0.1
 #: ``n_landmarks="auto"`` on unevenly covered heads also tries these penalties beside
@@ -467,9 +461,9 @@ class LOE(ParamsMixin):
         comparisons per item and landmark; with fewer, as in many collected
         sets, they are not calibrated and reading the attribute warns
         (``benchmarks/bench_uncertainty_sparse.py``); so it does where the
-        rankings barely tell the items apart (separation below
-        ``SEPARATION_MIN``, 4: noisy answers, or a penalty that outweighs them),
-        and the fit warns then too. Computed on first access. None when the ordinal polish produced
+        rankings barely tell the items apart (signal below ``SIGNAL_MIN``, 3:
+        answers near coin flips, or a penalty that outweighs them), and the fit
+        warns then too. Computed on first access. None when the ordinal polish produced
         ``embedding_`` (noiseless answers, where BTL variances mean nothing) or the
         landmark block supports fewer than d dimensions; ``stages_.uncertainty.reason``
         says why.
@@ -1081,17 +1075,16 @@ class LOE(ParamsMixin):
                   f"{int(ranking.n_iter[late].max())} Newton iteration(s), max_iter={s.rank.max_iter}; largest gradient "
                   f"norm {ranking.grad_norm[late].max():.3g}): their scores are not the penalised likelihood's "
                   "optimum; a larger max_iter or tol, or a larger regularization, would help")
-        separation = ranking.median_separation
-        if per_item >= CALIBRATED_COMPARISONS and separation < SEPARATION_MIN:
+        signal = ranking.signal
+        if per_item >= CALIBRATED_COMPARISONS and signal < SIGNAL_MIN:
             reg = s.rank.regularization
             why, fix = (f"the penalty regularization={reg:g} outweighs them", "; a smaller regularization would help") \
-                if reg >= per_item else ("the answers carry too little for this budget",
-                                         "; more comparisons per landmark would help")
-            _warn(f"the rankings barely tell the items apart: the median ranking's scores vary {separation:.3g} times "
-                  f"as much as their noise (about 1 for coin flips; {SEPARATION_MIN:g} or more where LOE's "
-                  f"embedding holds), though they hold {per_item:.3g} comparisons per item: {why}, so the embedding "
-                  f"is {'mostly noise' if separation < SEPARATION_NOISE else 'rough'} and uncertainty_ is not "
-                  "calibrated", fix)
+                if reg >= per_item else ("the answers are close to coin flips", "; more comparisons per landmark, or "
+                                         "answers less noisy, would help")
+            _warn(f"the rankings barely tell the items apart: their score variance beyond noise, summed over the {l} "
+                  f"landmarks, is {signal:.3g} (about 0 for coin flips, {SIGNAL_MIN:g} or more where LOE's embedding "
+                  f"is more than noise), though they hold {per_item:.3g} comparisons per item: {why}, so the "
+                  "embedding is mostly noise and uncertainty_ is not calibrated", fix)
         t0 = time.perf_counter()
         ends = {}
         shifts, edm, D_landmarks, lmds = _place(ranking, d, s.offset,

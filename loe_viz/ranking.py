@@ -342,7 +342,7 @@ class RankingResult:
     def separation(self) -> np.ndarray:
         """How far each ranking tells its items apart: the variance of its scores over the items it ranked, over the
         mean sampling variance of a score (about 1 when the answers are coin flips; NaN for a column without
-        variances). See :data:`loe_viz.loe.SEPARATION_MIN`."""
+        variances). See :attr:`signal`."""
         out = np.full(len(self.columns), np.nan)
         for c, col in enumerate(self.columns):
             ranked = np.ones(col.scores.size, dtype=bool)
@@ -354,11 +354,14 @@ class RankingResult:
         return out
 
     @property
-    def median_separation(self) -> float:
-        """The median of :attr:`separation` over the columns that have one (inf where none has)."""
+    def signal(self) -> float:
+        """What all the rankings tell of the items beyond noise: the sum over the columns of :attr:`separation`
+        minus 1 (about 0 for coin flips, however many rankings; inf where no column has variances). LOE's
+        embedding pools the columns, so a few sharp rankings or many weak ones place the items alike; see
+        :data:`loe_viz.uncertainty.SIGNAL_MIN`."""
         sep = self.separation
         sep = sep[~np.isnan(sep)]
-        return float(np.median(sep)) if sep.size else float("inf")
+        return float(np.sum(sep - 1.0)) if sep.size else float("inf")
 
     @property
     def items_covered(self) -> np.ndarray:

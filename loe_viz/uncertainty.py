@@ -74,7 +74,7 @@ from .shifts import estimate_shifts
 
 __all__ = [
     "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes",
-    "coverage", "BLOCK_PROBES", "CALIBRATED_COMPARISONS", "SEPARATION_MIN",
+    "coverage", "BLOCK_PROBES", "CALIBRATED_COMPARISONS", "SIGNAL_MIN",
 ]
 
 #: Comparisons per item and landmark below which the 90 % regions are not calibrated. On
@@ -85,13 +85,16 @@ __all__ = [
 #: times the measured one). Collected triplets often hold fewer: the capitals file 1.7.
 CALIBRATED_COMPARISONS = 10.0
 
-#: The separation of the median ranking (:attr:`loe_viz.ranking.RankingResult.separation`: the variance of its
-#: scores over the sampling variance of one, about 1 when the answers are coin flips) below which the 90 %
-#: regions are not calibrated, however many comparisons the rankings hold: the penalty's pull of the scores
-#: towards 0 then outweighs their noise, and the regions leave it out. On simulated answers (n = 400 to 10^4,
-#: c = 20 to 200, temperature 1 to 30 and coin flips), separations of 4.4 and more covered 84 to 92 % of the true
-#: positions, 3.4 to 3.8 covered 82 and 83 %, and 1.0 to 2.7 covered 0 to 81 % (LOE's Procrustes error 0.22 to 1.0).
-SEPARATION_MIN = 4.0
+#: The rankings' :attr:`~loe_viz.ranking.RankingResult.signal` (their score variance beyond noise, summed over the
+#: landmarks; about 0 for coin flips) below which LOE's embedding is mostly noise and the 90 % regions, which leave
+#: out the bias of such scores, far too small. On simulated answers (``benchmarks/bench_separation.py``: n = 1000,
+#: c = 20 to 200, temperature 1 to 30 and coin flips, d + 3 landmarks) a signal below 3 went with Procrustes
+#: errors of 0.79 to 1.0 and regions covering 0 to 28 % of the true positions; from 3 to 15, 0.16 to 0.52 and 60 to
+#: 86 %, where the regions are not all calibrated either, but no rule of this kind tells those fits apart from
+#: poor ones that score higher (clustered points, d = 5) or good ones that score lower (many weak rankings
+#: pooled are weighed by the sum). Where a signal of 3 or more still leaves the regions uncalibrated is not
+#: detected.
+SIGNAL_MIN = 3.0
 
 #: Derivatives the block term is estimated from once the landmark block has more than twice
 #: as many off-diagonal entries (from l = 24 landmarks on). Each costs two runs of the block
@@ -480,9 +483,9 @@ class ItemUncertainty:
         Comparisons per ranked item of the median landmark; below
         :data:`CALIBRATED_COMPARISONS` the 90 % regions are not calibrated
         (:attr:`calibrated`).
-    separation : float, default inf
-        The median ranking's separation; below :data:`SEPARATION_MIN` the
-        90 % regions are not calibrated either.
+    signal : float, default inf
+        The rankings' signal; below :data:`SIGNAL_MIN` the 90 % regions are
+        not calibrated either.
 
     Attributes
     ----------
@@ -502,7 +505,7 @@ class ItemUncertainty:
     offset: str = "lambda2"
     reason: str | None = None
     comparisons_per_item: float = float("inf")
-    separation: float = float("inf")
+    signal: float = float("inf")
     _covariance: np.ndarray | None = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -520,13 +523,13 @@ class ItemUncertainty:
             score_variance=score_variances(ranking.columns, ranking.R.shape[0]),
             score_bias=score_variances(ranking.columns, ranking.R.shape[0], "score_bias"), offset=offset, reason=reason,
             comparisons_per_item=float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1))),
-            separation=ranking.median_separation,
+            signal=ranking.signal,
         )
 
     @property
     def calibrated(self) -> bool:
         """Whether the rankings hold enough comparisons per item (:data:`CALIBRATED_COMPARISONS`) and tell the items
-        apart well enough (:data:`SEPARATION_MIN`) for calibrated regions."""
+        apart well enough (:data:`SIGNAL_MIN`) for calibrated regions."""
         return not self.not_calibrated
 
     @property
@@ -537,11 +540,10 @@ class ItemUncertainty:
             return (f"{self.comparisons_per_item:.3g} comparisons per item and landmark; below "
                     f"{CALIBRATED_COMPARISONS:g} its 90 % regions are not calibrated (on simulated answers with 2 to "
                     "5 they covered 62 to 99 % of the true positions)")
-        if self.separation < SEPARATION_MIN:
-            return (f"rankings that barely tell the items apart (the median ranking's scores vary {self.separation:.3g} "
-                    f"times as much as their noise; about 1 for coin flips): below {SEPARATION_MIN:g} its 90 % "
-                    "regions are not calibrated (on simulated noisy answers with 1.0 to 2.7 they covered 0 to 81 % "
-                    "of the true positions)")
+        if self.signal < SIGNAL_MIN:
+            return (f"rankings that barely tell the items apart (their score variance beyond noise, summed over the "
+                    f"landmarks, is {self.signal:.3g}; about 0 for coin flips): below {SIGNAL_MIN:g} its 90 % regions "
+                    "are far too small (on simulated noisy answers they covered 0 to 28 % of the true positions)")
         return ""
 
     @property

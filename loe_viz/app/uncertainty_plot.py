@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..loe import LOEWarning
-from ..uncertainty import CALIBRATED_COMPARISONS, SEPARATION_MIN
+from ..uncertainty import CALIBRATED_COMPARISONS, SIGNAL_MIN
 
 __all__ = ["aligned_covariances", "ellipse_outlines", "ellipse_plot", "ellipse_summary", "uncertainty_panes"]
 
@@ -159,7 +159,7 @@ def _not_calibrated(unc) -> str:
         return (f" **Too few comparisons for calibrated ellipses:** each ranking holds {unc.comparisons_per_item:.3g} "
                 f"comparisons per item; below {CALIBRATED_COMPARISONS:g} the variances of a few barely compared items "
                 "dominate, and the share inside says little.")
-    return (f" **Answers too noisy for calibrated ellipses:** the rankings barely tell the items apart (their scores "
-            f"vary {unc.separation:.3g} times as much as their noise, about 1 for coin flips); below "
-            f"{SEPARATION_MIN:g} the pull of the penalty on the scores outweighs their noise, the ellipses leave it "
-            "out, and the share inside says little.")
+    return (f" **Answers too noisy for calibrated ellipses:** the rankings barely tell the items apart (their score "
+            f"variance beyond noise, summed over the landmarks, is {unc.signal:.3g}; about 0 for coin flips, and below "
+            f"{SIGNAL_MIN:g} the embedding is mostly noise): the ellipses are far too small, and the share inside says "
+            "little.")
