@@ -779,11 +779,14 @@ def _choose_dimension(args, train, n: int, label: str, err: bool) -> int:
 
 
 def _by_label(message: str, labels) -> str:
-    """A warning's example items (``e.g. [0, 4, 7]``, indices) by the file's labels or ids, where they differ."""
+    """A warning's example items (``e.g. [0, 4, 7]``, ``[0, 4] are in different groups``: indices) by the file's
+    labels or ids, where they differ."""
     from .describe import item_examples
 
-    return re.sub(r"\(e\.g\. \[([0-9, ]+)\]\)",
-                  lambda m: f"(e.g. {item_examples(m[1].split(','), labels)})", message)
+    message = re.sub(r"\(e\.g\. \[([0-9, ]+)\]\)",
+                     lambda m: f"(e.g. {item_examples(m[1].split(','), labels)})", message)
+    return re.sub(r"; \[([0-9, ]+)\] are in different groups",  # describe.groups_note
+                  lambda m: f"; {item_examples(m[1].split(','), labels)} are in different groups", message)
 
 
 def _uncertainty(model, Z, labels, err: bool):

@@ -88,10 +88,13 @@ def groups_note(groups: np.ndarray, labels=None) -> str:
     sizes = sizes[sizes > 0]
     if sizes.size < 2:
         return ""
-    shown = [f"{k:,}" for k in sizes[:4]] + ([f"{sizes.size - 4:,} more"] if sizes.size > 4 else [])
+    shown = [f"{k:,}" for k in sizes[:4]]
+    of = f"of {', '.join(shown[:-1])} and {shown[-1]} items" if sizes.size <= 4 else (
+        f"the largest four of {', '.join(shown[:-1])} and {shown[-1]} items, the other {sizes.size - 4:,} groups "
+        f"of {int(sizes[4:].sum()):,} items together")
     first = [int(np.argmax(groups == g)) for g in range(min(sizes.size, 3))]
-    return (f"the triplets split the items into {sizes.size:,} groups that no triplet relates (of "
-            f"{', '.join(shown[:-1])} and {shown[-1]} items; {item_examples(first, labels)} are in different "
+    return (f"the triplets split the items into {sizes.size:,} groups that no triplet relates ({of}; "
+            f"{item_examples(first, labels)} are in different "
             "groups): where the groups lie relative to one another (position, rotation, scale) is arbitrary in the "
             "embedding; triplets that mix the groups would fix it")
 

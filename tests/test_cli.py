@@ -408,6 +408,13 @@ def test_info_and_embed_say_when_no_triplet_relates_two_groups_of_items(tmp_path
     proc = run("embed", "two.csv", "--method", "ste", "--heldout", "0", "-o", "out.csv", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert f"loe-viz: warning: {note}\n" in proc.stderr
+    # ids that are not 0..n-1: named by them, in info and in embed alike (embed named indices)
+    (tmp_path / "ids.csv").write_text("10,11,12\n11,12,10\n12,10,11\n30,31,32\n31,32,30\n32,30,31\n")
+    said = "[0, 3] are in different groups"
+    for command in (["info", "ids.csv"], ["embed", "ids.csv", "--method", "ste", "--heldout", "0", "-o", "ids_out.csv"]):
+        proc = run(*command, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "10, 30 are in different groups" in proc.stdout + proc.stderr and said not in proc.stdout + proc.stderr
 
 
 def test_cli_imports_no_panel():

@@ -159,3 +159,14 @@ def test_groups_that_no_triplet_relates_are_named_in_the_summary_and_its_sentenc
     assert sm["sentence"].endswith(f"Note: {sm['groups']}.")
     one = summarize(read_triplets(io.StringIO("0,1,2\n2,3,4\n")))
     assert one["n_groups"] == 1 and one["groups"] == "" and "Note" not in one["sentence"]
+
+
+def test_many_groups_are_counted_as_groups_and_their_items():
+    """'(of 5, 5, 5, 5 and 296 more items' counted 296 groups as items."""
+    from loe_viz.describe import comparison_groups, groups_note
+
+    T = np.array([[5 * g + a, 5 * g + b, 5 * g + c] for g in range(300) for a, b, c in ((0, 1, 2), (2, 3, 4))])
+    note = groups_note(comparison_groups(T, 1500))
+    assert note.startswith("the triplets split the items into 300 groups that no triplet relates (the largest four "
+                           "of 5, 5, 5 and 5 items, the other 296 groups of 1,480 items together; [0, 5, 10] are in "
+                           "different groups)")
