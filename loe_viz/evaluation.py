@@ -64,8 +64,9 @@ def clone_estimator(estimator, **params):
         ``type(estimator)(**estimator.get_params(deep=False))`` with the
         parameter values copied that are data (arrays, NumPy random states, so a
         Generator is not shared with the original, and the lists, tuples and dicts
-        holding them); other objects (executors, clients, callbacks) are shared,
-        never copied: a copy of a process pool closed the pool's own pipes.
+        holding them), and estimators among them are cloned; other objects
+        (executors, clients, callbacks) are shared, never copied: a copy of a
+        process pool closed the pool's own pipes.
         Estimators without ``get_params`` are deep-copied, then given ``params``
         as attributes.
     """
@@ -105,9 +106,13 @@ _DATA = (np.ndarray, np.random.Generator, np.random.RandomState, np.random.SeedS
 
 
 def _copied(value):
-    """``value`` copied where it is data (:data:`_DATA`, and containers of it), else ``value`` itself."""
+    """``value`` copied where it is data (:data:`_DATA`, and containers of it) or an estimator (a clone of it, so that
+    a wrapper's inner estimator is not the one fitted), else ``value`` itself."""
     if isinstance(value, _DATA):
         return copy.deepcopy(value)
+    if not isinstance(value, type) and callable(getattr(value, "fit", None)) and callable(
+            getattr(value, "get_params", None)):
+        return clone_estimator(value)
     if isinstance(value, dict):
         return {k: _copied(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and type(value) in (list, tuple):

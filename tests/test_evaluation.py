@@ -397,3 +397,28 @@ def test_clone_shares_an_executor_and_copies_random_states():
         assert clone.loe_params["executor"] is pool and pool.submit(abs, -3).result(timeout=60) == 3
         assert clone.random_state is not rng and clone.random_state.integers(1 << 30) == rng.integers(1 << 30)
         assert clone.loe_params is not est.loe_params and clone.loe_params["landmarks"] is not est.loe_params["landmarks"]
+
+
+def test_clone_clones_an_estimator_held_by_a_wrapper():
+    """A wrapper estimator's inner estimator was shared by the clone once only data were copied: the user's own
+    inner STE was fitted by heldout_accuracy."""
+    from loe_viz import STE
+
+    class Wrapper:
+        def __init__(self, base=None):
+            self.base = base
+
+        def get_params(self, deep=False):
+            return {"base": self.base}
+
+        def fit(self, triplets, n_items=None):
+            self.base.fit(triplets, n_items=n_items)
+            self.embedding_ = self.base.embedding_
+            return self
+
+    inner = STE(max_iter=5, random_state=0)
+    clone = clone_estimator(Wrapper(inner))
+    assert clone.base is not inner and clone.base.get_params() == inner.get_params()
+    T = TripletOracle(np.random.default_rng(0).normal(size=(30, 2)), random_state=1).uniform_triplets(500)
+    heldout_accuracy(Wrapper(inner), T, random_state=0)
+    assert not hasattr(inner, "embedding_")

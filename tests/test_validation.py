@@ -379,3 +379,5 @@ def test_a_pandas_nullable_integer_frame_is_read_as_its_integers():
     frame.iloc[2, 1] = pd.NA
     with pytest.raises(ValueError, match=r"^triplets has a missing value at row 2: drop or fill"):
         check_triplets(frame)
+    mixed = pd.DataFrame({"h": pd.array(T[:, 0], dtype="Int64"), "j": T[:, 1], "k": T[:, 2]})
+    np.testing.assert_array_equal(check_triplets(mixed)[0], T)
