@@ -82,18 +82,25 @@ TOGGLE_STYLE = {"color": "primary", "variant": "outline"}
 #: sliders' ranges): the same height from the page's first drawing on.
 ONE_LINE_CSS = ":host p { margin: 0; }"
 
-#: Folds the served template's sidebar in "Your triplets" (``active == away``) and opens it in the other modes,
-#: through the template's own menu button so that its state and the button's stay one. Nothing happens where
-#: there is no such sidebar (a notebook) or when it is already as wanted. Bootstrap ignores the button while the
-#: sidebar still folds or unfolds (a click just before), so the callback waits for that to end.
+#: Folds the served template's sidebar in "Your triplets" (``active == away``) and opens it again when another mode
+#: is chosen, if that fold closed it; a sidebar the teacher closed stays closed (at 125 % or 150 % zoom the steps
+#: need its width). Through the template's own menu button, so that its state and the button's stay one. Nothing
+#: happens where there is no such sidebar (a notebook). Bootstrap ignores the button while the sidebar still folds
+#: or unfolds (a click just before), so the callback waits for that to end.
 _SIDEBAR_FOR_MODE = """
 const bar = document.getElementById("sidebar"), button = document.getElementById("sidebar-toggle");
 if (bar === null || button === null) { return; }
-const settle = () => {
-  if (bar.classList.contains("collapsing")) { setTimeout(settle, 50); }
-  else if (bar.classList.contains("show") === (cb_obj.active === away)) { button.click(); }
+const settle = (shown) => {
+  if (bar.classList.contains("collapsing")) { setTimeout(() => settle(shown), 50); }
+  else if (bar.classList.contains("show") !== shown) { button.click(); }
 };
-settle();
+if (cb_obj.active === away) {
+  window.__loeVizFolded = bar.classList.contains("show") || bar.classList.contains("collapsing");
+  if (window.__loeVizFolded) { settle(false); }
+} else if (window.__loeVizFolded) {
+  window.__loeVizFolded = false;
+  settle(true);
+}
 """
 
 #: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).

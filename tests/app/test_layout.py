@@ -473,6 +473,19 @@ def test_your_triplets_folds_the_walk_through_sidebar_and_the_walk_through_opens
         assert not p.errors, p.errors
     finally:
         p.close()
+    # a sidebar the teacher closed (at 125 % or 150 % zoom the steps need its width) stays closed in every mode
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        assert _sidebar(p, True)["shown"]
+        p.page.locator("#sidebar-toggle").click()
+        assert not _sidebar(p, False)["shown"]
+        for mode in ("Lessons", "Your triplets", "Walk-through"):
+            p.page.locator(".bk-tab", has_text=mode).first.click()
+            time.sleep(1.0)
+            assert not _sidebar(p, False)["shown"], mode
+        assert not p.errors, p.errors
+    finally:
+        p.close()
     # a lesson that opens "Your triplets" (the server changes the mode) folds it as well
     p = Page(browser, server.url + "?lesson=human", width=1280, height=800, wait_status=False)
     try:
