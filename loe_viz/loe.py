@@ -30,7 +30,7 @@ from .ranking import RankingResult
 from .refine import RefineResult, polish as ordinal_polish
 from .resources import ResourceEstimate, check_memory, estimate_resources, resolve_memory_limit
 from .shifts import OFFSET_METHODS, ShiftResult, estimate_shifts
-from .uncertainty import CALIBRATED_COMPARISONS, SIGNAL_MIN, ItemUncertainty
+from .uncertainty import SIGNAL_MIN, ItemUncertainty, mostly_noise
 
 __all__ = ["LOE", "LOEStages", "LOEWarning", "LANDMARK_SELECTIONS", "AutoLandmarkPlan", "auto_landmark_plan"]
 
@@ -928,7 +928,7 @@ class LOE(ParamsMixin):
             cb = None if progress is None else (lambda *a: progress("landmarks", steps - 1, steps))
             ranking, lmds = sub
             link = {"btl": float(accs[best])}
-            if _comparisons_per_item(ranking) >= SPARSE_COMPARISONS:
+            if ranking.comparisons_per_item >= SPARSE_COMPARISONS:
                 polished = ordinal_polish(lmds.embedding, ranking.R, ranking.landmarks, d,
                                           unranked=ranking.unranked, progress=cb, give_up=True)
                 link["ordinal"] = link["btl"] if polished is None else _heldout_accuracy(polished.embedding, test)
@@ -1056,7 +1056,7 @@ class LOE(ParamsMixin):
         # Fewer comparisons than ranked items: a ranking then reproduces all of them, noisy or not, and the
         # order of its scores is mostly the penalty's, not the answers': "auto" does not polish it
         # (SPARSE_COMPARISONS).
-        per_item = _comparisons_per_item(ranking)
+        per_item = ranking.comparisons_per_item
         polish = s.refine == "ordinal" or (s.refine == "auto" and noiseless and per_item >= SPARSE_COMPARISONS)
         sparse = (f"the rankings reproduce {100 * agree:.2f}% of their comparisons, but with {per_item:.2g} "
                   "comparison(s) per ranked item and landmark they would for noisy answers too: the scores are "
@@ -1075,8 +1075,8 @@ class LOE(ParamsMixin):
                   f"{int(ranking.n_iter[late].max())} Newton iteration(s), max_iter={s.rank.max_iter}; largest gradient "
                   f"norm {ranking.grad_norm[late].max():.3g}): their scores are not the penalised likelihood's "
                   "optimum; a larger max_iter or tol, or a larger regularization, would help")
-        signal = ranking.signal
-        if per_item >= CALIBRATED_COMPARISONS and signal < SIGNAL_MIN:
+        if mostly_noise(ranking):
+            signal = ranking.signal
             reg = s.rank.regularization
             why, fix = (f"the penalty regularization={reg:g} outweighs them", "; a smaller regularization would help") \
                 if reg >= per_item else ("the answers are close to coin flips", "; more comparisons per landmark, or "
@@ -1166,11 +1166,6 @@ class LOE(ParamsMixin):
 
 
 _OWN_MODULES = ("loe_viz.loe", "loe_viz.loeste")  # a warning is shown at the first caller outside these
-
-
-def _comparisons_per_item(ranking: RankingResult) -> float:
-    """Comparisons per ranked item of the median landmark (below 1, a ranking reproduces all of them)."""
-    return float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1)))
 
 
 def _warn(message: str, advice: str = "", whole: bool = False) -> None:

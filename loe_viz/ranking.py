@@ -354,6 +354,11 @@ class RankingResult:
         return out
 
     @property
+    def comparisons_per_item(self) -> float:
+        """Comparisons per ranked item of the median landmark (below 1, a ranking reproduces all of them)."""
+        return float(np.median(self.n_comparisons / np.maximum(self.items_covered, 1)))
+
+    @property
     def signal(self) -> float:
         """What all the rankings tell of the items beyond noise: the sum over the columns of :attr:`separation`
         minus 1 (about 0 for coin flips, however many rankings; inf where no column has variances). LOE's

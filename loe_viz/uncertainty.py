@@ -74,7 +74,7 @@ from .shifts import estimate_shifts
 
 __all__ = [
     "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes",
-    "coverage", "BLOCK_PROBES", "CALIBRATED_COMPARISONS", "SIGNAL_MIN",
+    "coverage", "BLOCK_PROBES", "CALIBRATED_COMPARISONS", "SIGNAL_MIN", "mostly_noise",
 ]
 
 #: Comparisons per item and landmark below which the 90 % regions are not calibrated. On
@@ -95,6 +95,13 @@ CALIBRATED_COMPARISONS = 10.0
 #: pooled are weighed by the sum). Where a signal of 3 or more still leaves the regions uncalibrated is not
 #: detected.
 SIGNAL_MIN = 3.0
+
+
+def mostly_noise(ranking) -> bool:
+    """Whether the rankings (a :class:`~loe_viz.ranking.RankingResult`) hold enough comparisons per item to judge
+    (:data:`CALIBRATED_COMPARISONS`) and barely tell the items apart (:data:`SIGNAL_MIN`): LOE's embedding is then
+    mostly noise. Fewer comparisons are judged by their count alone."""
+    return ranking.comparisons_per_item >= CALIBRATED_COMPARISONS and ranking.signal < SIGNAL_MIN
 
 #: Derivatives the block term is estimated from once the landmark block has more than twice
 #: as many off-diagonal entries (from l = 24 landmarks on). Each costs two runs of the block
@@ -522,7 +529,7 @@ class ItemUncertainty:
             W=shifts.W, D_landmarks=D_landmarks, landmarks=ranking.landmarks, embedding=lmds.embedding.copy(),
             score_variance=score_variances(ranking.columns, ranking.R.shape[0]),
             score_bias=score_variances(ranking.columns, ranking.R.shape[0], "score_bias"), offset=offset, reason=reason,
-            comparisons_per_item=float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1))),
+            comparisons_per_item=ranking.comparisons_per_item,
             signal=ranking.signal,
         )
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._format import format_seconds
-from ..uncertainty import CALIBRATED_COMPARISONS, SIGNAL_MIN
+from ..uncertainty import mostly_noise
 from .limits import CONFIRM_BYTES, CONFIRM_SECONDS, MAX_SEED, check_run, check_size, estimate_run, quote_count
 
 __all__ = ["Config", "RecordingOracle", "RecordedTriplets", "Cache", "run_pipeline", "read_points_upload"]
@@ -481,8 +481,7 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         notes.append("the EDM projection stopped before its tolerance")
     if not ranking.converged.all():
         notes.append(f"{int((~ranking.converged).sum())} ranking(s) stopped before converging")
-    per_item = float(np.median(ranking.n_comparisons / np.maximum(ranking.items_covered, 1)))
-    if per_item >= CALIBRATED_COMPARISONS and ranking.signal < SIGNAL_MIN:  # as LOE warns a library user
+    if mostly_noise(ranking):  # as LOE warns a library user
         notes.append("the answers are close to coin flips: the rankings barely tell the items apart, so the "
                      "embedding is mostly noise")
     status = (f"LOE fitted {recorded.n_triplets:,} comparisons in {format_seconds(loe_seconds)} "
