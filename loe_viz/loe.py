@@ -461,7 +461,7 @@ class LOE(ParamsMixin):
         comparisons per item and landmark; with fewer, as in many collected
         sets, they are not calibrated and reading the attribute warns
         (``benchmarks/bench_uncertainty_sparse.py``); so it does where the
-        rankings barely tell the items apart (signal below ``SIGNAL_MIN``, 3:
+        rankings barely tell the items apart (signal below ``SIGNAL_MIN``, 1.5:
         answers near coin flips, or a penalty that outweighs them), and the fit
         warns then too. Computed on first access. None when the ordinal polish produced
         ``embedding_`` (noiseless answers, where BTL variances mean nothing) or the

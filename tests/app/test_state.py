@@ -1161,8 +1161,9 @@ def test_a_refused_points_file_is_looked_at_again_without_a_list_of_its_lines():
 def test_answers_near_coin_flips_are_said_in_the_status():
     """At temperature 30 the walk-through showed Procrustes 0.96 with no word of why (LOE's own warning is hidden
     from the page, which says what it finds itself)."""
-    for temperature, said in ((30.0, True), (1.0, False)):
-        s = ExplorerState(background=False, auto_update=False, temperature=temperature)
+    for temperature, kind, d, said in ((30.0, "gaussian", 2, True), (1.0, "gaussian", 2, False),
+                                       (2.0, "uniform", 1, False)):  # Procrustes 0.33, not noise: was called so
+        s = ExplorerState(background=False, auto_update=False, temperature=temperature, kind=kind, d=d)
         s.run(force=True)
         assert ("note: the answers are close to coin flips: the rankings barely tell the items apart, so the "
                 "embedding is mostly noise" in s.status) is said, s.status
