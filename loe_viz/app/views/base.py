@@ -228,14 +228,18 @@ if (!window.__loeVizKeys) {
         : e.key === "Home" ? tabs[0] : e.key === "End" ? tabs[tabs.length - 1] : null
       if (to) {
         e.preventDefault()
-        const root = to.getRootNode(), at = tabs.indexOf(to)
         to.focus()
         to.click()
-        // the headers may be drawn again once the tab is active: keep the focus on it for the next key
-        for (const ms of [0, 100, 400]) setTimeout(() => {
-          const now = Array.from(root.querySelectorAll(".bk-tab")).filter((t) => !t.classList.contains("bk-disabled"))
-          if (now[at] && root.activeElement !== now[at]) now[at].focus()
-        }, ms)
+        // The headers are drawn again when the server's content for the tab arrives (seconds for a slow step):
+        // for 5 s, a focus lost to the page goes back to the header of that name. A later key replaces it.
+        const root = to.getRootNode(), name = to.textContent, until = Date.now() + 5000
+        clearInterval(window.__loeVizRefocus)
+        window.__loeVizRefocus = setInterval(() => {
+          if (Date.now() > until) { clearInterval(window.__loeVizRefocus); return }
+          if (document.activeElement !== document.body && document.activeElement !== null) return
+          const again = Array.from(root.querySelectorAll(".bk-tab")).find((t) => t.textContent === name)
+          if (again) again.focus()
+        }, 50)
       }
     } else if (press && el.tagName === "BUTTON") {
       const host = el.getRootNode().host  // Panel's FileDownload: its link, not the button, listens
