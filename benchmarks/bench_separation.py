@@ -1,6 +1,6 @@
 """Where noisy answers leave LOE's rankings unable to tell the items apart: signal, error and coverage.
 
-    python benchmarks/bench_separation.py                     # about two minutes on 2 cores
+    python benchmarks/bench_separation.py                     # about three minutes on 2 cores
     python benchmarks/bench_separation.py --n 10000 --c 20 50 --temperature 3 6 10 30
 
 A ranking's separation (``RankingResult.separation``) is the variance of its scores over the
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--c", type=float, nargs="+", default=[20, 50, 200])
-    ap.add_argument("--temperature", type=float, nargs="+", default=[1, 3, 10, 30, 1e6])
+    ap.add_argument("--temperature", type=float, nargs="+", default=[1, 3, 6, 10, 20, 30, 1e6])
     ap.add_argument("--out", default=os.path.join(HERE, "results", "separation.json"))
     args = ap.parse_args(argv)
 
