@@ -532,7 +532,7 @@ LOESTE_BAD = [
     (dict(loe_params=[1]), "loe_params must be a dict"),
     (dict(loe_params=dict(n_components=3)), "loe_params must not set n_components"),
     (dict(ste_params=dict(callback=print)), "ste_params must not set callback"),
-    (dict(ste_params=dict(max_iter=0)), "max_iter must be >= 1"),
+    (dict(ste_params=dict(max_iter=0)), re.escape("ste_params['max_iter'] must be >= 1")),
     (dict(ste_params=dict(bogus=1)), "ste_params has an argument STE does not take"),
     (dict(random_state="seed"), "random_state must be"),
 ]

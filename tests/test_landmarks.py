@@ -335,7 +335,7 @@ def test_the_link_choice_does_not_polish_rankings_too_sparse_for_an_order(monkey
     monkeypatch.setattr(loe_module, "ordinal_polish", lambda *a, **k: calls.append(1) or real(*a, **k))
     now = LOE(random_state=0).fit(T, n_items=n)
     assert now.auto_search_ is not None and calls == [] and set(now.auto_search_["link_accuracy"]) == {"btl"}
-    assert loe_module._comparisons_per_item(now.stages_.ranking) < loe_module.SPARSE_COMPARISONS
+    assert now.stages_.ranking.comparisons_per_item < loe_module.SPARSE_COMPARISONS
     monkeypatch.setattr(loe_module, "SPARSE_COMPARISONS", 0.0)  # as before: tried, and abandoned
     tried = LOE(random_state=0).fit(T, n_items=n)
     assert calls == [1] and tried.auto_search_["link_accuracy"]["ordinal"] == tried.auto_search_["link_accuracy"]["btl"]

@@ -282,6 +282,8 @@ def keyboard_and_connection(doc) -> None:
     """
     from bokeh.models import CustomJS
 
+    if doc is None:  # not a served page
+        return
     doc.js_on_event("document_ready", CustomJS(code=_KEYS_JS))
     doc.js_on_event("connection_lost", CustomJS(code=_LOST_JS))
     doc.js_on_event("client_reconnected", CustomJS(code=_BACK_JS))
