@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import time
+import urllib.request
+from pathlib import Path
 
+import bokeh
 import pytest
 
 pytestmark = pytest.mark.slow  # each test starts panel serve
@@ -25,6 +29,21 @@ def test_panel_serve_explorer_page(server_factory, app_title):
         second = time.perf_counter() - t0
         assert status == 200 and TITLE in html
         print(f"listening after {listen:.1f} s; first page {first:.1f} s; second page {second:.1f} s")
+        # the page travels light: no MathJax bundle (nothing on it needs MathJax; 1.8 MB), and the
+        # scripts compressed for a browser that accepts gzip, as they are without gzip for one that does not
+        assert "bokeh.min.js" in html and "bokeh-mathjax" not in html
+        bokeh_js = Path(bokeh.__file__).parent / "server" / "static" / "js" / "bokeh.min.js"
+        plain = bokeh_js.read_bytes()
+        for accept, encoding in (("gzip, deflate", "gzip"), ("identity", None)):
+            req = urllib.request.Request(f"http://localhost:{srv.port}/static/js/bokeh.min.js",
+                                         headers={"Accept-Encoding": accept})
+            with urllib.request.urlopen(req, timeout=60) as r:
+                body = r.read()
+                assert r.headers.get("Content-Encoding") == encoding
+            if encoding:
+                assert len(body) < len(plain) / 3
+                body = gzip.decompress(body)
+            assert body == plain
     finally:
         srv.stop()
     assert srv.proc.returncode is not None
@@ -54,6 +73,34 @@ def test_panel_serve_notebook(server_factory, app_title):
         srv.stop()
     assert "Traceback" not in srv.log(), srv.log()
     assert "Refusing a websocket connection without an Origin header" in srv.log()
+
+
+def test_mathjax_goes_only_to_a_page_whose_text_needs_it():
+    """Panel sends Bokeh's MathJax bundle (1.8 MB) to every page with an HTML or Markdown pane; after
+    lighten_pages, only to one with a pane whose math is enabled and whose text holds TeX delimiters."""
+    import panel as pn
+    import panel.io.resources as resources
+    from bokeh.document import Document
+
+    from loe_viz.app.serving import lighten_pages
+
+    lighten_pages()
+    lighten_pages()  # idempotent
+    assert resources._panel_use_mathjax.__wrapped__.__name__ == "_panel_use_mathjax"
+
+    def needs_mathjax(pane) -> bool:  # a pane inside a column inside a row: not a root of the page
+        doc = Document()
+        doc.add_root(pn.Row(pn.Column(pn.pane.Markdown("Words."), pane)).get_root(doc))
+        detached = pn.Row(pn.Column(pane)).get_root(Document())  # outside any document: its references are read
+        assert detached.document is None
+        assert resources._panel_use_mathjax([detached]) == resources._panel_use_mathjax(doc.roots)
+        return resources._panel_use_mathjax(doc.roots)
+
+    assert needs_mathjax(pn.pane.Markdown("The distance $$D_{ij}$$ squared."))
+    assert needs_mathjax(pn.pane.Markdown(r"inline \\(x^2\\) math"))
+    assert not needs_mathjax(pn.pane.Markdown("It costs $5, or $6 with a drink."))
+    assert not needs_mathjax(pn.pane.HTML("<b>$$D_{ij}$$</b>"))  # an HTML pane's math is off by default
+    assert not needs_mathjax(pn.pane.Markdown("Plain words."))
 
 
 def test_upload_box_takes_a_file_and_bounds_what_it_buffers():
