@@ -28,7 +28,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, keyboard_and_connection, readable
+from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, alert, keyboard_and_connection, readable
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
 from .._blas import pin_blas_single_thread
@@ -279,10 +279,10 @@ class Explorer(Viewer):
                                        styles={"font-size": "1.1em", "min-height": TWO_LINES},
                                        css_classes=["loe-status"], margin=(0, 10))
         self.spinner = pn.indicators.LoadingSpinner(value=False, size=26, color="primary")
-        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
-                                   css_classes=["loe-error"])
-        self.notice = pn.pane.Alert("", alert_type="warning", visible=False, sizing_mode="stretch_width",
-                                    css_classes=["loe-notice"])
+        self.alert = alert("", "danger", visible=False, sizing_mode="stretch_width",
+                           css_classes=["loe-error"])
+        self.notice = alert("", "warning", visible=False, sizing_mode="stretch_width",
+                            css_classes=["loe-notice"])
         self.l_hint = pn.pane.Markdown("", styles={"color": "#555"}, margin=(-8, 10, 0, 10),
                                       css_classes=["loe-l-hint"])
         self.dl_csv = W.FileDownload(callback=self._embedding_csv, filename="loe_embedding.csv",
@@ -476,8 +476,8 @@ class Explorer(Viewer):
                               sizing_mode="stretch_width")
         self._update_nav()
         # top-level modes: the walk-through on synthetic data, and the user's own triplets
-        self._lesson_banner = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width",
-                                            css_classes=["loe-lesson-banner"])
+        self._lesson_banner = alert("", "info", visible=False, sizing_mode="stretch_width",
+                                    css_classes=["loe-lesson-banner"])
         self.main.insert(1, self._lesson_banner)
         self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], pn.Column()), (MODES[2], self._lessons),
                              dynamic=True, styles=BASE_FONT,

@@ -131,13 +131,15 @@ def uncertainty_panes(model, X, mean, basis, *, seed: int = 0, level: float = 0.
 
     import panel as pn
 
+    from .views.base import alert
+
     unc = getattr(getattr(model, "stages_", None), "uncertainty", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LOEWarning)  # the page says it below
         cov = getattr(model, "uncertainty_", None)
     if cov is None:
         reason = getattr(unc, "reason", None) or "this fit has no per-item uncertainty"
-        return [pn.pane.Alert(f"No ellipses: {html.escape(reason)}.", alert_type="info")]
+        return [alert(f"No ellipses: {html.escape(reason)}.", "info")]
     Z = model.embedding_
     summ = ellipse_summary(X, Z, cov, level)
     note = pn.pane.Markdown(

@@ -144,6 +144,30 @@ _FAINT_CODE_JS = """() => { const out = [];
   walk(document); return out; }"""
 
 
+# Alert boxes shown (a lesson's question, the notice before a large run) whose text has less than 4.5:1
+# contrast with their own background, with the ratio.
+_FAINT_ALERTS_JS = """() => { const out = [];
+  const lum = c => { const v = (c.match(/[0-9.]+/g) || []).slice(0, 3).map(Number).map(x => x / 255)
+      .map(x => x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  let seen = 0;
+  const walk = root => { for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) walk(el.shadowRoot);
+    if (!el.classList.contains('alert') || !(el.getBoundingClientRect().width > 0)) continue;
+    seen++;
+    const st = getComputedStyle(el), back = lum(st.backgroundColor), fore = lum(st.color);
+    const ratio = (Math.max(back, fore) + 0.05) / (Math.min(back, fore) + 0.05);
+    if (ratio < 4.5) out.push(`${el.className}: ${ratio.toFixed(2)}:1 (${st.color} on ${st.backgroundColor})`);
+  } };
+  walk(document); return [seen, out]; }"""
+
+
+def _assert_alerts_readable(p: Page, where: str) -> int:
+    seen, faint = p.page.evaluate(_FAINT_ALERTS_JS)
+    assert not faint, f"{where}: {faint}"
+    return seen
+
+
 # Tick labels of every drawn axis (colour bars' included), from bokeh's own views: the plot's title, the
 # axis's dimension, the labels, and the least room in px between two neighbouring labels' boxes.
 _TICK_GAPS_JS = """() => { const out = [];
@@ -595,6 +619,7 @@ def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser,
             time.sleep(1.5)
             fonts = _assert_readable(p, key)
             assert fonts["btn"] and (key == "offset" or fonts["box"]), fonts
+            assert _assert_alerts_readable(p, key) >= 1  # the question for the class
             _assert_selects_fit(p, key)
             _assert_fits(p, key)
             _assert_no_wheel_zoom(p, key)

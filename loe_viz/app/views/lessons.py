@@ -11,7 +11,7 @@ from panel.viewable import Viewer
 from ..lessons import LESSONS, Lesson, lesson, lesson_config
 from ..state import ExplorerState
 from ..sweep import SweepState
-from .base import SUBSCRIPT_CSS, readable
+from .base import SUBSCRIPT_CSS, alert, readable
 from .sweep import SweepView
 
 __all__ = ["LessonsView"]
@@ -151,7 +151,7 @@ class LessonsView(Viewer):
             self._mark_variants()
             objs.append(pn.Row(pn.pane.Markdown("**Compare:**", styles={"font-size": "1.1em"}), *buttons,
                                sizing_mode="stretch_width"))
-        objs.append(pn.pane.Alert(f"**Question for the class.** {x.question}", alert_type="info",
-                                  sizing_mode="stretch_width", css_classes=["loe-lesson-question"]))
+        objs.append(alert(f"**Question for the class.** {x.question}", "info",
+                          sizing_mode="stretch_width", css_classes=["loe-lesson-question"]))
         readable(*objs)
         return objs

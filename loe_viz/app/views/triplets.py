@@ -21,7 +21,7 @@ from ..uploads import SKIP_BAD_ROWS, in_app_terms
 from ...describe import method_advice, reading_note
 from ...loe import AUTO_MAX_LANDMARKS
 from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
-from .base import explanation, fmt, hvpane
+from .base import alert, explanation, fmt, hvpane
 
 __all__ = ["TripletsView"]
 
@@ -109,8 +109,8 @@ class TripletsView(Viewer):
         self.reading_spinner = pn.indicators.LoadingSpinner(value=True, size=22, visible=False, margin=(12, 4, 0, 10))
         self.reading_note = pn.pane.Markdown("", visible=False, styles={"font-size": "1.05em"},
                                              css_classes=["loe-tr-reading"])
-        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
-                                   css_classes=["loe-tr-error"])
+        self.alert = alert("", "danger", visible=False, sizing_mode="stretch_width",
+                           css_classes=["loe-tr-error"])
         # -- how it was read ------------------------------------------------------------------
         self.sentence = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-size": "1.1em"},
                                          css_classes=["loe-tr-sentence"])
@@ -127,8 +127,8 @@ class TripletsView(Viewer):
         self.w_test = self._box(W.FloatInput, "test_fraction", step=0.05, width=140)
         self.w_seed = self._box(W.IntInput, "seed", width=100)
         self.w_limit = self._box(W.FloatInput, "max_seconds", width=190)
-        self.setting_alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
-                                           css_classes=["loe-tr-setting-error"])
+        self.setting_alert = alert("", "danger", visible=False, sizing_mode="stretch_width",
+                                   css_classes=["loe-tr-setting-error"])
         self.b_run = W.Button(label="Run", color="primary", width=140, css_classes=["loe-tr-run"],
                               description="Split the triplets, fit every chosen method, score it on the held-out part")
         self.b_run.on_click(lambda e: self.state.run(background=True))
