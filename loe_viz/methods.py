@@ -1,4 +1,4 @@
-"""The embedding methods of loe_viz in one place: name, estimator, label, colour, triplets.
+"""The embedding methods of loe_viz in one place: name, estimator, label, colour, line, marker, triplets.
 
 The explorer and the benchmarks read this registry instead of keeping their
 own name -> class tables, method lists and colour tables.
@@ -41,6 +41,11 @@ class Method:
         How the method is written for readers (``"t-STE"``, ``"LOE-STE"``).
     colour : str
         Hex colour of the method in every plot (app and benchmark pages).
+    dash : str
+        Bokeh line dash of the method's curves, and ``marker`` the Bokeh marker of its points: every
+        method has its own of each, so that curves are told apart without their colours (a third of
+        the tab10 pairs here fall below ΔE 12 for a colour-blind reader, SOE and GNMDS at 7).
+    marker : str
     landmark_triplets : bool
         True when ``fit_oracle`` asks landmark-headed comparisons (LOE, and
         LOE-STE for its first stage); False when the method is fitted on
@@ -51,6 +56,8 @@ class Method:
     estimator: type
     label: str
     colour: str
+    dash: str
+    marker: str
     landmark_triplets: bool
 
     def __call__(self, **params):
@@ -62,13 +69,13 @@ class Method:
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        Method("LOE", LOE, "LOE", "#000000", True),
-        Method("STE", STE, "STE", "#1f77b4", False),
-        Method("LOESTE", LOESTE, "LOE-STE", "#8c564b", True),
-        Method("TSTE", TSTE, "t-STE", "#ff7f0e", False),
-        Method("SOE", SOE, "SOE", "#2ca02c", False),
-        Method("GNMDS", GNMDS, "GNMDS", "#d62728", False),
-        Method("CKL", CKL, "CKL", "#9467bd", False),
+        Method("LOE", LOE, "LOE", "#000000", "solid", "circle", True),
+        Method("STE", STE, "STE", "#1f77b4", "dashed", "square", False),
+        Method("LOESTE", LOESTE, "LOE-STE", "#8c564b", "dotdash", "diamond", True),
+        Method("TSTE", TSTE, "t-STE", "#ff7f0e", "dotted", "triangle", False),
+        Method("SOE", SOE, "SOE", "#2ca02c", "dashdot", "inverted_triangle", False),
+        Method("GNMDS", GNMDS, "GNMDS", "#d62728", "12 4", "hex", False),
+        Method("CKL", CKL, "CKL", "#9467bd", "2 2 8 2", "star", False),
     )
 }
 

@@ -20,6 +20,12 @@ def test_labels_and_colours_are_distinct():
     labels = [m.label for m in METHODS.values()]
     colours = [m.colour for m in METHODS.values()]
     assert len(set(labels)) == len(labels) and len(set(colours)) == len(colours)
+    # and each its own dash and marker, valid for Bokeh: curves are told apart without colour
+    from bokeh.core.enums import MarkerType
+    from bokeh.core.properties import DashPattern
+    dashes, markers = [m.dash for m in METHODS.values()], [m.marker for m in METHODS.values()]
+    assert len(set(dashes)) == len(dashes) and len(set(markers)) == len(markers)
+    assert all(DashPattern().is_valid(d) for d in dashes) and set(markers) <= set(MarkerType)
     assert all(c.startswith("#") and len(c) == 7 for c in colours)
 
 

@@ -231,3 +231,37 @@ def test_each_sweep_figure_spans_its_own_points_in_the_page():
     assert figures[0].x_range is not figures[1].x_range and figures[0].y_range is not figures[1].y_range
     for fig in figures:
         assert 500 < fig.x_range.start < 1000 and 16_000 < fig.x_range.end < 30_000, fig.title.text
+
+
+def test_compares_curves_differ_by_dash_and_marker_not_colour_alone():
+    """The seven methods were solid lines with the same diamond, told apart by colour only: for a
+    colour-blind reader SOE and GNMDS (ΔE 7) and STE and CKL could not be matched to the legend."""
+    import holoviews as hv
+
+    from loe_viz.methods import METHODS
+
+    s = ExplorerState(n=200, seed=2)
+    view = CompareView(state=s)
+    c = view.compare
+    try:
+        c.methods = list(METHODS)
+        c.time_limit = 1.0
+        c.start(background=False)
+        fig = hv.render(view._figure(), backend="bokeh")
+        lines, points = {}, {}
+        for r in fig.renderers:
+            label = next((it.label["value"] for it in fig.legend[0].items if r in it.renderers), None)
+            if type(r.glyph).__name__ == "Line":
+                lines[label] = (tuple(r.glyph.line_dash), r.glyph.line_color)
+            elif type(r.glyph).__name__ == "Scatter":
+                points[label] = r.glyph.marker
+        drawn = {m.label for m in METHODS.values()}
+        assert set(points) == drawn and len(set(points.values())) == len(drawn), points
+        assert len(lines) >= 5 and len({dash for dash, _ in lines.values()}) == len(lines), lines
+        for m in METHODS.values():
+            assert points[m.label] == m.marker
+        # one legend entry per method, showing its line and its marker together
+        assert sorted(it.label["value"] for it in fig.legend[0].items) == sorted(drawn)
+    finally:
+        view.close()
+        s.close()

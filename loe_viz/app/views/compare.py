@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 
-from ...methods import METHODS, method_colour
+from ...methods import METHODS
 from .. import plots
 from ..compare_state import BASELINE_METHODS, COMPARE_PROTOCOLS, LOESTE_EPS, CompareState
 from ..text import md
@@ -104,15 +104,15 @@ that these comparisons hardly pin down from scratch, and STE refines it.
         df = df[np.isfinite(df["procrustes"])]
         layers = []
         for name, g in df.groupby("method", sort=False):
-            col = method_colour(name)
+            m = METHODS[name]  # colour, dash and marker: told apart without colour too
             g = g.sort_values("seconds")
             if len(g) > 1:
-                layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=METHODS[name].label).opts(
-                    color=col, line_width=3, tools=["hover"]))
+                layers.append(hv.Curve(g, "seconds", ["procrustes", "triplet_error"], label=m.label).opts(
+                    color=m.colour, line_dash=m.dash, line_width=3, tools=["hover"]))
             fin = g[g["final"]]
             if len(fin):
-                layers.append(hv.Scatter(fin, "seconds", ["procrustes", "triplet_error"], label=METHODS[name].label).opts(
-                    color=col, size=16, marker="diamond", tools=["hover"]))
+                layers.append(hv.Scatter(fin, "seconds", ["procrustes", "triplet_error"], label=m.label).opts(
+                    color=m.colour, size=16, marker=m.marker, tools=["hover"]))
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
         y = df["procrustes"].to_numpy()
@@ -120,7 +120,7 @@ that these comparisons hardly pin down from scratch, and STE refines it.
         ticks = plots.log_ticks(y)
         extra = dict(yticks=ticks, ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3)) if ticks else {}
         return hv.Overlay(layers).opts(
-            **plots.base_opts(title="Procrustes error against time (diamonds: final)", logy=True,
+            **plots.base_opts(title="Procrustes error against time (large markers: final)", logy=True,
                               xlabel="seconds", ylabel="Procrustes error (log scale)",
                               legend_position="right", **extra))
 
