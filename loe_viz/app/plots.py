@@ -1022,6 +1022,13 @@ def integer_x_ticks(plot, element) -> None:
                 ticker.num_minor_ticks = 0
 
 
+#: Colours, dashes and markers of the curves of a convergence plot with several (one per landmark).
+CURVE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                 "#bcbd22", "#17becf")
+CURVE_DASHES = ("solid", "dashed", "dotted", "dotdash")
+CURVE_MARKERS = ("circle", "square", "triangle", "diamond", "inverted_triangle", "hex", "star")
+
+
 def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, lines=(), **opts):
     """One curve per entry of ``histories`` (name -> 1-D array), iteration on x.
 
@@ -1030,20 +1037,30 @@ def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, 
     same fonts and whole-number iteration ticks.
     """
     curves = []
-    for name, h in histories.items():
+    several = sum(np.size(h) > 0 for h in histories.values()) > 1
+    for i, (name, h) in enumerate(histories.items()):
         h = np.asarray(h, dtype=np.float64)
         if h.size == 0:
             continue
         y = np.where(h > 0, h, np.nan) if logy else h
-        curves.append(hv.Curve((np.arange(h.size), y), "iteration", ylabel, label=str(name)).opts(
-            line_width=2.5, tools=["hover"]))
+        curve = hv.Curve((np.arange(h.size), y), "iteration", ylabel, label=str(name))
+        if not several:
+            curves.append(curve.opts(line_width=2.5, tools=["hover"]))
+            continue
+        # several curves: each its own dash and marker besides its colour, so that a colour-blind reader
+        # can match them to the legend (4 dashes x 7 markers: no two of up to 28 curves alike)
+        colour = CURVE_COLOURS[i % len(CURVE_COLOURS)]
+        curves.append(curve.opts(color=colour, line_dash=CURVE_DASHES[i % len(CURVE_DASHES)], line_width=2.5,
+                                 tools=["hover"]))
+        curves.append(hv.Scatter((np.arange(h.size), y), "iteration", ylabel, label=str(name)).opts(
+            color=colour, marker=CURVE_MARKERS[i % len(CURVE_MARKERS)], size=9, tools=["hover"]))
     hooks = [integer_x_ticks, *opts.pop("hooks", ())]
     if not curves:
         return hv.Curve([], "iteration", ylabel).opts(**base_opts(title=f"{title} (no history)", hooks=hooks,
                                                                   **opts))
     ov = hv.Overlay(curves + list(lines))
     # a legend names the curves when there are several (one curve is named by the title)
-    kw = dict(title=title, logy=logy, legend_position="right", show_legend=1 < len(curves) <= 12)
+    kw = dict(title=title, logy=logy, legend_position="right", show_legend=several and len(histories) <= 12)
     kw.update(opts)
     return ov.opts(**base_opts(hooks=hooks, **kw))
 

@@ -431,6 +431,27 @@ def test_convergence_iterations_have_integer_ticks():
     assert long.xaxis[0].ticker.min_interval == 1
 
 
+def test_convergence_curves_differ_by_dash_and_marker_not_colour_alone():
+    """The landmarks' solver curves were solid lines told apart by colour only: at 12 landmarks L1 and L7
+    were both red and L0 and L8 both blue, and for a colour-blind reader L2 and L11 were 3 ΔE apart."""
+    hist = {f"L{k}": np.geomspace(10.0 + k, 1e-6, 6) for k in range(12)}
+    fig = _figure(plots.convergence(hist, "twelve", "norm"))
+    look = {}
+    for r in fig.renderers:
+        name = next(it.label["value"] for it in fig.legend[0].items if r in it.renderers)
+        g = r.glyph
+        if type(g).__name__ == "Line":
+            look.setdefault(name, {}).update(colour=g.line_color, dash=tuple(g.line_dash))
+        else:
+            look.setdefault(name, {}).update(marker=g.marker, marker_colour=g.fill_color)
+    assert sorted(look) == sorted(hist) and len(fig.legend[0].items) == 12
+    styles = {(v["dash"], v["marker"]) for v in look.values()}
+    assert len(styles) == 12  # no two alike without their colour
+    assert all(v["colour"] == v["marker_colour"] for v in look.values())
+    one = _figure(plots.convergence({"D": [1.0, 0.1]}, "one", "r"))  # one curve: a plain line, no legend
+    assert [type(r.glyph).__name__ for r in one.renderers] == ["Line"] and not any(lg.items for lg in one.legend)
+
+
 def test_ranking_and_edm_convergence_plots_have_integer_ticks(explorer):
     for step, title in (("Ranking", "Solver convergence"), ("EDM", "Dykstra convergence")):
         figs = [m for m in _step_models(explorer, step)
