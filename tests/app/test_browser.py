@@ -451,6 +451,44 @@ def test_tabs_and_downloads_work_from_the_keyboard(server, browser):
         p.close()
 
 
+def test_a_screen_reader_hears_every_control_by_its_words_and_the_words_of_a_checkbox_tick_it(server, browser):
+    """Bokeh's widgets left the sidebar's number boxes and sliders, the checkboxes and the switch unnamed
+    (their words are a text beside them), the tabs were plain text with no selected state, the toggles had no
+    pressed state and a plot was two unnamed canvases; clicking the words "Show the explanations" did nothing."""
+    p = Page(browser, server.url + "?n=500&step=embedding", width=1280, height=800)
+    try:
+        role = p.page.get_by_role
+        time.sleep(1.0)  # the page's sweep runs 0.2 s after the last change
+        for name in ("Items n", "Dimension d", "Noise temperature T"):
+            role("textbox", name=name, exact=True).wait_for(timeout=30_000)
+            role("slider", name=name, exact=True).wait_for(timeout=30_000)
+        for name in ("Seed", "Budget (c, or per landmark)", "Landmarks ℓ"):
+            role("textbox", name=name, exact=True).wait_for(timeout=30_000)
+        role("switch", name="The paper's algorithm only (no ordinal polish)").wait_for(timeout=30_000)
+        role("button", name="random", pressed=True).wait_for(timeout=30_000)
+        role("button", name="MaxMin", pressed=False).wait_for(timeout=30_000)
+        role("tab", name="Embedding", selected=True).wait_for(timeout=30_000)
+        role("tab", name="Walk-through", selected=True).wait_for(timeout=30_000)
+        role("figure", name="Plot: Ground truth (select here…)").wait_for(timeout=30_000)
+        explain = role("checkbox", name="Show the explanations")
+        explain.wait_for(timeout=30_000)
+        assert explain.is_checked()
+        # the words tick the box, as a label's would; the step's explanation folds away
+        p.page.locator(".loe-explain .bk-label").first.click()
+        deadline = time.time() + 20
+        while explain.is_checked() and time.time() < deadline:
+            time.sleep(0.2)
+        assert not explain.is_checked()
+        # a tab chosen later is marked selected, the one left is not
+        p.page.locator(".bk-tab", has_text="Ranking").first.click()
+        p.wait_address(r"step=ranking")
+        role("tab", name="Ranking", selected=True).wait_for(timeout=30_000)
+        assert role("tab", name="Embedding", selected=False).count() == 1
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_a_lost_connection_is_said_on_the_page(browser, server_factory):
     """When the hall's network dropped, the page looked live while nothing reached the server."""
     srv = server_factory()

@@ -263,6 +263,89 @@ if (!window.__loeVizKeys) {
 }
 """
 
+#: Names and states for assistive technology, which Bokeh's widgets leave out: a tab header is a plain div,
+#: the words of a checkbox are a div beside it (not a label: clicking them did nothing), the explorer's
+#: number boxes and sliders take their words from a text beside them, and a plot is two unnamed canvases.
+#: Each sweep names what is not named yet and marks which tab and which toggle is chosen; it runs once the
+#: page is drawn and after each change of the document or click or key (debounced), 4 to 10 ms each.
+_NAMES_JS = r"""
+if (!window.__loeVizNames) {
+  window.__loeVizNames = () => {
+    const textOf = (host) => {  // the visible words of a host, through its shadow root; not of its inputs
+      if (!host) return ""
+      const root = host.shadowRoot || host
+      let out = ""
+      for (const el of root.querySelectorAll("*")) {
+        if (el.shadowRoot) out += " " + textOf(el)
+        else if (!el.children.length && !["STYLE", "LINK", "SCRIPT"].includes(el.tagName) && !el.closest("input,button,select,textarea,.bk-input-group")) out += " " + (el.textContent || "")
+      }
+      return out.replace(/\s+/g, " ").trim()
+    }
+    const nameNear = (el) => {  // the words beside a control: a sibling of its host, or of its host's host
+      let host = el.shadowRoot ? el : el.getRootNode().host
+      for (let level = 0; host && level < 3; level++) {
+        const sibs = Array.from(host.parentNode ? host.parentNode.children : [])
+        const i = sibs.indexOf(host)
+        for (const s of [...sibs.slice(0, i).reverse(), ...sibs.slice(i + 1)]) {
+          if (/bk-(Div|Row|panel-models-markup)\b/.test(s.className)) {
+            const t = textOf(s)
+            if (t) return t.replace(/:$/, "")
+          }
+        }
+        host = host.getRootNode().host
+      }
+      return ""
+    }
+    const sweep = (root) => {
+      for (const el of root.querySelectorAll("*")) {
+        if (el.shadowRoot) sweep(el.shadowRoot)
+        const cl = el.classList
+        if (cl.contains("bk-tab")) {
+          el.setAttribute("role", "tab")
+          el.setAttribute("aria-selected", cl.contains("bk-active") ? "true" : "false")
+          if (el.parentElement) el.parentElement.setAttribute("role", "tablist")
+        } else if (el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "text") && !el.getAttribute("aria-label")) {
+          const label = el.type === "checkbox" ? Array.from(el.parentNode.children).find((c) => c.classList.contains("bk-label"))
+            : el.closest(".bk-input-group") && el.closest(".bk-input-group").querySelector("label")
+          const own = label ? label.textContent.trim() : ""
+          const name = own || nameNear(el)
+          if (name) el.setAttribute("aria-label", name)
+        } else if ((cl.contains("noUi-handle") || el.getAttribute("role") === "switch") && !el.getAttribute("aria-label")) {
+          const name = nameNear(el)
+          if (name) el.setAttribute("aria-label", name)
+        } else if (cl.contains("bk-btn") && el.parentElement && el.parentElement.classList.contains("bk-btn-group") && el.parentElement.children.length > 1) {
+          el.setAttribute("aria-pressed", cl.contains("bk-active") ? "true" : "false")
+        } else if (cl.contains("bk-tool-button") && el.title && !el.getAttribute("aria-label")) {
+          el.setAttribute("role", "button")
+          el.setAttribute("aria-label", el.title)
+        }
+      }
+    }
+    sweep(document)
+    if (window.Bokeh) for (const v of Bokeh.index.all_views()) {
+      const t = v.model && v.model.title
+      if (t && typeof t === "object" && "text" in t && v.el && v.el.classList) {
+        v.el.setAttribute("role", "figure")
+        v.el.setAttribute("aria-label", "Plot: " + (t.text || "untitled"))
+      }
+    }
+  }
+  let pending = null
+  const later = () => { clearTimeout(pending); pending = setTimeout(window.__loeVizNames, 200) }
+  for (const d of (window.Bokeh ? Bokeh.documents : [])) d.on_change(later)
+  document.addEventListener("click", (e) => {
+    const el = e.composedPath()[0]
+    if (el instanceof HTMLElement && el.classList.contains("bk-label") && el.parentNode) {
+      const box = Array.from(el.parentNode.children).find((c) => c.tagName === "INPUT" && c.type === "checkbox")
+      if (box && !box.disabled) box.click()  // the words of a checkbox tick it, as a label's would
+    }
+    later()
+  }, true)
+  document.addEventListener("keyup", later, true)
+  window.__loeVizNames()
+}
+"""
+
 #: Run in the page when its connection to the server is lost (and when it is back).
 _LOST_JS = """
 let box = document.getElementById("loe-connection-lost")
@@ -289,7 +372,9 @@ def keyboard_and_connection(doc) -> None:
     Bokeh's tab headers take focus but listen for clicks only, and so do Panel's download links
     inside their buttons: from the keyboard the modes ("Your triplets", "Lessons") and the steps
     could not be switched and nothing could be downloaded. Enter or Space now activates a focused
-    tab or download, and the arrow keys, Home and End move between tabs. When the connection
+    tab or download, and the arrow keys, Home and End move between tabs. Tabs, toggles, plots and
+    the boxes and sliders that take their words from a text beside them get names and states for a
+    screen reader, and the words of a checkbox tick it. When the connection
     drops (a hall's network), the page looked live while nothing reached the server; a banner now
     says so until the connection is back.
     """
@@ -297,7 +382,7 @@ def keyboard_and_connection(doc) -> None:
 
     if doc is None:  # not a served page
         return
-    doc.js_on_event("document_ready", CustomJS(code=_KEYS_JS))
+    doc.js_on_event("document_ready", CustomJS(code=_KEYS_JS + _NAMES_JS))
     doc.js_on_event("connection_lost", CustomJS(code=_LOST_JS))
     doc.js_on_event("client_reconnected", CustomJS(code=_BACK_JS))
 
