@@ -413,7 +413,8 @@ class Explorer(Viewer):
             why = refuse(name, v) if refuse is not None else None
             if why:
                 kept = getattr(s, name)
-                got = "" if v is None else f" (got {v:,})"
+                # a number past 2**53 came as a float: its digits beyond the 16th are not the ones typed
+                got = "" if v is None else f" (got about {float(v):.3g})" if abs(v) >= 2 ** 53 else f" (got {v:,})"
                 s.error = f"{label} {why}{got}; it stays {kept:,}."
                 w.value = kept
                 # the page stretched the slider to the typed value on its own: back to its range (with the

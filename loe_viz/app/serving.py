@@ -33,6 +33,9 @@
 * :func:`serve_stylesheets_locally`: every stylesheet of Panel's components is
   loaded from the server itself, never from Panel's CDN (a lecture hall may
   have no internet).
+* :func:`refuse_values_no_widget_takes`: a value a page sends that its widget
+  cannot take (a crafted option, 25 digits typed in a whole-number box) is
+  refused with one line in the log, and the page is sent the value in use.
 * :func:`lighten_pages`: a page is sent in a quarter of its bytes: without
   Bokeh's MathJax bundle, which nothing on the explorer's pages uses, and
   compressed for browsers that accept gzip.
@@ -59,6 +62,7 @@ __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes",
            "drop_messages_of_released_pages", "read_links_safely", "readable_request_arguments", "harden",
            "answer_refusals_with_status", "REFUSED_STATUS", "lighten_pages", "GZIP_LEVEL",
+           "refuse_values_no_widget_takes",
            "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
 log = logging.getLogger(__name__)
@@ -195,6 +199,63 @@ def drop_messages_of_released_pages() -> None:
     handle_while_attached.__wrapped__, close_released.__wrapped__ = handle, on_close
     ProtocolHandler.handle, WSHandler.on_close = handle_while_attached, close_released
     _detached_patched = True
+
+
+_values_patched = False
+
+
+def refuse_values_no_widget_takes() -> None:
+    """Refuse, with one line in the log, a value a page sends that its widget cannot take (idempotent).
+
+    A page's widget may send what its widget on the server cannot hold: a number typed with 25 digits
+    arrives as a float (``1e+25``) at a whole-number box and its slider, whose bounds the page also
+    stretches to it; a crafted message names an option no select offers or a button past the end of a
+    toggle group. Panel (1.9) logged two tracebacks for each, and the box showed the value while the
+    results kept the old one. Now a whole number sent as a float is taken as the whole number (the
+    explorer then says why it refuses a value out of range), and anything else a widget cannot take is
+    refused before it is applied: one line in the log, and the page is sent the widget's value in use.
+    Errors of the explorer's own callbacks still propagate.
+    """
+    global _values_patched
+    if _values_patched:
+        return
+    import param
+    from panel.reactive import Syncable
+
+    original = Syncable._process_events
+
+    def _process_events(self, events):
+        try:
+            events = dict(events)
+            for key, value in events.items():
+                target = self.param[key] if key in self.param else None
+                if (isinstance(target, param.Integer) and isinstance(value, float) and value.is_integer()):
+                    events[key] = int(value)  # sent as a float (25 digits): the widget says why it is refused
+            params = self._process_property_change(dict(events))
+            for key, value in params.items():
+                if "." not in key and key in self.param:
+                    self.param[key]._validate(value)
+        except Exception as exc:  # noqa: BLE001 - what the page sent cannot be applied: refused
+            log.warning("Refused what a page sent to %s %r (%s): %s", type(self).__name__, self.name,
+                        ", ".join(map(str, events)), exc)
+            _send_back(self, events)
+            return None
+        return original(self, events)
+
+    _process_events.__wrapped__ = original
+    Syncable._process_events = _process_events
+    _values_patched = True
+
+
+def _send_back(widget, events) -> None:
+    """Set the page's models of ``widget`` back to the widget's values of the properties in ``events``."""
+    names = [k for k in widget.param if (widget._rename.get(k, k) or k) in events]
+    try:
+        props = widget._process_param_change({k: getattr(widget, k) for k in names if k in widget.param})
+    except Exception:  # noqa: BLE001 - nothing to send back
+        return
+    for model, _ in list(getattr(widget, "_models", {}).values()):
+        model.update(**{k: v for k, v in props.items() if k in events and model.lookup(k, raises=False) is not None})
 
 
 _links_patched = False
@@ -346,6 +407,7 @@ def harden() -> None:
     read_links_safely()
     readable_request_arguments()
     quiet_closed_page_writes()
+    refuse_values_no_widget_takes()
     lighten_pages()
     if not _hardened:
         _hardened = True

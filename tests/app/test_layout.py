@@ -556,6 +556,10 @@ def test_the_upload_boxes_say_what_became_of_a_file_in_print_read_from_afar(serv
         p.close()
 
 
+_N_SLIDER_JS = """() => [...Bokeh.index.all_views()].map(v => v.model)
+    .filter(m => m && m.type === 'Slider' && m.start === 20).map(m => [m.end, m.value])"""
+
+
 def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(server, browser, shots):
     # 300,000 stayed in the n box beside the refusal, and the slider stretched to it
     p = Page(browser, server.url, width=1280, height=800)
@@ -569,11 +573,21 @@ def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(serve
         while box.input_value().replace(",", "") != "1000" and time.perf_counter() < deadline:
             time.sleep(0.1)
         assert box.input_value().replace(",", "") == "1000"
-        ends = p.page.evaluate("""() => [...Bokeh.index.all_views()].map(v => v.model)
-            .filter(m => m && m.type === 'Slider' && m.start === 20).map(m => [m.end, m.value])""")
+        ends = p.page.evaluate(_N_SLIDER_JS)
         assert ends == [[5000, 1000]], ends
         p.shot(shots / "n_refused.png")
+        # 25 digits arrive as a float (1e+25), at the box and at the slider the page stretches to it: Panel
+        # refused both with tracebacks in the log, and the box showed 1e+25 beside the old results
+        p.set_input(".loe-n", "9" * 25)
+        msg = p.wait_text(".loe-error", r"got about 1e\+25", timeout=60)
+        assert "Items n must be at most 200,000 (got about 1e+25); it stays 1,000." in msg, msg
+        deadline = time.perf_counter() + 10
+        while box.input_value().replace(",", "") != "1000" and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        assert box.input_value().replace(",", "") == "1000"
+        assert p.page.evaluate(_N_SLIDER_JS) == [[5000, 1000]]
         assert not p.errors, p.errors
+        assert "Traceback" not in server.log() and "Callback failed" not in server.log()
     finally:
         p.close()
 

@@ -103,6 +103,51 @@ def test_mathjax_goes_only_to_a_page_whose_text_needs_it():
     assert not needs_mathjax(pn.pane.Markdown("Plain words."))
 
 
+def test_a_value_no_widget_takes_is_refused_with_one_line_and_the_page_gets_the_value_in_use(caplog):
+    """A crafted message naming an option the select does not offer, or a button past the end of a toggle
+    group, logged two tracebacks each (Panel's "Callback failed" and Bokeh's), and the page kept showing it."""
+    import logging
+
+    import panel as pn
+    from bokeh.document import Document
+
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.serving import refuse_values_no_widget_takes
+    from loe_viz.app.state import ExplorerState
+
+    refuse_values_no_widget_takes()
+    refuse_values_no_widget_takes()  # idempotent
+    s = ExplorerState(n=300)
+    e = Explorer(state=s)
+    try:
+        doc = Document()
+        doc.add_root(pn.panel(e).get_root(doc))
+        with caplog.at_level(logging.INFO):
+            for widget, prop, sent in ((e.w_kind, "value", "evil<b>x</b>"), (e.w_unit, "active", 7),
+                                       (e.w_sel, "active", 9), (e.w_n._value_edit, "value", float("inf"))):
+                (model, _), = widget._models.values() or [(None, None)]
+                before = model.lookup(prop).get_value(model) if model is not None else None
+                if model is not None:
+                    with caplog.at_level(logging.CRITICAL):  # as the page's change reaches the server's model
+                        model.update(**{prop: sent})
+                caplog.clear()
+                widget._process_events({prop: sent})
+                lines = [r for r in caplog.records if r.name.startswith(("loe_viz", "panel", "bokeh"))]
+                assert len(lines) == 1 and lines[0].levelname == "WARNING", [r.getMessage() for r in lines]
+                assert lines[0].getMessage().startswith(f"Refused what a page sent to {type(widget).__name__}")
+                assert not any(r.exc_info for r in caplog.records)
+                if model is not None:  # the page is sent the value in use
+                    assert model.lookup(prop).get_value(model) == before
+        assert (s.kind, s.budget_unit, s.landmark_selection, s.n) == ("gaussian", "total_c", "random", 300)
+        # a whole number sent as a float (25 digits typed) is taken as the number: the explorer says why not
+        e.w_n._value_edit._process_events({"value": 1e25})
+        assert s.error == "Items n must be at most 200,000 (got about 1e+25); it stays 300."
+        e.w_n._slider._process_events({"end": 1e25})  # the page stretched the slider to it
+        assert e.w_n._slider.end == int(1e25) and s.n == 300
+    finally:
+        s.close()
+
+
 def test_upload_box_takes_a_file_and_bounds_what_it_buffers():
     """The upload boxes: FileDropper with the size limit; the server drops a file past it anyway."""
     import panel as pn
