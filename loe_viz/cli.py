@@ -62,6 +62,15 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def _print_message(self, message, file=None):
+        """Print ``--help`` and ``--version`` to standard output, flushed: argparse ignores a failed write, so
+        ``--help > /dev/full`` exited 0 having printed nothing (:func:`main` says it in one line)."""
+        if message:
+            file = file or sys.stderr
+            file.write(message)
+            if file is sys.stdout:
+                file.flush()
+
 
 def _checked(convert, what: str, ok, in_range: str | None = None):
     """An argparse ``type``: ``convert`` the text, then require ``ok(value)``."""
@@ -516,8 +525,8 @@ def cmd_samples(args) -> int:
         raise UsageError(f"-o {out}: a copy of {args.name} keeps its format; name it with {src.suffix}")
     _check_output(out, "-o" if args.output else "the copy", str(src), args.force,
                   is_source="is the bundled sample itself; name another file to copy it to")
-    with _writing(out), open(src, "rb") as fh:
-        write_file(out, lambda dst: shutil.copyfileobj(fh, dst))
+    with _all_or_none(out, force=args.force) as (staged,), _writing(out), open(src, "rb") as fh:
+        write_file(staged, lambda dst: shutil.copyfileobj(fh, dst))
     _say(f"copied {args.name} to {out}", err=_is_stdout(out))  # not into the copy itself (-o /dev/stdout)
     return 0
 
@@ -627,7 +636,7 @@ def cmd_embed(args) -> int:
     else:
         train, test = np.asarray(data.triplets), None
     label = METHOD_LABELS[args.method]
-    show = sys.stderr.isatty() if args.progress is None else args.progress
+    show = (sys.stderr is not None and sys.stderr.isatty()) if args.progress is None else args.progress
     if d == "auto":
         d = _choose_dimension(args, train, n, label, err)
     elif (short := _too_few_heads(args, train, n, d)) is not None:
@@ -666,7 +675,11 @@ def cmd_embed(args) -> int:
         _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
              err=err)
     cov = _uncertainty(model, Z, data.labels, err) if args.uncertainty else None
-    what = _write_embedding(out, Z, data.labels, cov)
+    if out == "-":
+        what = _write_embedding(out, Z, data.labels, cov)
+    else:
+        with _all_or_none(out, force=args.force) as (staged,):
+            what = _write_embedding(out, Z, data.labels, cov, path=staged)
     if out != "-":
         _say(f"wrote {what} to {out}; total {_seconds(time.perf_counter() - t0)}", err=err)
     return 0
@@ -835,8 +848,9 @@ def _guarded_labels(labels, out: str) -> str | None:
             f"{short_label(spreadsheet_safe(changed[0]))!r})")
 
 
-def _write_embedding(out: str, Z, labels, cov=None) -> str:
-    """Write the embedding (and ``cov``, per-item covariances) as OUT's extension says; returns what, in words."""
+def _write_embedding(out: str, Z, labels, cov=None, path: str | None = None) -> str:
+    """Write the embedding (and ``cov``, per-item covariances) as OUT's extension says, to ``path`` (default
+    ``out``: a staged name of :func:`_all_or_none`); returns what, in words."""
     import numpy as np
 
     # never left half written (a device such as /dev/null in place); a label such as '=1+1' never a formula
@@ -849,7 +863,7 @@ def _write_embedding(out: str, Z, labels, cov=None) -> str:
         with _writing(out):
             arrays = {"embedding": Z, "labels": stored} if cov is None else {
                 "embedding": Z, "labels": stored, "uncertainty": cov}
-            write_file(out, (lambda fh: np.save(fh, Z, allow_pickle=False)) if ext == ".npy" else (
+            write_file(path or out, (lambda fh: np.save(fh, Z, allow_pickle=False)) if ext == ".npy" else (
                 lambda fh: np.savez(fh, **arrays)))
         if ext == ".npy":  # rows by index: ids that were renumbered, or text labels, are not in the file
             same = labels.dtype.kind == "i" and np.array_equal(labels, np.arange(n))
@@ -859,16 +873,24 @@ def _write_embedding(out: str, Z, labels, cov=None) -> str:
         return f"the {n:,} x {d} embedding and its labels{' and covariances' * (cov is not None)} (arrays " + \
             ", ".join(f"'{a}'" for a in arrays) + ")"
 
-    def rows(fh):
-        write_embedding_table(fh, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
+    def rows(binary):
+        """UTF-8 whatever the locale's encoding (an 'ascii' standard output stopped at the first label such as
+        'Bucureşti', the file half written); the text layer is detached, so that it never closes ``binary``."""
+        text = io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=True)
+        try:
+            write_embedding_table(text, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
+            text.flush()
+        finally:
+            text.detach()
 
     if out == "-":
         with _to_stdout():
-            rows(sys.stdout)
             sys.stdout.flush()
+            rows(sys.stdout.buffer)
+            sys.stdout.buffer.flush()
     else:
         with _writing(out):
-            write_file(out, lambda fh: rows(io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)))
+            write_file(path or out, rows)
     cols = f"{','.join(f'x{k + 1}' for k in range(min(d, 3)))}{',...' if d > 3 else ''}"
     return f"{n:,} rows (item,label,{cols}{',cov_x1_x1,...' if cov is not None else ''})"
 
@@ -938,7 +960,7 @@ def cmd_simulate(args) -> int:
         T = oracle.uniform_triplets(m)
         design = "uniformly random triplets"
     header = ",".join(f"x{k + 1}" for k in range(d))
-    with _all_or_none(out, points_out) as (tri_path, points_path):  # never triplets without their points
+    with _all_or_none(out, points_out, force=args.force) as (tri_path, points_path):  # both or neither
         with _writing(out):
             write_triplets(tri_path, T, layout=args.layout, random_state=args.seed + 3)
         with _writing(points_out):
@@ -955,40 +977,74 @@ def cmd_simulate(args) -> int:
 
 
 @contextlib.contextmanager
-def _all_or_none(*paths):
+def _all_or_none(*paths, force: bool = True):
     """The names to write ``paths`` under: hidden temporary files beside them (beside a link's target), renamed
     over them together once every one is written, so that a run stopped in between (Ctrl-C, SIGTERM, SIGHUP, a full
-    disk) leaves no new file and the old ones as they were. A device or pipe is written in place, under its own name."""
+    disk) leaves no new file and the old ones as they were. A device or pipe is written in place, under its own name.
+
+    Nothing is put in place once an ending signal arrived, even one whose ``SystemExit`` was lost
+    (:data:`_ending_signal`). Without ``force`` an output that another process created meanwhile (two runs given the
+    same ``-o``) is kept, and this run says so: the new file is linked in place, which fails if the name exists."""
     import secrets
 
     from .io.writing import written_in_place
 
-    staged = []  # (the name written, the file it replaces, or None: written in place)
+    staged = []  # (the name written, the file it replaces, or None: written in place, the name as given)
     for path in paths:
         if written_in_place(path):
-            staged.append((path, None))
+            staged.append((path, None, path))
         else:
             folder, base = os.path.split(os.path.realpath(path))
-            staged.append((os.path.join(folder, f".tmp-{secrets.token_hex(8)}-{base}"), os.path.join(folder, base)))
+            staged.append((os.path.join(folder, f".tmp-{secrets.token_hex(8)}-{base}"), os.path.join(folder, base),
+                           path))
+    placed = []  # targets linked in place by this run (removed again if a later one cannot be)
     try:
-        yield [name for name, _ in staged]
+        yield [name for name, _, _ in staged]
         hold = getattr(signal, "pthread_sigmask", None)  # no Ctrl-C between the renames
         held = hold(signal.SIG_BLOCK, {signal.SIGINT, *_ENDING_SIGNALS}) if hold else None
         try:
-            for name, target in staged:
-                if target is not None:
-                    if os.path.exists(target):  # the replaced file's mode, as write_file keeps it
-                        os.chmod(name, os.stat(target).st_mode & 0o7777)
-                    os.replace(name, target)
+            if _ending_signal is not None:
+                raise SystemExit(128 + _ending_signal)
+            for name, target, given in staged:
+                if target is None:
+                    continue
+                if not force and _link_in_place(name, target, given):
+                    placed.append(target)
+                    continue
+                if os.path.exists(target):  # the replaced file's mode, as write_file keeps it
+                    os.chmod(name, os.stat(target).st_mode & 0o7777)
+                os.replace(name, target)
         finally:
             if hold:
                 hold(signal.SIG_SETMASK, held)
     except BaseException:
-        for name, target in staged:
+        for target in placed:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+        for name, target, _ in staged:
             if target is not None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name)
         raise
+
+
+def _link_in_place(name: str, target: str, given: str) -> bool:
+    """Put the written file ``name`` at ``target`` only if nothing is there (one atomic step); False where the
+    file system has no hard links (the caller renames, after checking)."""
+    try:
+        os.link(name, target)
+    except FileExistsError:
+        raise DataError(f"cannot write {given}: another process created it while this run worked (another run "
+                        "given the same -o?); it is kept as it is: pass --force to replace it, or -o to name "
+                        "another file") from None
+    except OSError:  # no hard links here (some network or FAT file systems): check, then rename
+        if os.path.lexists(target):
+            raise DataError(f"cannot write {given}: another process created it while this run worked (another run "
+                            "given the same -o?); it is kept as it is: pass --force to replace it, or -o to name "
+                            "another file") from None
+        return False
+    os.unlink(name)
+    return True
 
 
 def _check_simulate_memory(n: int, d: int, m: int, c: float) -> None:
@@ -1122,20 +1178,38 @@ def cmd_explore(args) -> int:
 _ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
 
 
+#: The ending signal this run received (None: none). Raised as ``SystemExit`` from the handler, it can be lost: a
+#: signal that lands while numba compiles (an llvmlite ctypes callback) or while a module is imported is printed
+#: as "Exception ignored" and the run goes on. Outputs are then not put in place (:func:`_all_or_none` checks this
+#: first) and the run ends with the signal's status: a kill in the first second replaced the output anyway.
+_ending_signal: int | None = None
+
+
 def _terminated(signum, frame):
     """An ending signal (:data:`_ENDING_SIGNALS`) unwinds like Ctrl-C: a file being written is removed, not left
     behind."""
+    global _ending_signal
+    _ending_signal = signum
     raise SystemExit(128 + signum)
 
 
 def main(argv=None) -> int:
     """Run ``loe-viz``; returns the exit status (2: usage error, 1: unusable data)."""
+    global _ending_signal
+    _ending_signal = None
     try:
         parser = build_parser()
         args, unknown = parser.parse_known_args(argv)
     except KeyboardInterrupt:  # Ctrl-C while starting: one line, as during a run
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # --help into a reader that stopped ('| head -1')
+        _drop_stdout()
+        return 128 + signal.SIGPIPE
+    except OSError as exc:  # --help or --version into a full disk (> /dev/full): one line, as a run says it
+        _drop_stdout()
+        print(f"{PROG}: error: cannot write to standard output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     if unknown:  # named by the sub-command they were given to, whose --help lists its options
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
@@ -1151,7 +1225,8 @@ def main(argv=None) -> int:
     for sig in catch:
         signal.signal(sig, _terminated)
     try:
-        return _run(args, prog)
+        status = _run(args, prog)
+        return 128 + _ending_signal if _ending_signal is not None else status  # a signal the run did not see
     finally:
         for sig in catch:  # called from Python (a test, a script): the process keeps its own handling
             signal.signal(sig, signal.SIG_DFL)

@@ -791,6 +791,107 @@ def test_a_closed_or_full_standard_output_is_one_line_and_harms_no_file(tmp_path
             assert proc.stderr.splitlines()[-1] == (f"loe-viz {command.split()[0]}: error: cannot write to standard "
                                                     "output: No space left on device"), proc.stderr
     assert os.listdir(tmp_path) == []
+    if os.path.exists("/dev/full"):  # --help and --version printed argparse's traceback
+        for command in ("--help", "--version", "embed --help"):
+            proc = shell(f"{command} > /dev/full", tmp_path)
+            assert one_line_error(proc, 1, "loe-viz: error: ") == ("loe-viz: error: cannot write to standard output: "
+                                                                  "No space left on device")
+
+
+def test_a_kill_whose_exit_a_compiler_swallowed_still_stops_the_run_and_keeps_the_output(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """A SIGTERM or SIGHUP landing while numba compiled (an llvmlite ctypes callback) was printed as "Exception
+    ignored": the run went on, replaced the existing output and exited 0 (4 of 40 SIGHUPs 0.6 to 1.3 s in)."""
+    from loe_viz import cli, loe
+
+    crowd = str(sample_path("european_capitals_crowd.csv"))
+    out = tmp_path / "out.csv"
+    out.write_text("sentinel\n")
+    fit = loe.LOE.fit
+
+    def fit_through_a_swallowed_signal(self, *a, **k):
+        try:
+            cli._terminated(signal.SIGHUP, None)  # as the handler runs inside a callback that ignores exceptions
+        except SystemExit:
+            pass
+        return fit(self, *a, **k)
+
+    monkeypatch.setattr(loe.LOE, "fit", fit_through_a_swallowed_signal)
+    with pytest.raises(SystemExit) as stopped:  # at the output's commit, as the lost exit would have
+        cli.main(["embed", crowd, "-f", "-o", str(out), "--method", "loe"])
+    assert stopped.value.code == 128 + signal.SIGHUP
+    assert out.read_text() == "sentinel\n" and os.listdir(tmp_path) == ["out.csv"]
+    monkeypatch.setattr(loe.LOE, "fit", fit)
+    assert cli.main(["embed", crowd, "-f", "-o", str(out), "--method", "loe"]) == 0  # the next run is not stopped
+    assert out.read_text().startswith("item,label,x1,x2")
+
+
+def test_two_runs_given_the_same_output_never_replace_each_other_without_force(tmp_path, monkeypatch, capsys):
+    """Two 'embed -o same.csv' started together both passed the check at start-up, and the second silently
+    replaced the first's result."""
+    from loe_viz import cli, loe
+
+    crowd = str(sample_path("european_capitals_crowd.csv"))
+    out = tmp_path / "same.csv"
+    fit = loe.LOE.fit
+
+    def another_run_writes_meanwhile(self, *a, **k):
+        out.write_text("the other run's result\n")
+        return fit(self, *a, **k)
+
+    monkeypatch.setattr(loe.LOE, "fit", another_run_writes_meanwhile)
+    assert cli.main(["embed", crowd, "-o", str(out), "--method", "loe"]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == (f"loe-viz embed: error: cannot write {out}: another process created it while this run worked "
+                   "(another run given the same -o?); it is kept as it is: pass --force to replace it, or -o to name "
+                   "another file")
+    assert out.read_text() == "the other run's result\n" and os.listdir(tmp_path) == ["same.csv"]
+    out.unlink()
+    assert cli.main(["embed", crowd, "-f", "-o", str(out), "--method", "loe"]) == 0  # -f: replaced, as asked
+    assert out.read_text().startswith("item,label,x1,x2")
+    out.unlink()
+    points = tmp_path / "sim_points.csv"  # simulate writes both files or neither
+    make_points = cli.__dict__.get("make_points")
+    assert make_points is None  # imported inside the command: patch where it is looked up
+    import loe_viz.points as points_module
+
+    made = points_module.make_points
+
+    def points_file_appears(*a, **k):
+        points.write_text("the other run's points\n")
+        return made(*a, **k)
+
+    monkeypatch.setattr(points_module, "make_points", points_file_appears)
+    assert cli.main(["simulate", "gaussian", "-n", "30", "-o", str(tmp_path / "sim.csv")]) == 1
+    assert "cannot write " + str(points) in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["sim_points.csv"] and points.read_text() == "the other run's points\n"
+
+
+def test_standard_output_in_any_locale_gets_utf8_and_a_closed_standard_error_harms_no_run(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """'embed -o -' through an ASCII or Latin-1 standard output stopped at the first label such as 'Chișinău' with
+    "'ascii' codec can't encode", 10 of 45 lines written; with standard error closed (cron), 'embed' exited 1 having
+    written nothing; every CSV written left an unclosed file behind (a ResourceWarning under -X dev)."""
+    crowd = sample_path("european_capitals_crowd.csv")
+    by_file = run("embed", crowd, "--method", "ste", "-o", "file.csv", cwd=tmp_path)
+    assert by_file.returncode == 0, by_file.stderr
+    expected = (tmp_path / "file.csv").read_bytes()
+    assert "Chișinău".encode() in expected  # not Latin-1 either
+    for encoding in ("ascii", "latin-1"):
+        proc = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-m", "loe_viz.cli",
+                               "embed", str(crowd), "--method", "ste", "-o", "-"], cwd=tmp_path,
+                              env={**ENV, "PYTHONIOENCODING": encoding}, capture_output=True, timeout=600)
+        assert proc.returncode == 0 and proc.stdout == expected, proc.stderr[-2000:]
+        assert b"ResourceWarning" not in proc.stderr and b"Traceback" not in proc.stderr
+    proc = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-m", "loe_viz.cli", "embed",
+                           str(crowd), "--method", "ste", "-o", "dev.csv"], cwd=tmp_path, env=ENV,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "ResourceWarning" not in proc.stderr, proc.stderr
+    from loe_viz import cli
+
+    monkeypatch.setattr(sys, "stderr", None)
+    assert cli.main(["embed", str(crowd), "--method", "ste", "-o", str(tmp_path / "cron.csv")]) == 0
+    assert (tmp_path / "cron.csv").read_bytes() == expected
 
 
 def test_warnings_name_items_by_the_files_labels(tmp_path):
