@@ -302,8 +302,9 @@ class Explorer(Viewer):
             pn.pane.Markdown("### Comparisons"), self.w_temp, self.w_unit_caption, self.w_unit, self.w_budget,
             pn.pane.Markdown("### Landmarks"), self.w_l, self.l_hint, self.w_sel_caption, self.w_sel,
             self.w_offset,
-            pn.Row(self.w_paper, pn.pane.Markdown("The paper's algorithm only (no ordinal polish)",
-                                                  margin=(0, 5), sizing_mode="stretch_width"),
+            pn.Row(self.w_paper, pn.pane.Markdown(
+                "The paper's algorithm only (uniform pairs, no ordinal polish)", margin=(0, 5),
+                sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
             pn.pane.Markdown("### Downloads"), self.dl_csv, self.dl_html,
             pn.pane.Markdown("PNG: the save tool (a disk) in the toolbar beside each plot.", styles={"color": "#555"}),

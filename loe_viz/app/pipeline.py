@@ -422,7 +422,9 @@ def run_pipeline(cfg: Config, cache: Cache, force: bool = False, token=None, n_j
         rec = RecordingOracle(oracle)
         model = LOE(n_components=d, n_landmarks=l, landmark_selection=cfg.landmark_selection,
                     offset=cfg.offset, random_state=seed, n_jobs=n_jobs,
-                    refine=None if cfg.paper_only else "auto")
+                    refine=None if cfg.paper_only else "auto",
+                    # the paper's design: every pair uniform, none spent among the landmarks (LOE's default 2 %)
+                    **({"landmark_share": 0.0} if cfg.paper_only else {}))
         t0 = time.perf_counter()
         model.fit_oracle(rec, per_landmark, progress=token)
         seconds = time.perf_counter() - t0

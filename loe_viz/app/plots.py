@@ -1029,8 +1029,11 @@ CURVE_DASHES = ("solid", "dashed", "dotted", "dotdash")
 CURVE_MARKERS = ("circle", "square", "triangle", "diamond", "inverted_triangle", "hex", "star")
 
 
-def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, lines=(), **opts):
-    """One curve per entry of ``histories`` (name -> 1-D array), iteration on x.
+def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, lines=(), first: int = 0,
+                **opts):
+    """One curve per entry of ``histories`` (name -> 1-D array), iteration on x from ``first``: 0 where a history
+    starts with the value before the first iteration (a ranking's gradient norm), 1 where its first value is the
+    first iteration's (Dykstra's residuals).
 
     ``lines`` are more elements drawn over the curves (a tolerance's ``hv.HLine``); ``opts``
     are more :func:`base_opts` (size, title's wording), so every convergence plot has the
@@ -1043,7 +1046,8 @@ def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, 
         if h.size == 0:
             continue
         y = np.where(h > 0, h, np.nan) if logy else h
-        curve = hv.Curve((np.arange(h.size), y), "iteration", ylabel, label=str(name))
+        x = np.arange(first, first + h.size)
+        curve = hv.Curve((x, y), "iteration", ylabel, label=str(name))
         if not several:
             curves.append(curve.opts(line_width=2.5, tools=["hover"]))
             continue
@@ -1052,7 +1056,7 @@ def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, 
         colour = CURVE_COLOURS[i % len(CURVE_COLOURS)]
         curves.append(curve.opts(color=colour, line_dash=CURVE_DASHES[i % len(CURVE_DASHES)], line_width=2.5,
                                  tools=["hover"]))
-        curves.append(hv.Scatter((np.arange(h.size), y), "iteration", ylabel, label=str(name)).opts(
+        curves.append(hv.Scatter((x, y), "iteration", ylabel, label=str(name)).opts(
             color=colour, marker=CURVE_MARKERS[i % len(CURVE_MARKERS)], size=9, tools=["hover"]))
     hooks = [integer_x_ticks, *opts.pop("hooks", ())]
     if not curves:

@@ -122,8 +122,9 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         Common offset of the shifts: the paper's second-largest eigenvalue, or the
         average of the eigenvalues that equal the offset without noise (less variance).""")
     paper_only = param.Boolean(default=False, doc="""
-        Run the paper's algorithm only (LOE's refine=None): no ordinal polish after landmark
-        MDS, so the rank-like distortion of noiseless answers (T = 0) shows.""")
+        Run the paper's algorithm only (LOE's refine=None, landmark_share=0): no ordinal polish
+        after landmark MDS, so the rank-like distortion of noiseless answers (T = 0) shows, and
+        every landmark's pairs uniform, none of them spent on pairs of other landmarks.""")
     step = param.Integer(default=0, bounds=(0, len(STEPS) - 1), doc="""
         Index of the step shown (into STEPS).""")
 

@@ -464,7 +464,7 @@ def test_a_screen_reader_hears_every_control_by_its_words_and_the_words_of_a_che
             role("slider", name=name, exact=True).wait_for(timeout=30_000)
         for name in ("Seed", "Budget (c, or per landmark)", "Landmarks ℓ"):
             role("textbox", name=name, exact=True).wait_for(timeout=30_000)
-        role("switch", name="The paper's algorithm only (no ordinal polish)").wait_for(timeout=30_000)
+        role("switch", name="The paper's algorithm only (uniform pairs, no ordinal polish)").wait_for(timeout=30_000)
         role("button", name="random", pressed=True).wait_for(timeout=30_000)
         role("button", name="MaxMin", pressed=False).wait_for(timeout=30_000)
         role("tab", name="Embedding", selected=True).wait_for(timeout=30_000)

@@ -459,6 +459,12 @@ def test_ranking_and_edm_convergence_plots_have_integer_ticks(explorer):
         assert figs, step
         for fig in figs:
             assert all(ax.ticker.min_interval == 1 for ax in fig.xaxis), step
+        if step == "EDM":  # its caption's "converged after k iterations" is the curve's last x (it drew 0..k-1)
+            (fig,) = figs
+            n_iter = explorer.state.model.stages_.edm.n_iter
+            xs = [list(r.data_source.data["iteration"]) for r in fig.renderers
+                  if type(r.glyph).__name__ == "Line" and len(r.data_source.data["iteration"]) == n_iter]
+            assert xs and xs[0][0] == 1 and xs[0][-1] == n_iter, (xs, n_iter)
 
 
 def test_log_axes_write_their_ticks_at_the_tick_font(explorer):

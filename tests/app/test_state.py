@@ -1167,3 +1167,31 @@ def test_answers_near_coin_flips_are_said_in_the_status():
         s.run(force=True)
         assert ("note: the answers are close to coin flips: the rankings barely tell the items apart, so the "
                 "embedding is mostly noise" in s.status) is said, s.status
+
+
+def test_the_papers_algorithm_only_asks_no_pairs_of_landmarks_and_the_sample_step_says_the_share():
+    """With "The paper's algorithm only" on, 2 % of each landmark's pairs were still pairs of other landmarks (LOE's
+    default share), hundreds of times the paper's uniform design, which made the Shifts and EDM steps look cleaner
+    than the paper's algorithm is; the Sample step said every pair was uniform."""
+    import inspect
+
+    from loe_viz.app.views.sample import SampleView
+    from loe_viz.loe import LOE
+
+    shares = {}
+    for paper_only in (False, True):
+        s = ExplorerState(n=500, seed=3, paper_only=paper_only)
+        try:
+            T, L = s.triplets, s.model.landmarks_
+            shares[paper_only] = float((np.isin(T[:, 1], L) & np.isin(T[:, 2], L)).mean())
+            assert s.model.landmark_share == (0.0 if paper_only else LOE().landmark_share)
+        finally:
+            s.close()
+    l = 5
+    uniform = (l - 1) * (l - 2) / (499 * 498)  # chance that a uniform pair of other items is two landmarks, 5e-5
+    assert shares[True] < 10 * uniform
+    assert abs(shares[False] - LOE().landmark_share) < 0.005
+    default = inspect.signature(LOE).parameters["landmark_share"].default
+    text = " ".join(SampleView.text)
+    assert f"{default:.0%}".replace("%", " %") + " of its pairs are pairs of other landmarks" in text
+    assert "none with \"The paper's algorithm only\"" in text

@@ -55,12 +55,13 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(ℓ³), 
         # the tolerance line goes in with the curve, so the plot keeps convergence()'s options
         # (the fonts of every other plot, whole-number iteration ticks)
         # a named line (an HLine has no legend entry): the red dashed line is the stopping tolerance
-        tol_line = hv.Curve([(0, FIT_TOL), (max(res.size - 1, 1), FIT_TOL)], "iteration", "‖Y − X‖∞ / ‖Y‖∞",
+        # residual k is that of iteration k + 1 (there is none before the first): x runs from 1 to n_iter
+        tol_line = hv.Curve([(1, FIT_TOL), (max(res.size, 2), FIT_TOL)], "iteration", "‖Y − X‖∞ / ‖Y‖∞",
                             label=f"stopping tolerance {_power_of_ten(FIT_TOL)}").opts(
             color="#d62728", line_dash="dashed", line_width=2.5)
         conv = plots.convergence(
             {"Dykstra": res}, "Dykstra convergence (log scale)", "‖Y − X‖∞ / ‖Y‖∞",
-            lines=[tol_line], show_legend=True, legend_position="bottom",
+            lines=[tol_line], first=1, show_legend=True, legend_position="bottom",
             responsive=False, width=430, height=400 + plots.LEGEND_BELOW)
         rel = float(np.linalg.norm(E - DL) / max(np.linalg.norm(DL), 1e-12))
         rel_in = float(np.linalg.norm(inp - DL) / max(np.linalg.norm(DL), 1e-12))

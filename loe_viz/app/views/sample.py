@@ -24,7 +24,9 @@ class SampleView(StepView):
 LOE only asks questions **about landmarks**: *ℓ* items (at least *d* + 3) drawn at random, or
 spread out by MaxMin (each next landmark an item far from the landmarks already chosen, judged
 only from the answers collected so far).  For landmark *i* it draws pairs {*j*, *k*} of other items uniformly at random
-and asks which is closer.  The answers are noisy, with the logistic (Bradley–Terry) model
+and asks which is closer; 2 % of its pairs are pairs of other landmarks (none with "The paper's algorithm only"),
+because the Shifts step estimates from those entries of the rankings, which uniform pairs leave to a few hundred
+answers each.  The answers are noisy, with the logistic (Bradley–Terry) model
 """,
         r"$$P(\text{“}j\text{ is closer to }i\text{ than }k\text{”}) = \sigma\!\left(\frac{D_{ik} - D_{ij}}{T}\right),\qquad \sigma(t) = \frac{1}{1+e^{-t}},$$",
         """
