@@ -28,7 +28,8 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import TWO_LINES, KeysStayInBoxes, address_without_history, alert, keyboard_and_connection, readable
+from .views.base import (FOCUS_CSS, TWO_LINES, KeysStayInBoxes, address_without_history, alert,
+                         keyboard_and_connection, readable)
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
 from .._blas import pin_blas_single_thread
@@ -440,7 +441,7 @@ class Explorer(Viewer):
     def _build_main(self):
         s = self.state
         self.tabs = pn.Tabs(*[(v.title, v) for v in self._views], active=s.step, dynamic=True,
-                            sizing_mode="stretch_width", css_classes=["loe-steps"])
+                            sizing_mode="stretch_width", css_classes=["loe-steps"], stylesheets=[FOCUS_CSS])
         self.tabs.param.watch(lambda e: setattr(self.state, "step", e.new), "active")
         self.b_prev = pn.widgets.Button(label="◀ Previous", variant="outline", width=150, css_classes=["loe-prev"])
         self.b_next = pn.widgets.Button(label="Next ▶", color="primary", width=190, css_classes=["loe-next"])
@@ -482,7 +483,7 @@ class Explorer(Viewer):
                                     css_classes=["loe-lesson-banner"])
         self.main.insert(1, self._lesson_banner)
         self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], pn.Column()), (MODES[2], self._lessons),
-                             dynamic=True, styles=BASE_FONT,
+                             dynamic=True, styles=BASE_FONT, stylesheets=[FOCUS_CSS],
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
         # Served, the template's sidebar holds only the walk-through's settings: "Your triplets" folds it away

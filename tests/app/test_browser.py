@@ -479,6 +479,16 @@ def test_a_screen_reader_hears_every_control_by_its_words_and_the_words_of_a_che
         while explain.is_checked() and time.time() < deadline:
             time.sleep(0.2)
         assert not explain.is_checked()
+        # where the keyboard is shows from afar: a 3 px ring, not Bokeh's 1 px dotted one (tab headers) or none
+        rings = []
+        for selector in (".bk-tab", ".loe-n input", ".loe-seed input", ".loe-prev button"):
+            p.page.locator(selector).first.focus()
+            p.page.keyboard.press("Shift+Tab")
+            p.page.keyboard.press("Tab")  # focus that the keyboard moved: :focus-visible
+            rings.append(p.page.evaluate("""() => { let a = document.activeElement;
+                while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+                const st = getComputedStyle(a); return [a.tagName, st.outlineStyle, parseFloat(st.outlineWidth)]; }"""))
+        assert all(style == "solid" and width >= 3 for _, style, width in rings), rings
         # a tab chosen later is marked selected, the one left is not
         p.page.locator(".bk-tab", has_text="Ranking").first.click()
         p.wait_address(r"step=ranking")

@@ -21,18 +21,21 @@ from ..state import ExplorerState
 from ..text import md
 
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
-           "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "TOOLTIP_CSS", "CODE_CSS",
-           "SUBSCRIPT_CSS"]
+           "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "TOOLTIP_CSS",
+           "CODE_CSS", "SUBSCRIPT_CSS"]
 
 #: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
 #: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).  The "×"
 #: that removes a chosen item was an 8 px picture on a 13.3 px button, faint (75 % opaque): it is
 #: drawn at 0.8 em of that size, fully opaque.
+#: Where the keyboard is, seen from the back of a hall: Bokeh's ring is a faint 1 px dotted line (tab headers) or
+#: the browser's thin default. Every widget (in :data:`WIDGET_FONT`) and the explorer's tabs take this one.
+FOCUS_CSS = ":focus-visible { outline: 3px solid #1f5fbf !important; outline-offset: 2px; }"
 WIDGET_FONT = (".bk-btn, .bk-input, select, input, .choices__input, .choices__list--multiple .choices__item, "
                ".choices__list--dropdown .choices__item, .choices__list[aria-expanded] .choices__item "
                "{ font-size: var(--font-size); } "
                ".choices[data-type*=select-multiple] .choices__button { font-size: var(--font-size); "
-               "background-size: 0.8em; width: 0.8em; padding-left: 1em; opacity: 1; }")
+               "background-size: 0.8em; width: 0.8em; padding-left: 1em; opacity: 1; } " + FOCUS_CSS)
 
 
 #: Code in explanations (a function's name, a file's extension) dark on a light tint: Panel's code style
@@ -277,7 +280,8 @@ if (!window.__loeVizNames) {
       let out = ""
       for (const el of root.querySelectorAll("*")) {
         if (el.shadowRoot) out += " " + textOf(el)
-        else if (!el.children.length && !["STYLE", "LINK", "SCRIPT"].includes(el.tagName) && !el.closest("input,button,select,textarea,.bk-input-group")) out += " " + (el.textContent || "")
+        else if (!el.children.length && !["STYLE", "LINK", "SCRIPT"].includes(el.tagName)
+                 && !el.closest("input,button,select,textarea,.bk-input-group")) out += " " + (el.textContent || "")
       }
       return out.replace(/\s+/g, " ").trim()
     }
@@ -304,16 +308,21 @@ if (!window.__loeVizNames) {
           el.setAttribute("role", "tab")
           el.setAttribute("aria-selected", cl.contains("bk-active") ? "true" : "false")
           if (el.parentElement) el.parentElement.setAttribute("role", "tablist")
-        } else if (el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "text") && !el.getAttribute("aria-label")) {
-          const label = el.type === "checkbox" ? Array.from(el.parentNode.children).find((c) => c.classList.contains("bk-label"))
-            : el.closest(".bk-input-group") && el.closest(".bk-input-group").querySelector("label")
+        } else if (el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "text")
+                   && !el.getAttribute("aria-label")) {
+          const group = el.closest(".bk-input-group")
+          const label = el.type === "checkbox"
+            ? Array.from(el.parentNode.children).find((c) => c.classList.contains("bk-label"))
+            : group && group.querySelector("label")
           const own = label ? label.textContent.trim() : ""
           const name = own || nameNear(el)
           if (name) el.setAttribute("aria-label", name)
-        } else if ((cl.contains("noUi-handle") || el.getAttribute("role") === "switch") && !el.getAttribute("aria-label")) {
+        } else if ((cl.contains("noUi-handle") || el.getAttribute("role") === "switch")
+                   && !el.getAttribute("aria-label")) {
           const name = nameNear(el)
           if (name) el.setAttribute("aria-label", name)
-        } else if (cl.contains("bk-btn") && el.parentElement && el.parentElement.classList.contains("bk-btn-group") && el.parentElement.children.length > 1) {
+        } else if (cl.contains("bk-btn") && el.parentElement && el.parentElement.classList.contains("bk-btn-group")
+                   && el.parentElement.children.length > 1) {
           el.setAttribute("aria-pressed", cl.contains("bk-active") ? "true" : "false")
         } else if (cl.contains("bk-tool-button") && el.title && !el.getAttribute("aria-label")) {
           el.setAttribute("role", "button")
