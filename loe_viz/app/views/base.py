@@ -30,7 +30,8 @@ __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "f
 #: drawn at 0.8 em of that size, fully opaque.
 #: Where the keyboard is, seen from the back of a hall: Bokeh's ring is a faint 1 px dotted line (tab headers) or
 #: the browser's thin default. Every widget (in :data:`WIDGET_FONT`) and the explorer's tabs take this one.
-FOCUS_CSS = ":focus-visible { outline: 3px solid #1f5fbf !important; outline-offset: 2px; }"
+FOCUS_CSS = (":focus-visible { outline: 3px solid #1f5fbf !important; outline-offset: 2px; } "
+             ".bk-tab:focus-visible { outline-offset: -4px; }")  # inside: the tab bar clips what lies outside
 WIDGET_FONT = (".bk-btn, .bk-input, select, input, .choices__input, .choices__list--multiple .choices__item, "
                ".choices__list--dropdown .choices__item, .choices__list[aria-expanded] .choices__item "
                "{ font-size: var(--font-size); } "
