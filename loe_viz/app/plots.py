@@ -1149,11 +1149,11 @@ def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_
                       "y1": est_xy[idx, 1], "color": np.asarray(colors, dtype=object)[idx]}),
         ["x0", "y0", "x1", "y1"], ["color"]).opts(color="color", alpha=0.55, line_width=1.5)
     faint = hv.Points((truth_xy[idx, 0], truth_xy[idx, 1]), label="truth").opts(
-        color="#bbbbbb", size=5, line_color="#777777", alpha=0.6)
+        color="#bbbbbb", size=5, marker=TRUTH_MARKER, line_color="#777777", alpha=0.6)
     est = hv.Points(pd.DataFrame({"x": est_xy[idx, 0], "y": est_xy[idx, 1],
                                   "color": np.asarray(colors, dtype=object)[idx]}),
                     ["x", "y"], ["color"], label="estimate").opts(color="color", size=6, line_color=None)
-    title = "Truth (grey) → estimate (coloured)"
+    title = "Truth (grey ■) → estimate (coloured ●)"
     if idx.size < n:
         title += f", {idx.size:,} of {n:,} items"
     overlay = segs * faint * est
@@ -1192,6 +1192,13 @@ def _feed():
             self.update(data=data)
 
     return Feed()
+
+
+#: The true positions in the overlay of truth and estimate: grey squares beside the estimate's coloured dots. Both
+#: were dots, and for a colour-blind reader (deuteranopia) the pale estimates near the centre took the truth's grey
+#: (2.6 to 4.6 % of the points, ΔE about 2).
+TRUTH_MARKER = "square"
+OVERLAY_TITLE = "Truth (grey ■) → estimate (coloured ●), landmarks ★"
 
 
 class LiveEmbedding:
@@ -1253,7 +1260,7 @@ class LiveEmbedding:
                                    ["x", "y"] + vd),
             streams=[self.pipe]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
         self.overlay = hv.DynamicMap(self._overlay, streams=[self.pipe]).opts(
-            **base_opts(title="Truth (grey) → estimate (coloured), landmarks ★", show_legend=False,
+            **base_opts(title=OVERLAY_TITLE, show_legend=False,
                         responsive=False, width=self.OVERLAY_SIZE[0], height=self.OVERLAY_SIZE[1],
                         framewise=True, backend_opts=CANVAS))
 
@@ -1280,8 +1287,8 @@ class LiveEmbedding:
         cm = dict(cmap=data["palette"], clim=(-0.5, len(data["palette"]) - 0.5), colorbar=False)
         segs = hv.Segments(seg, [xr, yr, "x1", "y1"], ["cidx"]).opts(
             color="cidx", alpha=0.55, line_width=1.5, hooks=[self._keep("segments")], **cm)
-        faint = hv.Points(seg, [xr, yr]).opts(color="#bbbbbb", size=5, line_color="#777777", alpha=0.6,
-                                              hooks=[self._keep("truth")])
+        faint = hv.Points(seg, [xr, yr]).opts(color="#bbbbbb", size=5, marker=TRUTH_MARKER, line_color="#777777",
+                                              alpha=0.6, hooks=[self._keep("truth")])
         est = hv.Points(seg, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],
                         ["cidx"]).opts(color="cidx", size=6, line_color=None, hooks=[self._keep("estimate")], **cm)
         stars = hv.Points(lm, [hv.Dimension("x1", range=data["xlim"]), hv.Dimension("y1", range=data["ylim"])],

@@ -120,6 +120,21 @@ def test_large_n_is_decimated_or_rasterised():
         assert isinstance(plots.scatter(xy, ["#000000"] * m, hue_lightness=hl), hv.DynamicMap)
 
 
+def test_the_overlay_tells_truth_from_estimate_by_shape_not_only_colour():
+    """Truth and estimate were both dots; for a colour-blind reader the pale estimates took the truth's grey."""
+    import holoviews as hv
+
+    from loe_viz.app import plots
+
+    live = plots.LiveEmbedding()
+    xy = np.random.default_rng(2).normal(size=(60, 2))
+    live.update(xy, xy + 0.05, np.column_stack([np.linspace(0, 1, 60), np.full(60, 0.5)]), None, landmarks=[1, 2])
+    fig = hv.renderer("bokeh").get_plot(live.overlay).state
+    markers = {r.glyph.marker for r in fig.renderers if type(r.glyph).__name__ == "Scatter"}
+    assert {plots.TRUTH_MARKER, "circle", "star"} <= markers and plots.TRUTH_MARKER != "circle"
+    assert fig.title.text == plots.OVERLAY_TITLE and "■" in fig.title.text
+
+
 def test_close_frees_results():
     e = Explorer(n=100)
     assert e.state.wait(120)

@@ -543,7 +543,7 @@ def test_a_200_character_file_name_is_shortened_in_the_ground_truth_title():
 
 def test_titles_that_fit_are_kept():
     for t, w in (("L0 (item 269): estimate vs truth", plots.HALF_WIDTH),
-                 ("Truth (grey) → estimate (coloured), landmarks ★", 675),
+                 (plots.OVERLAY_TITLE, 675),
                  ("Ground truth: gaussian, n = 1,000", plots.SQUARE + 75)):
         assert plots.fit_title(t, w) == t
 
