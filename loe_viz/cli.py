@@ -885,9 +885,13 @@ def _write_embedding(out: str, Z, labels, cov=None, path: str | None = None) -> 
 
     if out == "-":
         with _to_stdout():
-            sys.stdout.flush()
-            rows(sys.stdout.buffer)
-            sys.stdout.buffer.flush()
+            binary = getattr(sys.stdout, "buffer", None)
+            if binary is None:  # a text stream of Python's own (a notebook's, io.StringIO): its text, as it takes it
+                write_embedding_table(sys.stdout, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
+            else:
+                sys.stdout.flush()
+                rows(binary)
+                binary.flush()
     else:
         with _writing(out):
             write_file(path or out, rows)
@@ -1224,12 +1228,20 @@ def main(argv=None) -> int:
         sig for sig in _ENDING_SIGNALS if signal.getsignal(sig) is signal.SIG_DFL]
     for sig in catch:
         signal.signal(sig, _terminated)
+    # Started with standard error closed ('2>&-', cron): its messages are dropped. print(file=None) writes to
+    # standard output, which put them inside the table of 'embed -o -'.
+    dropped = open(os.devnull, "w") if sys.stderr is None else None
+    if dropped is not None:
+        sys.stderr = dropped
     try:
         status = _run(args, prog)
         return 128 + _ending_signal if _ending_signal is not None else status  # a signal the run did not see
     finally:
         for sig in catch:  # called from Python (a test, a script): the process keeps its own handling
             signal.signal(sig, signal.SIG_DFL)
+        if dropped is not None:
+            sys.stderr = None
+            dropped.close()
 
 
 def _drop_stdout() -> None:

@@ -892,6 +892,16 @@ def test_standard_output_in_any_locale_gets_utf8_and_a_closed_standard_error_har
     monkeypatch.setattr(sys, "stderr", None)
     assert cli.main(["embed", str(crowd), "--method", "ste", "-o", str(tmp_path / "cron.csv")]) == 0
     assert (tmp_path / "cron.csv").read_bytes() == expected
+    assert sys.stderr is None
+    # to standard output, the table alone: the messages went there (print(file=None)), inside the CSV
+    proc = shell(f"embed {crowd} --method ste -o - 2>&-", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.encode() == expected, proc.stdout[:500]
+    # a text stream of Python's own (a notebook's output, io.StringIO) has no bytes underneath: its text
+    import contextlib
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert cli.main(["embed", str(crowd), "--method", "ste", "-o", "-"]) == 0
+    assert text.getvalue().encode() == expected
 
 
 def test_warnings_name_items_by_the_files_labels(tmp_path):
