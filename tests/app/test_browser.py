@@ -481,7 +481,7 @@ def test_a_screen_reader_hears_every_control_by_its_words_and_the_words_of_a_che
         assert not explain.is_checked()
         # where the keyboard is shows from afar: a 3 px ring, not Bokeh's 1 px dotted one (tab headers) or none
         rings = []
-        for selector in (".bk-tab", ".loe-n input", ".loe-seed input", ".loe-prev button"):
+        for selector in (".bk-tab", ".loe-n input", ".loe-seed input", ".loe-prev button", ".card-header"):
             p.page.locator(selector).first.focus()
             p.page.keyboard.press("Shift+Tab")
             p.page.keyboard.press("Tab")  # focus that the keyboard moved: :focus-visible

@@ -471,7 +471,7 @@ class StepView(Viewer):
         self._body = pn.Column(sizing_mode="stretch_width", min_height=200)
         self._explain = pn.Card(explanation(self.text), title=f"What happens in “{self.title}”",
                                 collapsed=False, sizing_mode="stretch_width",
-                                header_background="#eef3f8", margin=(5, 5, 10, 5))
+                                header_background="#eef3f8", margin=(5, 5, 10, 5), stylesheets=[FOCUS_CSS])
         self._layout = pn.Column(self._explain, self._body, sizing_mode="stretch_width",
                                  name=self.title)
 

@@ -21,7 +21,7 @@ from ..uploads import SKIP_BAD_ROWS, in_app_terms
 from ...describe import method_advice, reading_note
 from ...loe import AUTO_MAX_LANDMARKS
 from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
-from .base import alert, explanation, fmt, hvpane
+from .base import FOCUS_CSS, alert, explanation, fmt, hvpane
 
 __all__ = ["TripletsView"]
 
@@ -151,7 +151,8 @@ class TripletsView(Viewer):
                                        css_classes=["loe-tr-download"])
         self._layout = pn.Column(
             pn.Card(explanation(_TEXT), title="What happens in “Your triplets”", collapsed=False,
-                    sizing_mode="stretch_width", header_background="#eef3f8", margin=(5, 5, 10, 5)),
+                    sizing_mode="stretch_width", header_background="#eef3f8", margin=(5, 5, 10, 5),
+                    stylesheets=[FOCUS_CSS]),
             pn.pane.Markdown("### 1. Triplets"),
             plots.wrap(self.w_sample, pn.Column(self.w_upload, self.w_skip, margin=0),
                        pn.Row(self.reading_spinner, self.reading_note, margin=0)),
