@@ -873,12 +873,15 @@ def _write_embedding(out: str, Z, labels, cov=None, path: str | None = None) -> 
         return f"the {n:,} x {d} embedding and its labels{' and covariances' * (cov is not None)} (arrays " + \
             ", ".join(f"'{a}'" for a in arrays) + ")"
 
+    def table(text):
+        write_embedding_table(text, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
+
     def rows(binary):
         """UTF-8 whatever the locale's encoding (an 'ascii' standard output stopped at the first label such as
-        'Bucureşti', the file half written); the text layer is detached, so that it never closes ``binary``."""
+        'Chișinău', the file half written); the text layer is detached, so that it never closes ``binary``."""
         text = io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=True)
         try:
-            write_embedding_table(text, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
+            table(text)
             text.flush()
         finally:
             text.detach()
@@ -887,7 +890,7 @@ def _write_embedding(out: str, Z, labels, cov=None, path: str | None = None) -> 
         with _to_stdout():
             binary = getattr(sys.stdout, "buffer", None)
             if binary is None:  # a text stream of Python's own (a notebook's, io.StringIO): its text, as it takes it
-                write_embedding_table(sys.stdout, Z, labels, cov, delimiter="\t" if ext in (".tsv", ".tab") else ",")
+                table(sys.stdout)
             else:
                 sys.stdout.flush()
                 rows(binary)

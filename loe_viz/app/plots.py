@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import holoviews as hv
 import pandas as pd
+from bokeh.palettes import Category10
 
 from .colors import hsl_to_rgb, quantized, rgb_to_hex
 
@@ -1023,8 +1024,7 @@ def integer_x_ticks(plot, element) -> None:
 
 
 #: Colours, dashes and markers of the curves of a convergence plot with several (one per landmark).
-CURVE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                 "#bcbd22", "#17becf")
+CURVE_COLOURS = tuple(Category10[10])
 CURVE_DASHES = ("solid", "dashed", "dotted", "dotdash")
 CURVE_MARKERS = ("circle", "square", "triangle", "diamond", "inverted_triangle", "hex", "star")
 
@@ -1153,7 +1153,7 @@ def linked_embedding(truth_xy: np.ndarray, est_xy: np.ndarray, colors, *, point_
     est = hv.Points(pd.DataFrame({"x": est_xy[idx, 0], "y": est_xy[idx, 1],
                                   "color": np.asarray(colors, dtype=object)[idx]}),
                     ["x", "y"], ["color"], label="estimate").opts(color="color", size=6, line_color=None)
-    title = "Truth (grey ■) → estimate (coloured ●)"
+    title = TRUTH_TO_ESTIMATE
     if idx.size < n:
         title += f", {idx.size:,} of {n:,} items"
     overlay = segs * faint * est
@@ -1198,7 +1198,8 @@ def _feed():
 #: were dots, and for a colour-blind reader (deuteranopia) the pale estimates near the centre took the truth's grey
 #: (2.6 to 4.6 % of the points, ΔE about 2).
 TRUTH_MARKER = "square"
-OVERLAY_TITLE = "Truth (grey ■) → estimate (coloured ●), landmarks ★"
+TRUTH_TO_ESTIMATE = "Truth (grey ■) → estimate (coloured ●)"
+OVERLAY_TITLE = f"{TRUTH_TO_ESTIMATE}, landmarks ★"
 
 
 class LiveEmbedding:

@@ -251,7 +251,7 @@ def _send_back(widget, events) -> None:
     """Set the page's models of ``widget`` back to the widget's values of the properties in ``events``."""
     names = [k for k in widget.param if (widget._rename.get(k, k) or k) in events]
     try:
-        props = widget._process_param_change({k: getattr(widget, k) for k in names if k in widget.param})
+        props = widget._process_param_change({k: getattr(widget, k) for k in names})
     except Exception:  # noqa: BLE001 - nothing to send back
         return
     for model, _ in list(getattr(widget, "_models", {}).values()):
@@ -326,7 +326,6 @@ def readable_request_arguments(doc=None) -> int:
 #: first visit; browsers keep the versioned files).
 GZIP_LEVEL = 3
 _mathjax_patched = False
-_compressing: weakref.WeakSet = weakref.WeakSet()  # Tornado applications that compress their answers
 
 
 def _uses_mathjax(model) -> bool:
@@ -370,15 +369,12 @@ def lighten_pages() -> None:
         resources._panel_use_mathjax = _panel_use_mathjax
         _mathjax_patched = True
     application = _serving_application()
-    if application is not None and application not in _compressing:
-        from tornado.web import GZipContentEncoding
+    if application is None:
+        return
+    from tornado.web import GZipContentEncoding
 
-        class _Gzip(GZipContentEncoding):
-            GZIP_LEVEL = GZIP_LEVEL
-
-        if not any(issubclass(t, GZipContentEncoding) for t in application.transforms):
-            application.transforms.append(_Gzip)
-        _compressing.add(application)
+    if not any(issubclass(t, GZipContentEncoding) for t in application.transforms):
+        application.transforms.append(type("Gzip", (GZipContentEncoding,), {"GZIP_LEVEL": GZIP_LEVEL}))
 
 
 def _serving_application():
