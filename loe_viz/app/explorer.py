@@ -16,6 +16,7 @@ import os
 import weakref
 
 import numpy as np
+from bokeh.models import CustomJS
 import panel as pn
 import param
 from panel.io.state import set_curdoc
@@ -28,7 +29,7 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import (FOCUS_CSS, TWO_LINES, KeysStayInBoxes, address_without_history, alert,
+from .views.base import (FOCUS_CSS, TWO_LINES, WRAP_TABS_CSS, KeysStayInBoxes, address_without_history, alert,
                          keyboard_and_connection, readable)
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
@@ -83,26 +84,46 @@ TOGGLE_STYLE = {"color": "primary", "variant": "outline"}
 #: sliders' ranges): the same height from the page's first drawing on.
 ONE_LINE_CSS = ":host p { margin: 0; }"
 
-#: Folds the served template's sidebar in "Your triplets" (``active == away``) and opens it again when another mode
-#: is chosen, if that fold closed it; a sidebar the teacher closed stays closed (at 125 % or 150 % zoom the steps
-#: need its width). Through the template's own menu button, so that its state and the button's stay one. Nothing
-#: happens where there is no such sidebar (a notebook). Bootstrap ignores the button while the sidebar still folds
-#: or unfolds (a click just before), so the callback waits for that to end.
-_SIDEBAR_FOR_MODE = """
-const bar = document.getElementById("sidebar"), button = document.getElementById("sidebar-toggle");
-if (bar === null || button === null) { return; }
-const settle = (shown) => {
-  if (bar.classList.contains("collapsing")) { setTimeout(() => settle(shown), 50); }
-  else if (bar.classList.contains("show") !== shown) { button.click(); }
-};
-if (cb_obj.active === away) {
-  window.__loeVizFolded = bar.classList.contains("show") || bar.classList.contains("collapsing");
-  if (window.__loeVizFolded) { settle(false); }
-} else if (window.__loeVizFolded) {
-  window.__loeVizFolded = false;
-  settle(true);
+#: Below this window width (CSS pixels) the served page folds the template's sidebar: the steps need about 890 px
+#: (Ranking's and EDM's plots side by side), and beside the 350 px sidebar they ran off the right edge at 125 %
+#: or 150 % zoom (1024 or 853 px of a 1280 px projector). The menu button still opens it.
+WIDE_ENOUGH_PX = 1240
+
+#: Run when the served page is ready: the template's sidebar is folded by the page in "Your triplets" (its
+#: settings belong to the walk-through, and the mode's results take the width) and in a window narrower than
+#: WIDE_ENOUGH_PX, and opened again when neither holds, if the page folded it; a sidebar the reader closed
+#: stays closed (a teacher's choice). Through the template's own menu button, so that its state and the
+#: button's stay one. Bootstrap ignores the button while the sidebar still folds or unfolds (a click just
+#: before), so a change waits for that to end. Nothing happens where there is no such sidebar (a notebook).
+_SIDEBAR_JS = """
+if (!window.__loeVizSidebar) {
+  const bar = document.getElementById("sidebar"), button = document.getElementById("sidebar-toggle");
+  if (bar !== null && button !== null) {
+    const settle = (shown) => {
+      if (bar.classList.contains("collapsing")) { setTimeout(() => settle(shown), 50); }
+      else if (bar.classList.contains("show") !== shown) { button.click(); }
+    };
+    const narrow = () => window.innerWidth < WIDE;
+    let away = !bar.classList.contains("show");  // the template folds it for a page opened in "Your triplets"
+    let folded = away;  // folded by the page, not by the reader
+    const place = () => {
+      if (away || narrow()) {
+        if (bar.classList.contains("show") || bar.classList.contains("collapsing")) { folded = true; settle(false); }
+      } else if (folded) {
+        folded = false;
+        settle(true);
+      }
+    };
+    window.__loeVizSidebar = (isAway) => { away = isAway; place(); };
+    let wasNarrow = narrow();
+    window.addEventListener("resize", () => { if (narrow() !== wasNarrow) { wasNarrow = narrow(); place(); } });
+    place();
+  }
 }
-"""
+""".replace("WIDE", str(WIDE_ENOUGH_PX))
+
+#: The modes' tabs tell the sidebar script which mode is shown (``away``: "Your triplets").
+_SIDEBAR_FOR_MODE = "if (window.__loeVizSidebar) { window.__loeVizSidebar(cb_obj.active === away); }"
 
 #: Pixels the notebook layout needs for its widest steps (Ranking, EDM: two fixed-size plots beside the sidebar).
 NOTEBOOK_MIN_WIDTH = 1210
@@ -175,6 +196,7 @@ class Explorer(Viewer):
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             keyboard_and_connection(pn.state.curdoc)  # tabs and downloads from the keyboard; a lost connection said
+            pn.state.curdoc.js_on_event("document_ready", CustomJS(code=_SIDEBAR_JS))
             if sync_url and pn.state.location is not None:
                 # the address follows the settings without a history entry for each (Back did not follow it)
                 address_without_history(pn.state.curdoc)
@@ -441,7 +463,8 @@ class Explorer(Viewer):
     def _build_main(self):
         s = self.state
         self.tabs = pn.Tabs(*[(v.title, v) for v in self._views], active=s.step, dynamic=True,
-                            sizing_mode="stretch_width", css_classes=["loe-steps"], stylesheets=[FOCUS_CSS])
+                            sizing_mode="stretch_width", css_classes=["loe-steps"],
+                            stylesheets=[FOCUS_CSS, WRAP_TABS_CSS])
         self.tabs.param.watch(lambda e: setattr(self.state, "step", e.new), "active")
         self.b_prev = pn.widgets.Button(label="◀ Previous", variant="outline", width=150, css_classes=["loe-prev"])
         self.b_next = pn.widgets.Button(label="Next ▶", color="primary", width=190, css_classes=["loe-next"])
@@ -454,9 +477,10 @@ class Explorer(Viewer):
         self.w_explain = pn.widgets.Checkbox(label="Show the explanations", value=True, align="center",
                                              css_classes=["loe-explain"])
         self.w_explain.param.watch(self._on_explain, "value")
-        if self._served:
-            self.nav = pn.Row(self.b_prev, self.step_label, pn.HSpacer(), self.w_explain, self.b_next,
-                              sizing_mode="stretch_width")
+        if self._served:  # the two halves wrap, the second under the first, where the page is narrow
+            self.nav = pn.FlexBox(pn.Row(self.b_prev, self.step_label), pn.Row(self.w_explain, self.b_next),
+                                  flex_wrap="wrap", justify_content="space-between", align_items="center",
+                                  sizing_mode="stretch_width")
         else:  # a notebook's output may be narrower than the row (JupyterLab's file browser open at 1280 px)
             self.nav = pn.FlexBox(self.b_prev, self.step_label, self.w_explain, self.b_next, flex_wrap="wrap",
                                   align_items="center", sizing_mode="stretch_width")
@@ -483,7 +507,7 @@ class Explorer(Viewer):
                                     css_classes=["loe-lesson-banner"])
         self.main.insert(1, self._lesson_banner)
         self.modes = pn.Tabs((MODES[0], self.main), (MODES[1], pn.Column()), (MODES[2], self._lessons),
-                             dynamic=True, styles=BASE_FONT, stylesheets=[FOCUS_CSS],
+                             dynamic=True, styles=BASE_FONT, stylesheets=[FOCUS_CSS, WRAP_TABS_CSS],
                              sizing_mode="stretch_width", css_classes=["loe-modes"])
         self.modes.param.watch(self._on_mode, "active")
         # Served, the template's sidebar holds only the walk-through's settings: "Your triplets" folds it away

@@ -282,6 +282,51 @@ def test_every_step_fits_at_1280_and_nothing_is_fetched_from_elsewhere(server, b
         p.close()
 
 
+def test_every_step_fits_at_150_and_125_percent_zoom_with_the_sidebar_folded(server, browser, shots):
+    # a 1280 x 800 projector at 150 % zoom is 853 CSS px wide: beside the 350 px sidebar the step tabs ran off
+    # the right edge ("Em..."), so did "Next" and "Show the explanations", and the plots side by side
+    for width, height in ((853, 533), (1024, 640)):
+        p = Page(browser, server.url, width=width, height=height)
+        try:
+            at = _sidebar(p, False)
+            assert not at["shown"] and at["width"] == 0, (width, at)  # folded by the page
+            for k, name in enumerate(STEPS):
+                p.page.locator(".bk-tab", has_text=name).first.click()
+                p.wait_text(".loe-step", rf"Step {k + 1} of 7")
+                if k:  # Configure's is the folded sidebar's
+                    p.wait_any_text(re.escape(STEP_CONTENT[k]), timeout=60)
+                time.sleep(1.0)  # bokeh lays the plots out after they arrive
+                _assert_fits(p, f"{name} at {width} px")
+                for sel in (".loe-next", ".loe-explain"):
+                    box = p.page.locator(sel).first.bounding_box()
+                    assert box["x"] + box["width"] <= width, (name, sel, box)
+                p.shot(shots / f"layout_{width}_{name}.png")
+            # the menu button opens it: the steps' tabs and the buttons wrap instead of running off the edge
+            p.page.locator("#sidebar-toggle").click()
+            assert _sidebar(p, True)["shown"]
+            p.page.locator(".bk-tab", has_text="Configure").first.click()
+            p.wait_text(".loe-step", r"Step 1 of 7")
+            time.sleep(1.0)
+            tabs = [p.page.locator(".loe-steps .bk-tab", has_text=n).first.bounding_box() for n in STEPS]
+            assert all(t["x"] + t["width"] <= width for t in tabs), tabs
+            box = p.page.locator(".loe-next").first.bounding_box()
+            assert box["x"] + box["width"] <= width, box
+            p.shot(shots / f"layout_{width}_sidebar_open.png")
+            assert not p.errors, p.errors
+        finally:
+            p.close()
+    # back to a wide window (zoom reset to 100 %): the sidebar the page folded opens again
+    p = Page(browser, server.url, width=853, height=533)
+    try:
+        assert not _sidebar(p, False)["shown"]
+        p.page.set_viewport_size({"width": 1280, "height": 800})
+        at = _sidebar(p, True)
+        assert at["shown"] and at["width"] >= 340, at
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
     p = Page(browser, server.url, width=1280, height=800)
     try:

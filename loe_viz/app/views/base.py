@@ -21,8 +21,8 @@ from ..state import ExplorerState
 from ..text import md
 
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
-           "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "TOOLTIP_CSS",
-           "CODE_CSS", "SUBSCRIPT_CSS"]
+           "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "WRAP_TABS_CSS",
+           "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS"]
 
 #: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
 #: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).  The "×"
@@ -32,6 +32,9 @@ __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "f
 #: the browser's thin default. Every widget (in :data:`WIDGET_FONT`) and the explorer's tabs take this one.
 FOCUS_CSS = (":focus-visible { outline: 3px solid #1f5fbf !important; outline-offset: 2px; } "
              ".bk-tab:focus-visible { outline-offset: -4px; }")  # inside: the tab bar clips what lies outside
+#: A tab bar narrower than its tabs (a window at 150 % zoom) puts the rest on a second line: Bokeh hid them
+#: beyond the right edge, with no sign that they were there.
+WRAP_TABS_CSS = ".bk-headers-wrapper { flex-wrap: wrap; }"
 WIDGET_FONT = (".bk-btn, .bk-input, select, input, .choices__input, .choices__list--multiple .choices__item, "
                ".choices__list--dropdown .choices__item, .choices__list[aria-expanded] .choices__item "
                "{ font-size: var(--font-size); } "
@@ -110,9 +113,10 @@ def hvpane(obj, **kw) -> pn.pane.HoloViews:
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
 
 
-def plot_row(*plots) -> pn.Row:
-    """HoloViews plots side by side, each in its :func:`hvpane`, across the page."""
-    return pn.Row(*(hvpane(p) for p in plots), sizing_mode="stretch_width")
+def plot_row(*plots) -> pn.FlexBox:
+    """HoloViews plots side by side, each in its :func:`hvpane`, across the page; one under the other where the
+    page is narrower than the two (a window at 150 % zoom: the second ran off the right edge)."""
+    return pn.FlexBox(*(hvpane(p) for p in plots), flex_wrap="wrap", sizing_mode="stretch_width")
 
 
 def _katex_font_faces() -> str:
@@ -410,11 +414,16 @@ def explanation(blocks) -> pn.Column:
         b = b.strip("\n")
         if b.startswith("$$"):
             objs.append(pn.pane.LaTeX(b, renderer="katex", styles={"font-size": "1.15em"},
-                                      margin=(0, 10), stylesheets=[_katex_stylesheet()]))
+                                      margin=(0, 10), stylesheets=[_katex_stylesheet(), FORMULA_CSS]))
         else:
             objs.append(pn.pane.Markdown(b, margin=(0, 10), styles={"font-size": "1.05em"},
                                          disable_math=True, stylesheets=[CODE_CSS, SUBSCRIPT_CSS]))
     return pn.Column(*objs, sizing_mode="stretch_width")
+
+
+#: A display formula wider than its column (a window at 150 % zoom) scrolls on its own line instead of
+#: widening the page, which then scrolled sideways as a whole.
+FORMULA_CSS = ".katex-display { overflow-x: auto; overflow-y: hidden; padding: 2px 0; }"
 
 
 #: ``min-height`` of a line of text above the plots that changes with each result (the status
