@@ -499,6 +499,32 @@ def test_a_screen_reader_hears_every_control_by_its_words_and_the_words_of_a_che
         p.close()
 
 
+_FOCUSED_JS = """() => { let a = document.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a ? [a.tagName, (a.textContent || '').trim(), a.getBoundingClientRect().left] : null; }"""
+
+
+def test_the_first_tab_offers_to_skip_the_sidebar_to_the_modes(server, browser):
+    """From the keyboard the modes (Walk-through, Your triplets, Lessons) came after the sidebar's twenty-odd
+    controls; the first Tab now shows a link that goes straight to them."""
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        p.page.keyboard.press("Tab")  # the page's first
+        tag, text, left = p.page.evaluate(_FOCUSED_JS)
+        assert (tag, text) == ("A", "Skip to the modes and steps") and 0 <= left < 100, (tag, text, left)
+        assert p.page.get_by_role("link", name="Skip to the modes and steps").is_visible()
+        p.page.keyboard.press("Enter")
+        tag, text, _ = p.page.evaluate(_FOCUSED_JS)
+        assert text == "Walk-through", (tag, text)
+        p.page.keyboard.press("ArrowRight")  # and from there the modes as tabs: the arrow keys choose one
+        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+        # out of the way once the focus has moved on: drawn off the page
+        assert p.page.locator("#loe-skip").bounding_box()["x"] < -1000
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_a_lost_connection_is_said_on_the_page(browser, server_factory):
     """When the hall's network dropped, the page looked live while nothing reached the server."""
     srv = server_factory()

@@ -360,6 +360,35 @@ if (!window.__loeVizNames) {
 }
 """
 
+#: A link before everything else on the page, shown only while it has the keyboard's focus: Enter moves the focus
+#: to the chosen mode's tab (Walk-through, Your triplets, Lessons), past the sidebar's twenty-odd controls that
+#: came first from the keyboard. The usual "skip to content" link of a page with a sidebar (WCAG 2.4.1).
+_SKIP_JS = r"""
+if (!document.getElementById("loe-skip")) {
+  const link = document.createElement("a")
+  link.id = "loe-skip"
+  link.href = "#main"
+  link.textContent = "Skip to the modes and steps"
+  Object.assign(link.style, {position: "fixed", top: "8px", left: "-10000px", zIndex: "100001", padding: "10px 18px",
+    background: "#fff", color: "#1d3f66", fontSize: "1.1em", border: "3px solid #1f5fbf", borderRadius: "4px"})
+  link.addEventListener("focus", () => { link.style.left = "8px" })
+  link.addEventListener("blur", () => { link.style.left = "-10000px" })
+  link.addEventListener("click", (e) => {
+    e.preventDefault()
+    const find = (root) => {  // the chosen tab of the modes (their tab bar is the host of class loe-modes)
+      for (const el of root.querySelectorAll("*")) {
+        if (el.classList.contains("loe-modes") && el.shadowRoot) return el.shadowRoot.querySelector(".bk-tab.bk-active")
+        if (el.shadowRoot) { const t = find(el.shadowRoot); if (t) return t }
+      }
+      return null
+    }
+    const tab = find(document)
+    if (tab) { tab.setAttribute("tabindex", tab.getAttribute("tabindex") || "0"); tab.focus() }
+  })
+  document.body.insertBefore(link, document.body.firstChild)
+}
+"""
+
 #: Run in the page when its connection to the server is lost (and when it is back).
 _LOST_JS = """
 let box = document.getElementById("loe-connection-lost")
@@ -388,7 +417,8 @@ def keyboard_and_connection(doc) -> None:
     could not be switched and nothing could be downloaded. Enter or Space now activates a focused
     tab or download, and the arrow keys, Home and End move between tabs. Tabs, toggles, plots and
     the boxes and sliders that take their words from a text beside them get names and states for a
-    screen reader, and the words of a checkbox tick it. When the connection
+    screen reader, and the words of a checkbox tick it. The first Tab on the page shows a link that
+    skips the sidebar's controls to the modes' tabs. When the connection
     drops (a hall's network), the page looked live while nothing reached the server; a banner now
     says so until the connection is back.
     """
@@ -396,7 +426,7 @@ def keyboard_and_connection(doc) -> None:
 
     if doc is None:  # not a served page
         return
-    doc.js_on_event("document_ready", CustomJS(code=_KEYS_JS + _NAMES_JS))
+    doc.js_on_event("document_ready", CustomJS(code=_KEYS_JS + _NAMES_JS + _SKIP_JS))
     doc.js_on_event("connection_lost", CustomJS(code=_LOST_JS))
     doc.js_on_event("client_reconnected", CustomJS(code=_BACK_JS))
 
