@@ -10,6 +10,8 @@ mark per point (segments, labels) are decimated to a seeded subsample.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import holoviews as hv
 import pandas as pd
@@ -1271,8 +1273,18 @@ class LiveEmbedding:
         The figure's tick labels get the current :func:`tick_decimals` too, once per
         figure (from the role that has one figure to itself: the points of the two
         side-by-side plots, the segments of the overlay).
+
+        The hook holds this object weakly. HoloViews keeps an element's options, hooks
+        included, in a process-wide store until the element is collected; a hook holding
+        ``self`` kept the elements (through ``self.left``...) and so itself alive, and every
+        closed page that had shown its Embedding step left its plots' data behind.
         """
+        me = weakref.ref(self)
+
         def hook(plot, element):
+            self = me()
+            if self is None:
+                return
             if "glyph_renderer" in plot.handles:
                 self._plots[role].add(plot)
             fig = plot.handles.get("plot")

@@ -16,7 +16,9 @@ from loe_viz.app.state import ExplorerState
 from serverlab import CHROMIUM, InProcessServer, cpu_seconds, job_threads, launch_chromium, live
 
 
-STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState")
+# LiveEmbedding: the Embedding step's plots, their data and Bokeh source (kept by HoloViews' option store
+# through their hooks, one per closed page, until the hooks held it weakly)
+STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState", "LiveEmbedding")
 
 
 def _wait(cond, timeout: float, step: float = 0.2) -> bool:
@@ -43,9 +45,13 @@ def test_closed_sessions_leave_nothing_alive():
             for seed in range(3):
                 ctx = b.new_context()
                 page = ctx.new_page()
-                page.goto(f"{srv.url}?n=300&seed={seed}", timeout=180_000)
+                page.goto(f"{srv.url}?n=300&seed={seed}&step={'embedding' if seed else 'configure'}",
+                          timeout=180_000)
                 page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
                 assert live("Explorer")["Explorer"] >= before["Explorer"] + 1
+                if seed:  # the Embedding step drawn: its plots are alive while the page is
+                    assert _wait(lambda: live("LiveEmbedding")["LiveEmbedding"] > before["LiveEmbedding"], 60)
+                ctx.close()
                 ctx.close()
             b.close()
         assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
