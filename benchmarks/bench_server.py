@@ -13,10 +13,12 @@ Parts
 -----
 memory
     Server RSS after a warm-up, after ``--sessions`` sessions opened (each until
-    its first result) and closed, and after the server discarded them and a
-    ``gc.collect()``; and the explorer objects (Explorer, ExplorerState,
-    CompareState, TripletsState) of closed sessions still alive.  Targets: RSS
-    back within 100 MB of the warm-up level, no object alive.
+    its first result, on each step of the walk-through in turn, 1.5 s for its plots)
+    and closed, and after the server discarded them and a ``gc.collect()``; and the
+    explorer objects (Explorer, ExplorerState, CompareState, TripletsState, the
+    Embedding step's LiveEmbedding) and Bokeh models of closed sessions still alive.
+    Targets: RSS back within 100 MB of the warm-up level, no explorer object alive,
+    fewer Bokeh models left than sessions (none a session).
 concurrent
     8 sessions opened at once with different n and seed; each must show its own
     result.
@@ -65,7 +67,10 @@ sys.path.insert(0, str(ROOT / "tests" / "app"))
 
 from serverlab import InProcessServer, cpu_seconds, job_threads, launch_chromium, live, rss_bytes  # noqa: E402
 
-STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState")
+# LiveEmbedding: the Embedding step's plots with their data (what HoloViews' option store kept of every closed page)
+STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState", "LiveEmbedding")
+#: The steps the sessions of the memory part open on, in turn (each draws its own plots).
+STEPS = ("configure", "sample", "ranking", "shifts", "edm", "embedding")
 MB = 2**20
 
 
@@ -92,6 +97,14 @@ def malloc_trim() -> None:
 def explorers() -> list:
     from loe_viz.app.explorer import Explorer
     return [o for o in gc.get_objects() if isinstance(o, Explorer) and not o._closed]
+
+
+def bokeh_models() -> int:
+    """Bokeh models alive after a garbage collection."""
+    from bokeh.model import Model
+
+    gc.collect()
+    return sum(isinstance(o, Model) for o in gc.get_objects())
 
 
 def open_page(browser, url: str, wait_result: bool = True):
@@ -145,13 +158,16 @@ def bench_memory(browser, sessions: int) -> dict:
         malloc_trim()
         warm = rss_bytes()
         t0 = time.perf_counter()
+        models = bokeh_models()
         for k in range(sessions):
-            ctx, _ = open_page(browser, f"{srv.url}?n=300&seed={k}")
+            ctx, _ = open_page(browser, f"{srv.url}?n=300&seed={k}&step={STEPS[k % len(STEPS)]}")
+            time.sleep(1.5)  # the step's plots drawn
             ctx.close()
         seconds = time.perf_counter() - t0
         after = rss_bytes()
         wait_for(lambda: srv.session_count() == 0, 60)
         objects = live(*STATE_CLASSES)
+        models = bokeh_models() - models
         after_gc = rss_bytes()
         malloc_trim()
         after_trim = rss_bytes()
@@ -159,8 +175,9 @@ def bench_memory(browser, sessions: int) -> dict:
         out = dict(sessions=sessions, seconds=round(seconds, 1), rss_warm_mb=round(warm / MB),
                    rss_after_mb=round(after / MB), rss_after_gc_mb=round(after_gc / MB),
                    rss_after_trim_mb=round(after_trim / MB), growth_after_gc_mb=round((after_gc - warm) / MB),
-                   objects_of_closed_sessions=leaked, job_threads=job_threads(), load=load())
-        out["ok"] = out["growth_after_gc_mb"] <= 100 and not any(leaked.values())
+                   objects_of_closed_sessions=leaked, bokeh_models_of_closed_sessions=models,
+                   job_threads=job_threads(), load=load())
+        out["ok"] = out["growth_after_gc_mb"] <= 100 and not any(leaked.values()) and models < sessions
         return out
     finally:
         srv.stop()
