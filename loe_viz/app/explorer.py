@@ -196,7 +196,8 @@ class Explorer(Viewer):
             # free the session's arrays and threads when its browser tab goes away
             pn.state.on_session_destroyed(self._on_session_destroyed)
             keyboard_and_connection(pn.state.curdoc)  # tabs and downloads from the keyboard; a lost connection said
-            pn.state.curdoc.js_on_event("document_ready", CustomJS(code=_SIDEBAR_JS))
+            if pn.state.curdoc is not None:  # the template's sidebar folds in "Your triplets" and narrow windows
+                pn.state.curdoc.js_on_event("document_ready", CustomJS(code=_SIDEBAR_JS))
             if sync_url and pn.state.location is not None:
                 # the address follows the settings without a history entry for each (Back did not follow it)
                 address_without_history(pn.state.curdoc)
