@@ -89,35 +89,46 @@ ONE_LINE_CSS = ":host p { margin: 0; }"
 #: or 150 % zoom (1024 or 853 px of a 1280 px projector). The menu button still opens it.
 WIDE_ENOUGH_PX = 1240
 
-#: Run when the served page is ready: the template's sidebar is folded by the page in "Your triplets" (its
-#: settings belong to the walk-through, and the mode's results take the width) and in a window narrower than
-#: WIDE_ENOUGH_PX, and opened again when neither holds, if the page folded it; a sidebar the reader closed
-#: stays closed (a teacher's choice). Through the template's own menu button, so that its state and the
-#: button's stay one. Bootstrap ignores the button while the sidebar still folds or unfolds (a click just
-#: before), so a change waits for that to end. Nothing happens where there is no such sidebar (a notebook).
+#: Run when the served page is ready: the page folds the template's sidebar when it enters "Your triplets" (its
+#: settings belong to the walk-through, and the mode's results take the width) and when the window becomes
+#: narrower than WIDE_ENOUGH_PX (or is at load), and opens it again when it leaves that mode, or the window
+#: becomes wide, if the page folded it; a sidebar the reader opened or closed by hand stays as the reader left
+#: it. Through the template's own menu button, so that its state and the button's stay one. Bootstrap ignores
+#: the button while the sidebar still folds or unfolds, so only the latest wish is kept and applied once that
+#: ends (two wishes waiting side by side could end in either state). Nothing happens where there is no such
+#: sidebar (a notebook).
 _SIDEBAR_JS = """
 if (!window.__loeVizSidebar) {
   const bar = document.getElementById("sidebar"), button = document.getElementById("sidebar-toggle");
   if (bar !== null && button !== null) {
-    const settle = (shown) => {
-      if (bar.classList.contains("collapsing")) { setTimeout(() => settle(shown), 50); }
-      else if (bar.classList.contains("show") !== shown) { button.click(); }
-    };
-    const narrow = () => window.innerWidth < WIDE;
-    let away = !bar.classList.contains("show");  // the template folds it for a page opened in "Your triplets"
+    let open = bar.classList.contains("show");  // where the sidebar is or is going (Bootstrap's events)
+    let away = !open;  // the template folds it for a page opened in "Your triplets"
     let folded = away;  // folded by the page, not by the reader
-    const place = () => {
-      if (away || narrow()) {
-        if (bar.classList.contains("show") || bar.classList.contains("collapsing")) { folded = true; settle(false); }
-      } else if (folded) {
-        folded = false;
-        settle(true);
-      }
+    let want = null, timer = null, ours = false;
+    bar.addEventListener("show.bs.collapse", () => { open = true; if (!ours) { folded = false; } });
+    bar.addEventListener("hide.bs.collapse", () => { open = false; if (!ours) { folded = false; } });
+    const apply = () => {
+      timer = null;
+      if (bar.classList.contains("collapsing")) { timer = setTimeout(apply, 50); return; }
+      if (want !== null && open !== want) { ours = true; button.click(); ours = false; }
+      want = null;
     };
-    window.__loeVizSidebar = (isAway) => { away = isAway; place(); };
+    const wish = (shown) => { want = shown; if (timer === null) { apply(); } };
+    const fold = () => { if (open || want === true) { folded = true; wish(false); } };
+    const unfold = () => { if (folded) { folded = false; wish(true); } };
+    const narrow = () => window.innerWidth < WIDE;
+    window.__loeVizSidebar = (isAway) => {
+      if (isAway === away) { return; }
+      away = isAway;
+      if (away) { fold(); } else if (!narrow()) { unfold(); }
+    };
     let wasNarrow = narrow();
-    window.addEventListener("resize", () => { if (narrow() !== wasNarrow) { wasNarrow = narrow(); place(); } });
-    place();
+    window.addEventListener("resize", () => {
+      if (narrow() === wasNarrow) { return; }
+      wasNarrow = narrow();
+      if (wasNarrow) { fold(); } else if (!away) { unfold(); }
+    });
+    if (wasNarrow) { fold(); }
   }
 }
 """.replace("WIDE", str(WIDE_ENOUGH_PX))

@@ -113,10 +113,9 @@ def hvpane(obj, **kw) -> pn.pane.HoloViews:
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
 
 
-def plot_row(*plots) -> pn.FlexBox:
-    """HoloViews plots side by side, each in its :func:`hvpane`, across the page; one under the other where the
-    page is narrower than the two (a window at 150 % zoom: the second ran off the right edge)."""
-    return pn.FlexBox(*(hvpane(p) for p in plots), flex_wrap="wrap", sizing_mode="stretch_width")
+def plot_row(*plots) -> pn.Row:
+    """HoloViews plots side by side, each in its :func:`hvpane`, across the page."""
+    return pn.Row(*(hvpane(p) for p in plots), sizing_mode="stretch_width")
 
 
 def _katex_font_faces() -> str:

@@ -146,8 +146,8 @@ that these comparisons hardly pin down from scratch, and STE refines it.
             "(LOE-STE splits them between its LOE and STE stages).")
         return [
             info,
-            pn.FlexBox(pn.Column(pn.pane.Markdown("**The baselines get**", margin=(0, 10)), self._protocol),
-                       pn.Column(self._methods, self._limit), flex_wrap="wrap", sizing_mode="stretch_width"),
+            pn.Row(pn.Column(pn.pane.Markdown("**The baselines get**", margin=(0, 10)), self._protocol),
+                   pn.Column(self._methods, self._limit), sizing_mode="stretch_width"),
             pn.Row(self._start, self._cancel, self._progress, sizing_mode="stretch_width"),
             self._message,
             self._plot, self._table,

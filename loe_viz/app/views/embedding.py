@@ -81,8 +81,8 @@ recovered points: the same items light up in the other.
         # they show a seeded subsample (landmarks always included)
         if self._live is None:
             self._live = plots.LiveEmbedding()
-            self._live_panes = [pn.FlexBox(hvpane(self._live.left, name="embedding_truth"),  # wraps when narrow
-                                           hvpane(self._live.right, name="embedding_estimate"), flex_wrap="wrap"),
+            self._live_panes = [pn.Row(hvpane(self._live.left, name="embedding_truth"),
+                                       hvpane(self._live.right, name="embedding_estimate")),
                                 hvpane(self._live.overlay, name="embedding_overlay")]
         self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"])
         plot_objs = list(self._live_panes)
