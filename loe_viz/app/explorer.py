@@ -105,8 +105,10 @@ if (!window.__loeVizSidebar) {
     let away = !open;  // the template folds it for a page opened in "Your triplets"
     let folded = away;  // folded by the page, not by the reader
     let want = null, timer = null, ours = false;
-    bar.addEventListener("show.bs.collapse", () => { open = true; if (!ours) { folded = false; } });
-    bar.addEventListener("hide.bs.collapse", () => { open = false; if (!ours) { folded = false; } });
+    // a fold or unfold by hand is the reader's choice from then on; in "Your triplets" the fold stays the
+    // mode's (a look at the sidebar there, closed again, does not keep it closed in the other modes)
+    bar.addEventListener("show.bs.collapse", () => { open = true; if (!ours && !away) { folded = false; } });
+    bar.addEventListener("hide.bs.collapse", () => { open = false; if (!ours && !away) { folded = false; } });
     const apply = () => {
       timer = null;
       if (bar.classList.contains("collapsing")) { timer = setTimeout(apply, 50); return; }
