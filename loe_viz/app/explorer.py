@@ -16,9 +16,9 @@ import os
 import weakref
 
 import numpy as np
-from bokeh.models import CustomJS
 import panel as pn
 import param
+from bokeh.models import CustomJS
 from panel.io.state import set_curdoc
 from panel.viewable import Viewer
 

@@ -1085,8 +1085,6 @@ class _SharedSource:
         self._sources = {}  # id(document) -> (weak reference to the document, source)
 
     def __call__(self, plot, element):
-        import weakref
-
         renderer = plot.handles.get("glyph_renderer")
         if renderer is None:
             return
@@ -1238,8 +1236,6 @@ class LiveEmbedding:
     STAR_SIZE = 18
 
     def __init__(self, size: int = SQUARE_PAIR):
-        import weakref
-
         self.pipe = _feed()
         self._palette = None
         self._decimals = 1  # the fewest decimals of the axes' labels for the data shown (tick_decimals)

@@ -35,6 +35,9 @@ FOCUS_CSS = (":focus-visible { outline: 3px solid #1f5fbf !important; outline-of
 #: A tab bar narrower than its tabs (a window at 150 % zoom) puts the rest on a second line: Bokeh hid them
 #: beyond the right edge, with no sign that they were there.
 WRAP_TABS_CSS = ".bk-headers-wrapper { flex-wrap: wrap; }"
+#: A display formula wider than its column (a window at 150 % zoom) scrolls on its own line instead of
+#: widening the page, which then scrolled sideways as a whole.
+FORMULA_CSS = ".katex-display { overflow-x: auto; overflow-y: hidden; padding: 2px 0; }"
 WIDGET_FONT = (".bk-btn, .bk-input, select, input, .choices__input, .choices__list--multiple .choices__item, "
                ".choices__list--dropdown .choices__item, .choices__list[aria-expanded] .choices__item "
                "{ font-size: var(--font-size); } "
@@ -448,11 +451,6 @@ def explanation(blocks) -> pn.Column:
             objs.append(pn.pane.Markdown(b, margin=(0, 10), styles={"font-size": "1.05em"},
                                          disable_math=True, stylesheets=[CODE_CSS, SUBSCRIPT_CSS]))
     return pn.Column(*objs, sizing_mode="stretch_width")
-
-
-#: A display formula wider than its column (a window at 150 % zoom) scrolls on its own line instead of
-#: widening the page, which then scrolled sideways as a whole.
-FORMULA_CSS = ".katex-display { overflow-x: auto; overflow-y: hidden; padding: 2px 0; }"
 
 
 #: ``min-height`` of a line of text above the plots that changes with each result (the status
