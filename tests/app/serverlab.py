@@ -61,6 +61,13 @@ def live(*names: str) -> dict[str, int]:
     return counts
 
 
+def instances(cls) -> list:
+    """The objects of class ``cls`` (or a subclass) the garbage collector tracks now. The class is read with
+    ``type``: ``isinstance`` asks the object itself, and a weak proxy whose object is gone (other libraries of
+    this process leave some) raises ``ReferenceError`` instead of answering."""
+    return [obj for obj in gc.get_objects() if issubclass(type(obj), cls)]
+
+
 def job_threads() -> list[str]:
     """Names of the explorer's worker threads alive now."""
     return [t.name for t in threading.enumerate() if t.name.startswith("loe-viz-") and t.name != "loe-viz-warm-up"]

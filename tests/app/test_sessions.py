@@ -13,7 +13,7 @@ import pytest
 
 from loe_viz.app.state import ExplorerState
 
-from serverlab import CHROMIUM, InProcessServer, cpu_seconds, job_threads, launch_chromium, live
+from serverlab import CHROMIUM, InProcessServer, cpu_seconds, instances, job_threads, launch_chromium, live
 
 
 # LiveEmbedding: the Embedding step's plots, their data and Bokeh source (kept by HoloViews' option store
@@ -72,10 +72,8 @@ def test_eight_concurrent_sessions_each_show_their_own_result():
     sync_api = pytest.importorskip("playwright.sync_api")
     from loe_viz.app.explorer import Explorer
 
-    import gc
-
     def explorers():
-        return [e for e in gc.get_objects() if isinstance(e, Explorer) and not e._closed]
+        return [e for e in instances(Explorer) if not e._closed]
 
     earlier = {id(e) for e in explorers()}
     srv = InProcessServer(unused_ms=3000)
@@ -111,7 +109,6 @@ def test_eight_concurrent_sessions_each_show_their_own_result():
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
 def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
     sync_api = pytest.importorskip("playwright.sync_api")
-    import gc
 
     from loe_viz.app.explorer import Explorer
 
@@ -119,12 +116,12 @@ def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
     try:
         with sync_api.sync_playwright() as p:
             b = launch_chromium(p)
-            earlier = {id(o) for o in gc.get_objects() if isinstance(o, Explorer)}
+            earlier = {id(o) for o in instances(Explorer)}
             ctx = b.new_context()
             page = ctx.new_page()
             page.goto(f"{srv.url}?n=200", timeout=180_000)
             page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
-            (e,) = [o for o in gc.get_objects() if isinstance(o, Explorer) and id(o) not in earlier]
+            (e,) = [o for o in instances(Explorer) if id(o) not in earlier]
             sweep = e._lessons.sweep
             started = threading.Event()
 
@@ -149,7 +146,6 @@ def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
 def test_tabs_closed_during_a_comparison_a_triplet_run_or_an_upload_stop_it_and_leave_nothing(monkeypatch, caplog):
     """A tab closed mid-run: the run is cancelled at once, its thread ends, the session's objects are
     freed when it is discarded, and the server logs no traceback and no warning."""
-    import gc
     import logging
 
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -172,12 +168,12 @@ def test_tabs_closed_during_a_comparison_a_triplet_run_or_an_upload_stop_it_and_
             b = launch_chromium(p)
 
             def opened(url):
-                earlier = {id(o) for o in gc.get_objects() if isinstance(o, Explorer)}
+                earlier = {id(o) for o in instances(Explorer)}
                 ctx = b.new_context(viewport={"width": 1280, "height": 800})
                 page = ctx.new_page()
                 page.goto(url, timeout=180_000)
                 page.locator(".loe-status").get_by_text("Procrustes error").wait_for(timeout=180_000)
-                (e,) = [o for o in gc.get_objects() if isinstance(o, Explorer) and id(o) not in earlier]
+                (e,) = [o for o in instances(Explorer) if id(o) not in earlier]
                 return ctx, page, e
 
             # a comparison of the baselines at n = 2000 (each method may take up to 30 s)
