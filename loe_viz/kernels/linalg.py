@@ -50,7 +50,7 @@ def _project_cone(X, out):
 
 
 @njit(nogil=True, cache=True)
-def dykstra_edm(W, max_iter, tol, residuals):
+def dykstra_edm(W, P, max_iter, tol, residuals):
     """Project ``W`` onto the cone of Euclidean distance matrices by Dykstra's algorithm.
 
     Alternates the projection onto symmetric hollow matrices (a subspace: no
@@ -61,6 +61,12 @@ def dykstra_edm(W, max_iter, tol, residuals):
     Parameters
     ----------
     W : float64 (l, l)
+    P : float64 (l, l)
+        The cone step's correction to start from, overwritten with the last one. Zeros: a
+        cold start. The last correction of a nearby matrix ``W0`` with projection ``E0``,
+        given with ``W = E0 + (W1 - W0)``, projects ``W1`` (Dykstra's algorithm is block
+        coordinate ascent on the dual problem, which converges from any feasible dual
+        point) in fewer iterations.
     max_iter : int
     tol : float
     residuals : float64 (max_iter,)
@@ -75,7 +81,6 @@ def dykstra_edm(W, max_iter, tol, residuals):
     l = W.shape[0]
     X = np.empty((l, l))
     Y = np.empty((l, l))
-    P = np.zeros((l, l))  # Dykstra correction of the cone step
     T = np.empty((l, l))
     _project_hollow(W, X)
     it = 0
