@@ -5,6 +5,7 @@
     python benchmarks/bench_uncertainty.py --sizes 1e5 --out benchmarks/results/uncertainty_1e5.json
     python benchmarks/bench_uncertainty.py --merge a.json b.json   # combine runs made separately
     python benchmarks/bench_uncertainty.py --kernel-cost           # score-moments pass against one ranking
+    python benchmarks/bench_uncertainty.py --block-cost            # the block derivatives, cold and warm starts
 
 Protocol: x ~ N(0, I/(2d)) with d = 2 (ground-truth seed ``1000 + s``), BTL answers at
 temperature 1 (oracle seed ``2000 + s``), the paper's total budget
@@ -214,6 +215,39 @@ def kernel_cost(sizes=(1000, 10_000), c=50, l=5, repeats=3):
               f"{m:.4f} s = {100 * m / r:.1f} % (load average {os.getloadavg()[0]:.1f})")
 
 
+def block_cost(repeats: int = 5):
+    """Time one run of the block steps the covariances' derivatives repeat, from scratch (the EDM projection
+    from the block itself, to 1e-10) against from the unperturbed block's projection (as ``item_covariance``
+    runs them), and the whole covariance, on stored triplets with many landmarks: 300 items, 10^6 uniform
+    triplets, ``LOE``'s default landmarks (every head: 200)."""
+    import loe_viz
+    from loe_viz._blas import blas_single_thread
+    from loe_viz.uncertainty import block_solution, item_covariance
+
+    X = loe_viz.make_points("gaussian", 300, random_state=3)
+    T = loe_viz.TripletOracle(X, 1.0, random_state=4).uniform_triplets(1_000_000)
+    u = loe_viz.LOE(random_state=5).fit(T, n_items=300).stages_.uncertainty
+    W, l = u.W, u.W.shape[0]
+    base = block_solution(W, 2, u.offset)
+    D = np.random.default_rng(0).choice((-1.0, 1.0), size=(l, l))
+    np.fill_diagonal(D, 0.0)
+    W1 = W + 1e-4 * np.abs(W).max() * D
+    times = {"cold": [], "warm": []}
+    with blas_single_thread():  # as item_covariance runs them
+        for _ in range(repeats + 1):  # the first compiles
+            for key, ref in (("cold", None), ("warm", base)):
+                t0 = time.perf_counter()
+                sol = block_solution(W1, 2, u.offset, reference=ref)
+                times[key].append((time.perf_counter() - t0, sol.edm.n_iter))
+    cold, warm = min(times["cold"][1:]), min(times["warm"][1:])
+    t0 = time.perf_counter()
+    item_covariance(u.W, u.D_landmarks, u.landmarks, u.embedding, u.score_variance, u.offset, biases=u.score_bias)
+    total = time.perf_counter() - t0
+    print(f"{l} landmarks: block steps from scratch {cold[0]:.4f} s ({cold[1]} Dykstra iterations), from the "
+          f"unperturbed projection {warm[0]:.4f} s ({warm[1]}), {cold[0] / warm[0]:.2f}x; the covariances of "
+          f"300 items {total:.1f} s (load average {os.getloadavg()[0]:.1f})")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", type=float, default=[1000, 1e4, 1e5])
@@ -223,7 +257,11 @@ def main(argv=None):
     ap.add_argument("--out", default=JSON_PATH)
     ap.add_argument("--merge", nargs="+", default=None, help="combine the runs of saved JSON files into --out")
     ap.add_argument("--kernel-cost", action="store_true", help="time the score-moments pass against a ranking")
+    ap.add_argument("--block-cost", action="store_true", help="time the block derivatives' steps, cold and warm")
     args = ap.parse_args(argv)
+    if args.block_cost:
+        block_cost()
+        return
     if args.kernel_cost:
         kernel_cost()
         return

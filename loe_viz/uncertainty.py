@@ -69,12 +69,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._blas import blas_single_thread
-from .edm import project_edm
+from .edm import EDMResult, project_edm
 from .shifts import estimate_shifts
 
 __all__ = [
     "BlockSolution", "ItemUncertainty", "block_solution", "item_covariance", "score_variances", "ellipse_axes",
-    "coverage", "BLOCK_PROBES", "CALIBRATED_COMPARISONS", "SIGNAL_MIN", "mostly_noise",
+    "coverage", "BLOCK_PROBES", "DERIVATIVE_TOL", "CALIBRATED_COMPARISONS", "SIGNAL_MIN", "mostly_noise",
 ]
 
 #: Comparisons per item and landmark below which the 90 % regions are not calibrated. On
@@ -109,6 +109,13 @@ def mostly_noise(ranking) -> bool:
 BLOCK_PROBES = 256
 
 
+#: Tolerance of the EDM projections of the perturbed blocks whose central differences are the block
+#: derivatives (steps of 1e-4 of the largest entry), each started from the unperturbed block's projection
+#: (:func:`loe_viz.edm.project_edm`'s ``start``): 8 -> 4 Dykstra iterations with 200 landmarks, and the
+#: covariances within 2e-6 of those from cold starts to 1e-10 (``bench_uncertainty.py --block-cost``).
+DERIVATIVE_TOL = 1e-8
+
+
 @dataclass(frozen=True)
 class BlockSolution:
     """The landmark-block quantities that place every item.
@@ -123,12 +130,15 @@ class BlockSolution:
         Top eigenvectors of ``-1/2 V E V`` (signs as landmark MDS fixes them).
     root : ndarray (d,)
         Square roots of their eigenvalues.
+    edm : EDMResult
+        The block's EDM projection (the warm start of a nearby block's).
     """
 
     s: np.ndarray
     mu: np.ndarray
     Q: np.ndarray
     root: np.ndarray
+    edm: EDMResult | None = field(default=None, repr=False)
 
     @property
     def L(self) -> np.ndarray:
@@ -152,7 +162,8 @@ def block_solution(W: np.ndarray, n_components: int, offset: str = "lambda2", re
     offset : {"lambda2", "mean"}
     reference : BlockSolution, optional
         When given, eigenvector signs are matched to ``reference.Q`` (for
-        derivatives) instead of landmark MDS's largest-entry rule.
+        derivatives) instead of landmark MDS's largest-entry rule, and the EDM
+        projection starts from ``reference.edm`` and stops at :data:`DERIVATIVE_TOL`.
 
     Returns
     -------
@@ -160,7 +171,9 @@ def block_solution(W: np.ndarray, n_components: int, offset: str = "lambda2", re
     """
     d = int(n_components)
     shifts = estimate_shifts(W, d, offset)
-    E = project_edm(shifts.shifted).E
+    edm = (project_edm(shifts.shifted) if reference is None
+           else project_edm(shifts.shifted, start=reference.edm, tol=DERIVATIVE_TOL))
+    E = edm.E
     l = E.shape[0]
     V = np.eye(l) - 1.0 / l
     A = -0.5 * V @ E @ V
@@ -177,7 +190,7 @@ def block_solution(W: np.ndarray, n_components: int, offset: str = "lambda2", re
         if flip:
             Q[:, c] = -Q[:, c]
     root = np.sqrt(np.maximum(top, 1e-300))
-    return BlockSolution(s=shifts.s, mu=E.mean(axis=0), Q=Q, root=root)
+    return BlockSolution(s=shifts.s, mu=E.mean(axis=0), Q=Q, root=root, edm=edm)
 
 
 def score_variances(columns, n_items: int, attribute: str = "score_variance") -> np.ndarray:

@@ -400,3 +400,21 @@ def test_many_weak_rankings_that_place_the_items_well_are_not_called_noise():
     assert not [w for w in caught if "barely tell" in str(w.message)]
     assert model.stages_.uncertainty.calibrated and len(model.landmarks_) > 50
     assert 0.85 <= coverage(X, model.embedding_, model.uncertainty_) <= 0.97
+
+
+def test_a_perturbed_block_started_from_the_unperturbed_projection_is_solved_as_from_scratch():
+    """The block derivatives project each perturbed block from the unperturbed one's projection, to a looser
+    tolerance (``DERIVATIVE_TOL``): the shifts, means and eigenpairs they difference are those of a projection from
+    scratch, far closer than the perturbation moves them."""
+    _, model = _fit(1000, 50, 3, n_landmarks=20)
+    W = model.stages_.uncertainty.W
+    base = block_solution(W, 2)
+    D = np.random.default_rng(7).choice((-1.0, 1.0), size=W.shape)
+    np.fill_diagonal(D, 0.0)
+    W1 = W + 1e-4 * np.abs(W).max() * D
+    warm, cold = block_solution(W1, 2, reference=base), block_solution(W1, 2)
+    assert warm.edm.n_iter < cold.edm.n_iter
+    for name in ("s", "mu", "Q", "root"):
+        a, b, b0 = getattr(warm, name), getattr(cold, name), getattr(base, name)
+        moved = np.abs(b - b0).max()
+        assert moved > 0 and np.abs(a - b).max() <= 1e-3 * moved, name
