@@ -32,9 +32,10 @@ class EDMResult:
     converged : bool
     residuals : ndarray (n_iter,)
         ``||Y - X||_inf / ||Y||_inf`` after each Dykstra iteration.
-    correction : ndarray (l, l)
-        The last Dykstra correction of the cone step (a warm start for a nearby matrix:
-        ``project_edm(..., start=this)``).
+    correction : ndarray (l, l) or None
+        The last Dykstra correction of the cone step, kept when asked for
+        (``keep_correction=True``): with it, this result can start the projection of a
+        nearby matrix (``project_edm(..., start=this)``).
     """
 
     input: np.ndarray
@@ -45,7 +46,8 @@ class EDMResult:
     correction: np.ndarray = field(default=None, repr=False)
 
 
-def project_edm(W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 1000, start: EDMResult | None = None) -> EDMResult:
+def project_edm(W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 1000, start: EDMResult | None = None,
+                keep_correction: bool = False) -> EDMResult:
     """Project a square matrix onto the EDM cone by Dykstra's alternating projections.
 
     Parameters
@@ -58,7 +60,10 @@ def project_edm(W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 1000, star
         The projection of a nearby matrix of the same size: Dykstra's algorithm starts
         from its last iterate and correction instead of from ``W`` (the same projection,
         to ``tol``, in fewer iterations; used for the derivatives of
-        :mod:`loe_viz.uncertainty`).
+        :mod:`loe_viz.uncertainty`). It must have kept its correction.
+    keep_correction : bool, default False
+        Keep the last Dykstra correction in the result (one more ``l x l`` array), so
+        that it can be a ``start``.
 
     Returns
     -------
@@ -69,9 +74,11 @@ def project_edm(W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 1000, star
     if start is None:
         P, first = np.zeros_like(W), W
     else:
-        if start.input.shape != W.shape or start.correction is None:
+        if start.input.shape != W.shape:
             raise ValueError(f"start must be the projection of a {W.shape[0]} x {W.shape[0]} matrix, "
                              f"got one of shape {start.input.shape}")
+        if start.correction is None:
+            raise ValueError("start must have kept its correction: project it with keep_correction=True")
         P, first = start.correction.copy(), start.E + (W - start.input)
     E, n_iter = linalg.dykstra_edm(first, P, max_iter, tol, residuals)
     residuals = residuals[:n_iter].copy()
@@ -79,4 +86,5 @@ def project_edm(W: np.ndarray, *, tol: float = 1e-10, max_iter: int = 1000, star
     # exact symmetry and hollowness for downstream use
     E = 0.5 * (E + E.T)
     np.fill_diagonal(E, 0.0)
-    return EDMResult(input=W, E=E, n_iter=int(n_iter), converged=converged, residuals=residuals, correction=P)
+    return EDMResult(input=W, E=E, n_iter=int(n_iter), converged=converged, residuals=residuals,
+                     correction=P if keep_correction else None)

@@ -131,7 +131,8 @@ class BlockSolution:
     root : ndarray (d,)
         Square roots of their eigenvalues.
     edm : EDMResult
-        The block's EDM projection (the warm start of a nearby block's).
+        The block's EDM projection; without a ``reference``, with its correction kept (the
+        warm start of a nearby block's).
     """
 
     s: np.ndarray
@@ -171,7 +172,7 @@ def block_solution(W: np.ndarray, n_components: int, offset: str = "lambda2", re
     """
     d = int(n_components)
     shifts = estimate_shifts(W, d, offset)
-    edm = (project_edm(shifts.shifted) if reference is None
+    edm = (project_edm(shifts.shifted, keep_correction=True) if reference is None
            else project_edm(shifts.shifted, start=reference.edm, tol=DERIVATIVE_TOL))
     E = edm.E
     l = E.shape[0]

@@ -188,8 +188,9 @@ def test_a_start_from_a_nearby_projection_gives_the_same_projection_in_fewer_ite
     W0 = noisy_edm(l, 2, seed, 0.3)
     W0 = W0 + np.triu(np.random.default_rng(seed + 1).normal(0.0, 0.1, (l, l)), 1)  # not symmetric
     W1 = W0 + 1e-4 * np.abs(W0).max() * np.random.default_rng(seed + 2).choice((-1.0, 1.0), (l, l))
-    base = project_edm(W0)
+    base = project_edm(W0, keep_correction=True)
     cold, warm = project_edm(W1), project_edm(W1, start=base)
+    assert cold.correction is None and warm.correction is None  # kept only when asked for
     E_ref, r_ref = reference_dykstra(W1)
     assert cold.converged and warm.converged
     np.testing.assert_allclose(warm.E, E_ref, atol=1e-8 * np.abs(W1).max())
@@ -197,13 +198,15 @@ def test_a_start_from_a_nearby_projection_gives_the_same_projection_in_fewer_ite
     assert warm.n_iter < cold.n_iter
     assert_edm(warm.E)
     np.testing.assert_array_equal(warm.input, W1)
-    np.testing.assert_array_equal(base.correction, project_edm(W0).correction)  # the start is not modified
+    np.testing.assert_array_equal(base.correction, project_edm(W0, keep_correction=True).correction)  # not modified
     # the start's matrix does not matter beyond the iteration count: a start from an unrelated matrix
-    far = project_edm(W1, start=project_edm(random_symmetric(l, seed + 9, 5.0)))
+    far = project_edm(W1, start=project_edm(random_symmetric(l, seed + 9, 5.0), keep_correction=True))
     np.testing.assert_allclose(far.E, E_ref, atol=1e-8 * np.abs(W1).max())
 
 
-def test_a_start_of_another_size_is_refused():
-    start = project_edm(noisy_edm(6, 2, 1, 0.1))
+def test_a_start_of_another_size_or_without_its_correction_is_refused():
+    start = project_edm(noisy_edm(6, 2, 1, 0.1), keep_correction=True)
     with pytest.raises(ValueError, match=r"^start must be the projection of a 7 x 7 matrix, got one of shape \(6, 6\)$"):
         project_edm(noisy_edm(7, 2, 1, 0.1), start=start)
+    with pytest.raises(ValueError, match=r"^start must have kept its correction: project it with keep_correction=True$"):
+        project_edm(noisy_edm(6, 2, 2, 0.1), start=project_edm(noisy_edm(6, 2, 1, 0.1)))
