@@ -16,6 +16,7 @@ import shutil
 import socket
 import threading
 import time
+import weakref
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +51,12 @@ def cpu_seconds() -> float:
 
 
 def live(*names: str) -> dict[str, int]:
-    """Objects alive after a full garbage collection, by class name."""
+    """Objects alive after a full garbage collection, by class name.
+
+    Only while no other thread of this process runs Python code: ``gc.get_objects`` hands out the
+    tuples another thread is still building, and CPython then fails that thread with ``SystemError:
+    bad argument to internal function`` (a test that polled it while the served explorer drew a plot
+    broke the drawing). Tests use :class:`Tracker`."""
     gc.collect()
     gc.collect()
     counts = dict.fromkeys(names, 0)
@@ -61,11 +67,43 @@ def live(*names: str) -> dict[str, int]:
     return counts
 
 
-def instances(cls) -> list:
-    """The objects of class ``cls`` (or a subclass) the garbage collector tracks now. The class is read with
-    ``type``: ``isinstance`` asks the object itself, and a weak proxy whose object is gone (other libraries of
-    this process leave some) raises ``ReferenceError`` instead of answering."""
-    return [obj for obj in gc.get_objects() if issubclass(type(obj), cls)]
+def _tracking_init(cls, original, made: weakref.WeakSet, lock: threading.Lock):
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if type(self) is cls:
+            with lock:
+                made.add(self)
+    return __init__
+
+
+class Tracker:
+    """The instances of some classes made from now on, held weakly, to count after a garbage collection
+    (``live``) or to find (``instances``) while other threads of this process run.
+
+    It wraps each class's ``__init__`` (through ``monkeypatch``, so it is undone after the test) and
+    counts an object under its own class only. It replaces a scan of ``gc.get_objects()``, which
+    is unsafe while another thread runs (see :func:`live`), and in which ``isinstance`` also raised
+    ``ReferenceError`` on weak proxies whose object was gone.
+    """
+
+    def __init__(self, monkeypatch, *classes):
+        self._lock = threading.Lock()
+        self._made = {}
+        for cls in classes:
+            made = self._made[cls.__name__] = weakref.WeakSet()
+            monkeypatch.setattr(cls, "__init__", _tracking_init(cls, cls.__init__, made, self._lock))
+
+    def instances(self, cls) -> list:
+        """The live objects of ``cls`` made since the tracker started."""
+        with self._lock:
+            return list(self._made[cls.__name__])
+
+    def live(self, *names: str) -> dict[str, int]:
+        """How many objects of each class named, made since the tracker started, a full collection leaves."""
+        gc.collect()
+        gc.collect()
+        with self._lock:
+            return {name: len(self._made[name]) for name in names}
 
 
 def job_threads() -> list[str]:

@@ -13,12 +13,23 @@ import pytest
 
 from loe_viz.app.state import ExplorerState
 
-from serverlab import CHROMIUM, InProcessServer, cpu_seconds, instances, job_threads, launch_chromium, live
+from serverlab import CHROMIUM, InProcessServer, Tracker, cpu_seconds, job_threads, launch_chromium
 
 
 # LiveEmbedding: the Embedding step's plots, their data and Bokeh source (kept by HoloViews' option store
 # through their hooks, one per closed page, until the hooks held it weakly)
 STATE_CLASSES = ("Explorer", "ExplorerState", "CompareState", "TripletsState", "LiveEmbedding")
+
+
+@pytest.fixture
+def tracker(monkeypatch):
+    """The explorer's objects made during the test (:data:`STATE_CLASSES`), counted without scanning the heap."""
+    from loe_viz.app.explorer import Explorer
+    from loe_viz.app.plots import LiveEmbedding
+    from loe_viz.app.compare_state import CompareState
+    from loe_viz.app.triplets_state import TripletsState
+
+    return Tracker(monkeypatch, Explorer, ExplorerState, CompareState, TripletsState, LiveEmbedding)
 
 
 def _wait(cond, timeout: float, step: float = 0.2) -> bool:
@@ -32,11 +43,11 @@ def _wait(cond, timeout: float, step: float = 0.2) -> bool:
 
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
-def test_closed_sessions_leave_nothing_alive():
+def test_closed_sessions_leave_nothing_alive(tracker):
     sync_api = pytest.importorskip("playwright.sync_api")
     from bokeh.io.doc import _PATCHED_CURDOCS
 
-    before = live(*STATE_CLASSES)  # objects other tests of this process may still hold
+    before = tracker.live(*STATE_CLASSES)  # none: the tracker counts what this test makes
     patched = len(_PATCHED_CURDOCS)
     srv = InProcessServer(unused_ms=3000)
     try:
@@ -48,14 +59,14 @@ def test_closed_sessions_leave_nothing_alive():
                 page.goto(f"{srv.url}?n=300&seed={seed}&step={'embedding' if seed else 'configure'}",
                           timeout=180_000)
                 page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
-                assert live("Explorer")["Explorer"] >= before["Explorer"] + 1
+                assert tracker.live("Explorer")["Explorer"] >= before["Explorer"] + 1
                 if seed:  # the Embedding step drawn: its plots are alive while the page is
-                    assert _wait(lambda: live("LiveEmbedding")["LiveEmbedding"] > before["LiveEmbedding"], 60)
+                    assert _wait(lambda: tracker.live("LiveEmbedding")["LiveEmbedding"] > before["LiveEmbedding"], 60)
                 ctx.close()
                 ctx.close()
             b.close()
         assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
-        counts = live(*STATE_CLASSES)
+        counts = tracker.live(*STATE_CLASSES)
         assert counts == before, (counts, before)
         # closing a discarded session touches no destroyed document (bokeh's curdoc stack stays flat)
         assert len(_PATCHED_CURDOCS) == patched, len(_PATCHED_CURDOCS)
@@ -66,14 +77,14 @@ def test_closed_sessions_leave_nothing_alive():
 
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
-def test_eight_concurrent_sessions_each_show_their_own_result():
+def test_eight_concurrent_sessions_each_show_their_own_result(tracker):
     import re
 
     sync_api = pytest.importorskip("playwright.sync_api")
     from loe_viz.app.explorer import Explorer
 
     def explorers():
-        return [e for e in instances(Explorer) if not e._closed]
+        return [e for e in tracker.instances(Explorer) if not e._closed]
 
     earlier = {id(e) for e in explorers()}
     srv = InProcessServer(unused_ms=3000)
@@ -107,7 +118,7 @@ def test_eight_concurrent_sessions_each_show_their_own_result():
 
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
-def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
+def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded(tracker):
     sync_api = pytest.importorskip("playwright.sync_api")
 
     from loe_viz.app.explorer import Explorer
@@ -116,12 +127,12 @@ def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
     try:
         with sync_api.sync_playwright() as p:
             b = launch_chromium(p)
-            earlier = {id(o) for o in instances(Explorer)}
+            earlier = {id(o) for o in tracker.instances(Explorer)}
             ctx = b.new_context()
             page = ctx.new_page()
             page.goto(f"{srv.url}?n=200", timeout=180_000)
             page.get_by_text("Procrustes error").first.wait_for(timeout=180_000)
-            (e,) = [o for o in instances(Explorer) if id(o) not in earlier]
+            (e,) = [o for o in tracker.instances(Explorer) if id(o) not in earlier]
             sweep = e._lessons.sweep
             started = threading.Event()
 
@@ -143,7 +154,8 @@ def test_closing_the_tab_stops_a_lesson_sweep_before_the_session_is_discarded():
 
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
-def test_tabs_closed_during_a_comparison_a_triplet_run_or_an_upload_stop_it_and_leave_nothing(monkeypatch, caplog):
+def test_tabs_closed_during_a_comparison_a_triplet_run_or_an_upload_stop_it_and_leave_nothing(monkeypatch, caplog,
+                                                                                              tracker):
     """A tab closed mid-run: the run is cancelled at once, its thread ends, the session's objects are
     freed when it is discarded, and the server logs no traceback and no warning."""
     import logging
@@ -161,19 +173,19 @@ def test_tabs_closed_during_a_comparison_a_triplet_run_or_an_upload_stop_it_and_
         return real(content, name)
 
     monkeypatch.setattr(state_module, "read_points_upload", slow_read)
-    before = live(*STATE_CLASSES)
+    before = tracker.live(*STATE_CLASSES)
     srv = InProcessServer(unused_ms=3000)
     try:
         with caplog.at_level(logging.WARNING), sync_api.sync_playwright() as p:
             b = launch_chromium(p)
 
             def opened(url):
-                earlier = {id(o) for o in instances(Explorer)}
+                earlier = {id(o) for o in tracker.instances(Explorer)}
                 ctx = b.new_context(viewport={"width": 1280, "height": 800})
                 page = ctx.new_page()
                 page.goto(url, timeout=180_000)
                 page.locator(".loe-status").get_by_text("Procrustes error").wait_for(timeout=180_000)
-                (e,) = [o for o in instances(Explorer) if id(o) not in earlier]
+                (e,) = [o for o in tracker.instances(Explorer) if id(o) not in earlier]
                 return ctx, page, e
 
             # a comparison of the baselines at n = 2000 (each method may take up to 30 s)
@@ -208,7 +220,7 @@ def test_tabs_closed_during_a_comparison_a_triplet_run_or_an_upload_stop_it_and_
             b.close()
             assert _wait(lambda: srv.session_count() == 0, 60), srv.session_count()
             assert _wait(lambda: job_threads() == [], 10), job_threads()
-            assert live(*STATE_CLASSES) == before
+            assert tracker.live(*STATE_CLASSES) == before
         # Bokeh says in one line that a message could not reach a closed page; the Compare plot's log axis
         # warns about a first iterate alone (a plot's matter, not a server's): neither has a traceback
         expected = ("Failed sending message as connection was closed", "Logarithmic axis range")
@@ -499,7 +511,8 @@ def test_the_page_shows_an_upload_is_being_read(monkeypatch):
         srv.stop()
 
 
-def test_a_page_over_the_per_address_limit_builds_no_explorer_and_a_discarded_session_frees_its_slot(monkeypatch):
+def test_a_page_over_the_per_address_limit_builds_no_explorer_and_a_discarded_session_frees_its_slot(monkeypatch,
+                                                                                                       tracker):
     """LOE_VIZ_MAX_PAGES_PER_ADDRESS = 1: a second page from the address is the message alone (no Explorer, no
     state, no worker thread); a page requested but never shown (a script's GET) holds its slot until the server
     discards its session, then the next page is the explorer again."""
@@ -521,7 +534,7 @@ def test_a_page_over_the_per_address_limit_builds_no_explorer_and_a_discarded_se
         assert status == (429 if found.endswith(": too many pages open") else 200), (status, found)
         return found
 
-    before = live(*STATE_CLASSES)
+    before = tracker.live(*STATE_CLASSES)
     srv = InProcessServer(unused_ms=8000)  # long enough for the requests below on a busy machine
     try:
         assert "too many" not in title()
@@ -529,15 +542,15 @@ def test_a_page_over_the_per_address_limit_builds_no_explorer_and_a_discarded_se
 
         if warmup._warm_thread is not None:  # the first page of the process starts the warm-up, whose
             warmup._warm_thread.join(600)    # states would be collected during the count below
-        built = live(*STATE_CLASSES)
+        built = tracker.live(*STATE_CLASSES)
         assert built["Explorer"] == before["Explorer"] + 1 and serving.open_pages("127.0.0.1") == 1
         for _ in range(3):
             assert title().endswith(": too many pages open")
-        assert live(*STATE_CLASSES) == built  # the refused pages built nothing of the explorer
+        assert tracker.live(*STATE_CLASSES) == built  # the refused pages built nothing of the explorer
         assert srv.session_count() == 4
         assert _wait(lambda: serving.open_pages("127.0.0.1") == 0, 60)  # discarded after 8 s unused
         assert "too many" not in title()
-        assert live("Explorer")["Explorer"] >= before["Explorer"] + 1
+        assert tracker.live("Explorer")["Explorer"] >= before["Explorer"] + 1
         assert serving.open_pages("127.0.0.1") == 1
     finally:
         srv.stop()
