@@ -242,6 +242,17 @@ def _local(url: str) -> bool:
     return u.scheme in ("data", "blob", "about") or u.hostname in ("localhost", "127.0.0.1")
 
 
+def _box_value(p: Page, selector: str, expected: str, timeout: float = 10) -> str:
+    """The value of the box ``selector`` once it is ``expected`` (or after ``timeout`` seconds). A refused value is
+    answered in two messages, the error first and the box set back after it, the second up to seconds later on a
+    busy machine."""
+    box = p.page.locator(f"{selector} input").first
+    deadline = time.perf_counter() + timeout
+    while box.input_value() != expected and time.perf_counter() < deadline:
+        time.sleep(0.1)
+    return box.input_value()
+
+
 def _procrustes(text: str) -> str:
     m = re.search(r"Procrustes error ([0-9.]+)", text)
     assert m, text
@@ -389,7 +400,7 @@ def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
         for bad, got in (("0", "0"), ("-5", "-5"), ("1e9", r"1e\+09")):
             p.set_input(".loe-budget", bad)
             msg = p.wait_text(".loe-error", rf"Budget must be between .* \(got {got}\); it stays 100\.", timeout=60)
-            assert p.page.locator(".loe-budget input").first.input_value() == "100", msg  # set back
+            assert _box_value(p, ".loe-budget", "100") == "100", msg  # set back
             assert _procrustes(p.status()) == shown
         p.shot(shots / "bad_budget.png")
         # --- switching the unit converts the number -------------------------------------
@@ -428,17 +439,18 @@ def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
         msg = p.wait_text(".loe-error", r"Landmarks ℓ", timeout=60)
         assert re.search(r"Landmarks ℓ must be at least d \+ 3 = 5 and at most n - 2 = \d+ \(got 2\); "
                          r"it stays auto \(d \+ 3 = 5\)\.", msg) and "n_landmarks" not in msg, msg
-        assert p.page.locator(".loe-landmarks input").first.input_value() == ""
+        assert _box_value(p, ".loe-landmarks", "") == ""
         assert "ℓ = 5 (at least d + 3 = 5)" in p.text(".loe-l-hint")
         p.set_input(".loe-landmarks", "1")
         msg = p.wait_text(".loe-error", r"got 1\)", timeout=60)
-        assert p.page.locator(".loe-landmarks input").first.input_value() == ""
+        assert _box_value(p, ".loe-landmarks", "") == ""
         p.shot(shots / "bad_landmarks.png")
         p.set_input(".loe-seed", "-5")
         # the seed box is set back, as n's is: a seed of -5 kept there refused every later run
         msg = p.wait_text(".loe-error", r"Seed must be a whole number from 0 to 4,294,967,295 \(got -5\); it stays \d+\.",
                           timeout=60)
-        assert p.page.locator(".loe-seed input").first.input_value() != "-5"
+        seed = re.search(r"it stays (\d+)\.", msg).group(1)
+        assert _box_value(p, ".loe-seed", seed) == seed
         assert _procrustes(p.status()) == shown
         assert not p.errors, p.errors
     finally:
@@ -592,7 +604,8 @@ def test_your_triplets_folds_the_walk_through_sidebar_and_the_walk_through_opens
             p.page.locator(".bk-tab", has_text=mode).first.click()
             at = _sidebar(p, True)
             assert at["shown"] and at["width"] >= 340, (mode, at)
-        assert p.page.locator(".loe-n").first.is_visible()
+        # the server shows the sidebar's controls again in messages of their own, after the mode's tab
+        p.page.locator(".loe-n").first.wait_for(state="visible", timeout=30_000)
         assert not p.errors, p.errors
     finally:
         p.close()
