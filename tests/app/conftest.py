@@ -134,6 +134,16 @@ def pytest_runtest_makereport(item, call):
             report.sections.append(("panel serve: thread stacks", f"unavailable: {exc!r}"))
 
 
+@pytest.fixture(autouse=True)
+def _panel_config_unthrottled(monkeypatch):
+    """Every test starts with Panel's ``config.throttled`` off, whatever a test before it in the same process
+    did: the explorer's ``pn.extension(throttled=True)`` (on serving it in this process) makes a spinner drop a
+    ``value`` that comes without ``value_throttled``, so a later test's ``{"value": ...}`` event did nothing."""
+    import panel as pn
+
+    monkeypatch.setattr(pn.config, "throttled", False)
+
+
 @pytest.fixture(scope="module")
 def server():
     """One explorer server for a module's tests; a traceback anywhere in its log fails the module's last test."""

@@ -205,9 +205,9 @@ def test_a_number_too_long_for_an_integer_box_is_refused_in_the_page_not_in_the_
             assert s.setting_error.startswith(f"{s.SETTINGS[name]} must be from ") and "got 1e+23" in s.setting_error
             box._process_events({"value": before, "value_throttled": before})  # typed back: its message goes
             assert s.setting_error == ""
-        view.w_seed._process_events({"value": 2.5})
+        view.w_seed._process_events({"value": 2.5, "value_throttled": 2.5})
         assert s.setting_error == "Seed must be a whole number from 0 to 4,294,967,295; got 2.5. It stays 0."
-        view.w_seed._process_events({"value": 4.0})
+        view.w_seed._process_events({"value": 4.0, "value_throttled": 4.0})
         assert s.seed == 4 and s.setting_error == ""
     finally:
         s.close()
