@@ -467,8 +467,14 @@ def test_pages_per_address_limit_refuses_a_page_over_it_and_a_closed_page_frees_
             assert app_title in other and "too many" not in other, other
             # closing a page frees its slot at once (the closed page's session is discarded only after 15 s)
             first.close()
-            time.sleep(1.0)
-            third.reload(timeout=180_000)
+            # the server learns of the close from the closed socket, a moment later: reload until it has
+            deadline = time.monotonic() + 60
+            while True:
+                third.reload(timeout=180_000)
+                third.locator(".loe-status, .loe-too-many-pages").first.wait_for(timeout=180_000)
+                if third.locator(".loe-too-many-pages").count() == 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
             third.locator(".loe-status").get_by_text("Procrustes error").wait_for(timeout=180_000)
             assert third.get_by_text("Too many pages").count() == 0
             second.close()
