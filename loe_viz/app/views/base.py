@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover
 from ..state import ExplorerState
 from ..text import md
 
-__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
+__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row", "WrappingRow",
            "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "WRAP_TABS_CSS",
            "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS"]
 
@@ -116,9 +116,33 @@ def hvpane(obj, **kw) -> pn.pane.HoloViews:
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
 
 
-def plot_row(*plots) -> pn.Row:
-    """HoloViews plots side by side, each in its :func:`hvpane`, across the page."""
-    return pn.Row(*(hvpane(p) for p in plots), sizing_mode="stretch_width")
+class WrappingRow(pn.Row):
+    """A Row whose items go onto the next line where the page is too narrow for them side by side.
+
+    A Row of fixed-size plots asks for the sum of their widths as its minimum, so on a narrow page
+    (a projector's 1280 px at 150 % zoom is 853 px) it ran past the window's edge; this one asks for
+    its widest item's. Bokeh lays the plots out as in any Row (in a FlexBox their frames collapsed to
+    0 x 0 px once their tab was shown).
+    """
+
+    def __init__(self, *objects, **params):
+        params["stylesheets"] = [*params.get("stylesheets", []), ":host { flex-wrap: wrap; }"]
+        super().__init__(*objects, **params)
+
+    def _compute_sizing_mode(self, children, props):
+        out = super()._compute_sizing_mode(children, props)
+        if "min_width" in out:  # Panel's is the sum of the items' widths and margins: take the widest instead
+            margin = props.get("margin", self.margin) or 0
+            margin = (margin,) * 4 if isinstance(margin, int) else margin * 2 if len(margin) == 2 else margin
+            fixed = [c.width if c.sizing_mode in (None, "fixed") and c.width else c.min_width for c in children]
+            out["min_width"] = max((w + margin[1] + margin[3] for w in fixed if w), default=out["min_width"])
+        return out
+
+
+def plot_row(*plots) -> WrappingRow:
+    """HoloViews plots side by side, each in its :func:`hvpane`, across the page; where the page is too
+    narrow for them side by side, one below the other."""
+    return WrappingRow(*(hvpane(p) for p in plots), sizing_mode="stretch_width")
 
 
 def _katex_font_faces() -> str:

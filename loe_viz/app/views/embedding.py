@@ -8,7 +8,7 @@ import panel as pn
 from .. import plots
 from ..colors import principal_plane, project
 from ..uncertainty_plot import uncertainty_panes
-from .base import TWO_LINES, StepView, fmt, hvpane
+from .base import TWO_LINES, StepView, WrappingRow, fmt, hvpane
 
 
 class EmbeddingView(StepView):
@@ -81,8 +81,8 @@ recovered points: the same items light up in the other.
         # they show a seeded subsample (landmarks always included)
         if self._live is None:
             self._live = plots.LiveEmbedding()
-            self._live_panes = [pn.Row(hvpane(self._live.left, name="embedding_truth"),
-                                       hvpane(self._live.right, name="embedding_estimate")),
+            self._live_panes = [WrappingRow(hvpane(self._live.left, name="embedding_truth"),
+                                            hvpane(self._live.right, name="embedding_estimate")),
                                 hvpane(self._live.overlay, name="embedding_overlay")]
         self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"])
         plot_objs = list(self._live_panes)

@@ -170,7 +170,7 @@ class TripletsView(Viewer):
             self.results_intro, self.results_table,
             pn.Row(self.w_shown, self.download),
             self.plot_note,
-            self.plot,
+            pn.Column(self.plot, scroll="x-auto", styles={"max-width": "100%"}, margin=0),
             sizing_mode="stretch_width", name="Your triplets",
         )
         s.param.watch(self._on_data, ["data_version"])
