@@ -196,6 +196,23 @@ def test_crowd_extra_columns_are_ignored():
     assert any("worker" in n and "rt_ms" in n for n in data.notes)
 
 
+@pytest.mark.parametrize("sep", [",", "\t", ";"])
+@pytest.mark.parametrize("header", ["head,winner,loser", "Center,Left,Right,Answer", None])
+def test_a_separator_ending_every_line_is_an_empty_column_read_and_ignored(sep, header):
+    # a spreadsheet's export: the header was taken for 4 (or 5) nameless columns, and the file refused
+    crowd = header is not None and header.startswith("Center")
+    rows = [("Paris", "Rome", "Oslo", "Rome"), ("Oslo", "Paris", "Rome", "Paris")] if crowd else T.astype(str)
+    lines = ([header.replace(",", sep)] if header else []) + [sep.join(r) for r in rows]
+    data = read_text("".join(ln + sep + "\n" for ln in lines))
+    if crowd:
+        assert data.labelled().tolist() == [["Paris", "Rome", "Oslo"], ["Oslo", "Paris", "Rome"]]
+    else:
+        np.testing.assert_array_equal(data.triplets, T)
+    name = {",": "comma", "\t": "tab", ";": "semicolon"}[sep]
+    assert f"every line ends in a {name}: the empty last column is ignored" in data.notes
+    assert not any(n.startswith("ignored column") for n in data.notes)
+
+
 def test_headerless_crowd_needs_layout():
     with pytest.raises(ValueError, match="4 columns without a header"):
         read_text("0,1,2,2\n")

@@ -176,11 +176,14 @@ def _split(line: str, delim):
         return line.split(delim)
 
 
+_SEP_NAMES = {",": "commas", "\t": "tabs", ";": "semicolons"}
+
+
 def _mixed(fields, delim) -> str:
     """A hint when a field split on ``delim`` holds numbers separated by blanks: the file mixes separators."""
     if delim in (None, " ") or not any(len(f.split()) > 1 and all(map(is_number, f.split())) for f in fields if f):
         return ""
-    sep = {",": "commas", "\t": "tabs", ";": "semicolons"}.get(delim, repr(delim))
+    sep = _SEP_NAMES.get(delim, repr(delim))
     return (f"; a field holds numbers separated by spaces, so the file mixes spaces and {sep} as separators: use "
             "one throughout (delimiter=' ' splits on any run of spaces and tabs)")
 
@@ -244,6 +247,10 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
                                     f"{MAX_COLUMNS:,} with the ones to ignore): is this a triplet file?", no)
     spec.delimiter = delim = _sniff_delimiter([ln for _, ln in data], forced)
     rows = [[f.strip() for f in _split(ln, delim)] for _, ln in data]
+    # every line ends in the separator (a spreadsheet's export): an empty last column, read and ignored
+    if trailing := delim is not None and all(len(r) > 3 and r[-1] == "" for r in rows):
+        rows = [r[:-1] for r in rows]
+        notes.append(f"every line ends in a {_SEP_NAMES.get(delim, repr(delim))[:-1]}: the empty last column is ignored")
     f0, first_no, hdr, columns, lay = rows[0], data[0][0], opts["header"], opts["columns"], opts["layout"]
     roles, hlayout, n_known, problem = roles_from_header(f0)
     numeric0 = [is_number(f) for f in f0]
@@ -309,6 +316,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         raise err(name, f"layout={lay!r} was asked for but the columns describe a {spec.layout} layout")
     if lay in ("list-boolean", "list-count"):
         spec.layout = spec.response = lay
+    if trailing:
+        spec.roles = (*spec.roles, None)
     j = next(i for i, r in enumerate(spec.roles) if r in ITEM_WORD)
     spec.kind = opts["item_type"] if opts["item_type"] != "auto" else (
         "int" if rows and len(rows[0]) > j and is_number(rows[0][j]) else "str")
