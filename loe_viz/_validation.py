@@ -299,6 +299,9 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
             raise ValueError(f"n_items={n_items} does not match the {triplets.n_items} items read from "
                              f"{triplets.source}; leave n_items out to use them")
         triplets, n_items = triplets.triplets, triplets.n_items
+    if triplets is None:
+        raise ValueError(f"{name} is None: pass an integer array of shape (m, 3) (list-order: i is closer to j than "
+                         "to k) or what loe_viz.read_triplets returns")
     triplets = _nullable_frame(triplets, name)
     try:
         arr = np.asarray(triplets)
@@ -311,10 +314,15 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
     if arr.shape[0] == 0:
         raise ValueError(f"{name} is empty: at least one triplet is needed")
     if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contains NaN or infinite values")
-        if not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name} must hold integer item indices, got non-integer values")
+        if not (finite := np.isfinite(arr)).all():
+            row = int(np.argmin(finite.all(axis=1)))
+            kind = "a missing value (NaN)" if np.isnan(arr[row]).any() else "an infinite value"
+            raise ValueError(f"{name} has {kind} at row {row}: drop or fill the rows with missing values "
+                             "(pandas: .dropna())")
+        if not (whole := arr == np.round(arr)).all():
+            row = int(np.argmin(whole.all(axis=1)))
+            raise ValueError(f"{name} must hold integer item indices, got non-integer values (first at row {row}: "
+                             f"{arr[row].tolist()})")
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must hold integer item indices, got dtype {arr.dtype}")
     if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:

@@ -440,7 +440,8 @@ def test_invalid_arguments_name_the_argument(kwargs, message):
     (np.array([[0, 1, 2], [0, -1, 2]]), None, r"triplets contains a negative index \(-1\) at row 1"),
     (np.array([[0, 1, 2], [0, 1, 9]]), 5, r"triplets index 9 is out of range for n_items=5 \(first at row 1\)"),
     (np.array([[0, 1.5, 2]]), None, r"triplets must hold integer item indices, got non-integer values"),
-    (np.array([[0, np.nan, 2]]), None, r"triplets contains NaN or infinite values"),
+    (np.array([[0, np.nan, 2]]), None, r"triplets has a missing value \(NaN\) at row 0"),
+    (None, None, r"triplets is None: pass an integer array of shape \(m, 3\)"),
     (np.array([["a", "b", "c"]]), None, r"triplets must hold integer item indices, got dtype <U1"),
 ])
 def test_invalid_triplets(triplets, n_items, message):

@@ -209,8 +209,15 @@ def test_check_triplets_accepts_integral_floats_and_explicit_n_items():
         (np.zeros((4, 2), dtype=int), {}, r"^triplets must have shape \(m, 3\), got \(4, 2\)$"),
         (np.arange(3), {}, r"^triplets must have shape \(m, 3\), got \(3,\)$"),
         (np.zeros((0, 3), dtype=int), {}, r"^triplets is empty: at least one triplet is needed$"),
-        ([[0.0, 1.0, np.nan]], {}, r"^triplets contains NaN or infinite values$"),
-        ([[0.0, 1.5, 2.0]], {}, r"^triplets must hold integer item indices, got non-integer values$"),
+        ([[0.0, 1.0, 2.0], [0.0, 1.0, np.nan]], {},
+         r"^triplets has a missing value \(NaN\) at row 1: drop or fill the rows with missing values \(pandas: "
+         r"\.dropna\(\)\)$"),
+        ([[0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [np.inf, 1.0, 2.0]], {},
+         r"^triplets has an infinite value at row 2: drop or fill the rows with missing values \(pandas: \.dropna\(\)\)$"),
+        ([[0.0, 1.0, 2.0], [0.0, 1.5, 2.0]], {},
+         r"^triplets must hold integer item indices, got non-integer values \(first at row 1: \[0\.0, 1\.5, 2\.0\]\)$"),
+        (None, {}, r"^triplets is None: pass an integer array of shape \(m, 3\) \(list-order: i is closer to j than to "
+                   r"k\) or what loe_viz\.read_triplets returns$"),
         (np.array([[True, False, True]]), {}, r"^triplets must hold integer item indices, got dtype bool$"),
         ([["a", "b", "c"]], {}, r"^triplets must hold integer item indices, got dtype <U1$"),
         ([[0, 1, 2], [3, -1, 2]], {}, r"^triplets contains a negative index \(-1\) at row 1$"),
