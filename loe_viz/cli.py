@@ -669,8 +669,13 @@ def cmd_embed(args) -> int:
         if getattr(model, "stop_reason_", None) == "time_budget":
             detail += f" (stopped by --max-seconds {args.max_seconds:g})"
     if test is not None:
+        m = len(test)
         _say(f"{label}: held-out accuracy {triplet_accuracy(Z, test):.4f} (training {train_acc:.4f}); "
              f"fit {_seconds(t_fit)}{detail}", err=err)
+        if m < FEW_HELD_OUT:
+            print(f"{PROG}: warning: only {m} triplet{'s' * (m != 1)} held out: the held-out accuracy is a rough "
+                  f"estimate (its standard error can reach 0.5 / sqrt({m}) = {0.5 / m ** 0.5:.2f}); a larger "
+                  "--heldout, or more triplets, makes it a measurement", file=sys.stderr, flush=True)
     else:
         _say(f"{label}: training accuracy {train_acc:.4f} (nothing held out); fit {_seconds(t_fit)}{detail}",
              err=err)
@@ -688,6 +693,9 @@ def cmd_embed(args) -> int:
 #: Share of repeated rows above which embed says that held-out copies of training rows raise the held-out accuracy
 #: (draws with replacement repeat a few: 4.8 % of the capitals crowd file, 5.3 % of the landmark sample).
 COPIES_NOTE_SHARE = 0.1
+#: Fewer held-out triplets than this and ``embed`` warns that the held-out accuracy is a rough estimate: its
+#: standard error, up to 0.5 / sqrt(m), is then 0.05 or more.
+FEW_HELD_OUT = 100
 
 
 def _copies_note(triplets, n: int) -> str | None:

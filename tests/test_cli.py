@@ -237,11 +237,23 @@ def test_embed_bundled_sample_keeps_labels(tmp_path):
     assert proc.returncode == 0, proc.stderr
     acc = float(proc.stdout.split("held-out accuracy ")[1].split()[0])
     assert acc > 0.85
+    assert "warning: only" not in proc.stderr  # 800 held out
     header, labels, Z = read_embedding(tmp_path / "european_capitals_crowd_ste.csv")  # the default name
     names = [r.split(",")[0] for r in sample_path("european_capitals.csv").read_text("utf-8").splitlines()[1:]]
     assert header[:2] == ["item", "label"] and labels == names
     truth = load_points(sample_path("european_capitals_map_km.csv"))
     assert procrustes_error(Z, truth) < 0.1
+
+
+def test_a_held_out_accuracy_of_a_few_triplets_is_called_a_rough_estimate(tmp_path):
+    # two triplets in a file of blank lines: "held-out accuracy 0.0000" of the one held out, said as a measurement
+    (tmp_path / "two.csv").write_text("head,winner,loser\n0,1,2\n\n\n1,2,0\n\n")
+    proc = run("embed", "two.csv", "--method", "ste", "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "STE: held-out accuracy 0.0000 (training 1.0000)" in proc.stderr, proc.stderr
+    assert ("loe-viz: warning: only 1 triplet held out: the held-out accuracy is a rough estimate (its standard error "
+            "can reach 0.5 / sqrt(1) = 0.50); a larger --heldout, or more triplets, makes it a measurement"
+            ) in proc.stderr.splitlines(), proc.stderr
 
 
 def test_embed_loeste_starts_from_its_own_default_landmarks(tmp_path):
