@@ -370,7 +370,8 @@ def _read(args):
                                            "a .npy file holds one unnamed array, of list-order triplets"))
         if not str(exc).startswith(f"{path}:"):  # not the file's problem: an option's (--columns head,near)
             if args.columns is not None:  # the library's None is an empty entry here, its tuple the text given
-                msg = re.sub(r" or None; got \(.*\)$", f" or empty (a column to ignore); got {args.columns!r}", msg)
+                msg = re.sub(r" or None; got ('.*') in \(.*\)$",
+                             lambda m: f" or empty (a column to ignore); got {m[1]} in {args.columns!r}", msg)
             raise UsageError(msg) from None
         raise DataError(msg) from None
     except OSError as exc:  # one that names no file, such as /proc/self/status, which cannot be sought in

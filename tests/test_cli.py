@@ -716,10 +716,11 @@ def test_reader_setting_errors_are_usage_errors_in_option_terms(simulated):
     assert line == ("loe-viz info: error: crowd.csv: line 1: 4 columns and --no-header: pass --layout (crowd, "
                     "list-boolean or list-count); this line names the columns of a crowd file: drop --no-header to "
                     "read it as the header")
-    # an unknown role: the library's "or None; got ('head', 'nearr', None)" in the terms of the text given
+    # an unknown role, named: the library's "or None; got 'nearr' in ('head', 'nearr', None, 'far')" in the terms of
+    # the text given
     line = one_line_error(run("info", "t.csv", "--columns", "head,nearr,,far", cwd=d), 2, "loe-viz info: error: ")
     assert line == ("loe-viz info: error: --columns entries must be one of head, near, far, left, right, answer, "
-                    "response or empty (a column to ignore); got 'head,nearr,,far' (see loe-viz info --help)")
+                    "response or empty (a column to ignore); got 'nearr' in 'head,nearr,,far' (see loe-viz info --help)")
 
 
 def test_simulate_refuses_a_layout_its_format_cannot_hold_before_drawing(tmp_path):

@@ -179,8 +179,9 @@ def check_read_args(format, layout, n_items, labels, header, delimiter, columns,
         raise ValueError(f"delimiter must be one character such as ',', '\\t', ';' or ' ', got {delimiter!r}")
     if columns is not None:
         columns = tuple(c.strip() or None for c in columns.split(",")) if isinstance(columns, str) else tuple(columns)
-        if any(c is not None and c not in ROLE_WORD for c in columns):
-            raise ValueError(f"columns entries must be one of {', '.join(ROLE_WORD)} or None; got {columns}")
+        if unknown := [c for c in columns if c is not None and c not in ROLE_WORD]:
+            raise ValueError(f"columns entries must be one of {', '.join(ROLE_WORD)} or None; got {unknown[0]!r} in "
+                             f"{columns}")
         layout_from_roles(columns, "columns")
     if relabel is True and n_items is not None and lab is None:
         raise ValueError("relabel=True cannot be combined with n_items (n_items fixes the ids as indices)")
