@@ -88,8 +88,8 @@ def groups_note(groups: np.ndarray, labels=None) -> str:
     sizes = sizes[sizes > 0]
     if sizes.size < 2:
         return ""
-    shown = [f"{k:,}" for k in sizes[:4]]
-    of = f"of {', '.join(shown[:-1])} and {shown[-1]} items" if sizes.size <= 4 else (
+    shown = [f"{k:,}" for k in sizes[:4 if sizes.size > 5 else 5]]  # "the other 1 groups": five are listed
+    of = f"of {', '.join(shown[:-1])} and {shown[-1]} items" if sizes.size <= 5 else (
         f"the largest four of {', '.join(shown[:-1])} and {shown[-1]} items, the other {sizes.size - 4:,} groups "
         f"of {int(sizes[4:].sum()):,} items together")
     first = [int(np.argmax(groups == g)) for g in range(min(sizes.size, 3))]

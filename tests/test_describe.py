@@ -170,3 +170,7 @@ def test_many_groups_are_counted_as_groups_and_their_items():
     assert note.startswith("the triplets split the items into 300 groups that no triplet relates (the largest four "
                            "of 5, 5, 5 and 5 items, the other 296 groups of 1,480 items together; [0, 5, 10] are in "
                            "different groups)")
+    # five are all listed ("the other 1 groups of 5 items together")
+    five = groups_note(comparison_groups(T[:10], 25))
+    assert five.startswith("the triplets split the items into 5 groups that no triplet relates (of 5, 5, 5, 5 and 5 "
+                           "items; [0, 5, 10] are in different groups)"), five
