@@ -1143,16 +1143,13 @@ def cmd_explore(args) -> int:
     if problems:
         raise UsageError("; ".join(problems))
     address, port = args.address, int(args.port)
-    if port == 0:  # any free port, chosen here so that the allowed origins name it
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
     try:  # before anything says "serving": an address of no interface here, or a port in use
         with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Tornado binds
             probe.bind((address, port))
+            port = probe.getsockname()[1]  # --port 0: a free port, chosen here so that the allowed origins name it
     except OSError as exc:
-        raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+        raise DataError(f"cannot listen on {address}:{args.port}: {exc.strerror or exc}") from None
     origins = websocket_origins(address, port, args.allow_websocket_origin)
 
     import panel as pn

@@ -460,6 +460,9 @@ def test_explore_refuses_an_address_or_port_it_cannot_listen_on_before_saying_se
     proc = run("explore", "--address", "999.1.1.1", "--port", free_port(), cwd=tmp_path)
     assert one_line_error(proc, 1, "loe-viz explore: error: cannot listen on 999.1.1.1:")
     assert proc.stdout == ""
+    # with --port 0 it named a port it had picked on another address, which the user never gave
+    proc = run("explore", "--address", "999.1.1.1", "--port", 0, cwd=tmp_path)
+    assert one_line_error(proc, 1, "loe-viz explore: error: cannot listen on 999.1.1.1:0: ")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
