@@ -213,6 +213,17 @@ def test_a_separator_ending_every_line_is_an_empty_column_read_and_ignored(sep, 
     assert not any(n.startswith("ignored column") for n in data.notes)
 
 
+def test_labels_in_two_unicode_forms_are_two_items_and_a_note_says_so():
+    # "Zürich" with a composed and with a decomposed "ü": three names printed, four items, and not a word
+    text = "head,winner,loser\nZ\u00fcrich,Bern,Genf\nZu\u0308rich,Genf,Bern\nBern,Genf,Z\u00fcrich\n"
+    data = read_text(text)
+    assert data.n_items == 4
+    assert ("1 label(s) appear in two Unicode forms that print alike (e.g. 'Z\u00fcrich', composed and decomposed "
+            "accents): each form is an item of its own; save the file in one form (NFC) if they name one item"
+            ) in data.notes
+    assert not any("Unicode" in n for n in read_text(text.replace("u\u0308", "\u00fc")).notes)
+
+
 def test_headerless_crowd_needs_layout():
     with pytest.raises(ValueError, match="4 columns without a header"):
         read_text("0,1,2,2\n")

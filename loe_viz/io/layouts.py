@@ -279,7 +279,25 @@ def finish_str(tri, names, opts, name, layout, fmt, skipped, notes) -> TripletDa
                         "pass labels= to fix the item set")
     rank, labels = np.zeros(len(names), dtype=index_dtype(k)), np.empty(k, dtype=object)
     rank[order], labels[:] = np.arange(k), [names[i] for i in order]
+    if twins := unicode_twins(labels):
+        notes = [*notes, f"{len(twins)} label(s) appear in two Unicode forms that print alike (e.g. {twins[0]!r}, "
+                         f"composed and decomposed accents): each form is an item of its own; save the file in one "
+                         f"form (NFC) if they name one item"]
     return TripletData(_remap(tri, rank.__getitem__, rank.dtype), labels, k, name, layout, fmt, skipped, tuple(notes))
+
+
+def unicode_twins(labels) -> list[str]:
+    """The labels (NFC) that stand in ``labels`` in more than one Unicode form ("Zürich" with a composed and with
+    a decomposed "ü"): one name to a reader, two items to the file."""
+    import unicodedata
+
+    seen, twins = {}, []
+    for lab in labels:
+        if isinstance(lab, str) and not lab.isascii():
+            form = unicodedata.normalize("NFC", lab)
+            if seen.setdefault(form, lab) != lab and form not in twins:
+                twins.append(form)
+    return twins
 
 
 def finish_int(tri, opts, name, layout, fmt, skipped, notes) -> TripletData:
