@@ -779,3 +779,22 @@ def test_the_bytes_per_item_cover_what_a_fit_allocates():
         tracemalloc.stop()
     per_item = (peaks[1] - peaks[0]) / 200_000
     assert 0.9 * 2 * ITEM_BYTES_PER_DIMENSION < per_item + 2 * 8 < 1.1 * 2 * ITEM_BYTES_PER_DIMENSION, per_item
+
+
+def test_tste_scale_follows_the_stopping_rule_and_its_shape_does_not():
+    """What TSTE's docstring says: nothing fixes t-STE's scale, so a tighter tol leaves a larger embedding, of the
+    same shape and held-out accuracy (the CLI wrote the capitals' coordinates in the thousands)."""
+    from loe_viz.data import sample_path
+    from loe_viz.evaluation import train_test_split_triplets
+    from loe_viz.io import read_triplets
+    from loe_viz.metrics import procrustes_error, triplet_accuracy
+
+    data = read_triplets(sample_path("gaussian_2d_crowd.csv"))
+    train, test = train_test_split_triplets(data.triplets, test_size=0.2, random_state=0)
+    loose = TSTE(random_state=1).fit(train, n_items=data.n_items)
+    tight = TSTE(random_state=1, tol=1e-12, max_iter=3000).fit(train, n_items=data.n_items)
+    rms = [float(np.sqrt((m.embedding_ ** 2).sum(1).mean())) for m in (loose, tight)]
+    assert rms[1] > 10 * rms[0], rms
+    accs = [triplet_accuracy(m.embedding_, test) for m in (loose, tight)]
+    assert abs(accs[0] - accs[1]) < 0.01, accs
+    assert procrustes_error(loose.embedding_, tight.embedding_) < 0.1
