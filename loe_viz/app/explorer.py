@@ -731,7 +731,8 @@ class Explorer(Viewer):
         """Open lesson ``key`` in the "Lessons" mode (see :mod:`loe_viz.app.lessons`)."""
         x = self._lessons.open(key)
         self.modes.active = MODES.index("Lessons")
-        self._lesson_banner.object = (f"**Lesson: {x.title}.** {x.question} "
+        end = "" if x.title.endswith(("?", "!", ".")) else "."  # "how much do noisy answers hurt?." read twice
+        self._lesson_banner.object = (f"**Lesson: {x.title}{end}** {x.question} "
                                       "(the “Lessons” tab has the story and the variants)")
         self._lesson_banner.visible = True
 

@@ -845,3 +845,17 @@ def test_your_triplets_is_built_when_first_shown_and_a_page_that_never_shows_it_
     assert closed.state.wait(120)
     closed.close()  # never shown: closes without building it
     assert closed._triplets_view is None
+
+
+def test_the_lesson_banner_ends_a_title_once():
+    """"Lesson: Noise temperature: how much do noisy answers hurt?." ended a question with a full stop."""
+    from loe_viz.app.lessons import LESSONS
+
+    e = Explorer(n=60)
+    try:
+        for x in LESSONS:
+            e.open_lesson(x.key)
+            head = e._lesson_banner.object.split("**")[1]
+            assert head == f"Lesson: {x.title}" + ("" if x.title.endswith("?") else "."), head
+    finally:
+        e.close()
