@@ -453,7 +453,10 @@ class Explorer(Viewer):
                 kept = getattr(s, name)
                 # a number past 2**53 came as a float: its digits beyond the 16th are not the ones typed
                 got = "" if v is None else f" (got about {float(v):.3g})" if abs(v) >= 2 ** 53 else f" (got {v:,})"
-                s.error = f"{label} {why}{got}; it stays {kept:,}."
+                if why.startswith("needs a budget") and got:  # "...; the budget is 100 (got 200,000)" named the budget
+                    s.error = f"{label} = {got[6:-1]} {why}: change the budget first; it stays {kept:,}."
+                else:
+                    s.error = f"{label} {why}{got}; it stays {kept:,}."
                 w.value = kept
                 # the page stretched the slider to the typed value on its own: back to its range (with the
                 # value in use), sent again even where the server's copy never saw the stretch

@@ -328,8 +328,8 @@ def test_a_link_takes_the_budgets_the_run_takes_and_a_link_within_them_gives_a_r
     try:
         e.w_n._value_edit._process_events({"value": 200_000})
         assert s.n == 1000 and e.w_n.value == 1000
-        assert s.error == (f"Items n needs a budget between {lo_n} and {hi_n} c for n = 200,000 and ℓ = 5; "
-                           "the budget is 100 (got 200,000); it stays 1,000."), s.error
+        assert s.error == (f"Items n = 200,000 needs a budget between {lo_n} and {hi_n} c for n = 200,000 and ℓ = 5; "
+                           "the budget is 100: change the budget first; it stays 1,000."), s.error
     finally:
         e.close()
 
