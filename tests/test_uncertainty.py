@@ -237,6 +237,15 @@ def test_explorer_ellipse_plot_and_summary():
                         max_items=50)
     paths = plot.get(0)
     assert len(paths.data) >= 50  # the subset plus the landmarks
+    # the title says that the plot shows a subset (the share inside, said above it, counts every item), and the
+    # axes of 3-D points name the principal plane drawn
+    k = len(paths.data)
+    assert plot.opts.get().kwargs["title"] == f"90 % ellipses (blue), truth × (showing {k:,} of 300)"
+    assert (paths.kdims[0].label, paths.kdims[1].label) == ("x₁", "x₂")
+    X3 = np.column_stack([X, 0.1 * X[:, 0]])
+    plot3 = ellipse_plot(X3, model.embedding_, model.uncertainty_, *principal_plane(X3), max_items=400)
+    assert plot3.opts.get().kwargs["title"] == "90 % ellipses (blue), truth ×"  # every item shown
+    assert [d.label for d in plot3.get(0).kdims] == ["principal axis 1 of 3", "principal axis 2 of 3"]
 
 
 def test_many_landmarks_estimate_the_block_term_from_a_bounded_number_of_derivatives(monkeypatch):

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["principal_plane", "project", "position_colors", "hsl_to_rgb", "rgb_to_hex"]
+__all__ = ["principal_plane", "plane_axes", "project", "position_colors", "hsl_to_rgb", "rgb_to_hex"]
+
+
+def plane_axes(D: int) -> tuple[str, str]:
+    """The axis labels of a plot of :func:`principal_plane`'s plane of ``D``-dimensional points: their own
+    coordinates up to 2-D, else which principal axes are drawn (x₁ and x₂ would name the first two coordinates)."""
+    return ("x₁", "x₂") if D <= 2 else (f"principal axis 1 of {D}", f"principal axis 2 of {D}")
 
 
 def principal_plane(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

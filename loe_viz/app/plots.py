@@ -1249,13 +1249,13 @@ class LiveEmbedding:
         geo = dict(responsive=False, width=size + 75, height=size + 95)
         vd = ["cidx", "item", "error", "msize"]
         self.left = hv.DynamicMap(
-            lambda data: hv.Points(data["df"], [hv.Dimension("x", label="x₁", range=data["xlim"]),
-                                                hv.Dimension("y", label="x₂", range=data["ylim"])],
+            lambda data: hv.Points(data["df"], [hv.Dimension("x", label=data["axes"][0], range=data["xlim"]),
+                                                hv.Dimension("y", label=data["axes"][1], range=data["ylim"])],
                                    ["ex", "ey"] + vd),
             streams=[self.pipe]).opts(**base_opts(title="Ground truth (select here…)", **common, **geo))
         self.right = hv.DynamicMap(
-            lambda data: hv.Points(data["df"], [hv.Dimension("ex", label="x₁", range=data["xlim"]),
-                                                hv.Dimension("ey", label="x₂", range=data["ylim"])],
+            lambda data: hv.Points(data["df"], [hv.Dimension("ex", label=data["axes"][0], range=data["xlim"]),
+                                                hv.Dimension("ey", label=data["axes"][1], range=data["ylim"])],
                                    ["x", "y"] + vd),
             streams=[self.pipe]).opts(**base_opts(title="…recovered, Procrustes-aligned", **common, **geo))
         self.overlay = hv.DynamicMap(self._overlay, streams=[self.pipe]).opts(
@@ -1291,8 +1291,8 @@ class LiveEmbedding:
 
     def _overlay(self, data):
         seg, lm = data["seg"], data["lm"]
-        xr = hv.Dimension("x", label="x₁", range=data["xlim"])
-        yr = hv.Dimension("y", label="x₂", range=data["ylim"])
+        xr = hv.Dimension("x", label=data["axes"][0], range=data["xlim"])
+        yr = hv.Dimension("y", label=data["axes"][1], range=data["ylim"])
         cm = dict(cmap=data["palette"], clim=(-0.5, len(data["palette"]) - 0.5), colorbar=False)
         segs = hv.Segments(seg, [xr, yr, "x1", "y1"], ["cidx"]).opts(
             color="cidx", alpha=0.55, line_width=1.5, hooks=[self._keep("segments")], **cm)
@@ -1309,9 +1309,12 @@ class LiveEmbedding:
                        hooks=[self._keep("labels")], halo_hooks=[self._keep("halo")])
         return segs * faint * est * stars * text
 
-    def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0) -> None:
-        """Show new results: patch the rendered plots in place, or send them through the pipe."""
+    def update(self, truth_xy, est_xy, hue_lightness, point_error, landmarks, seed: int = 0,
+               axes: tuple[str, str] = ("x₁", "x₂")) -> None:
+        """Show new results: patch the rendered plots in place, or send them through the pipe. ``axes`` label the
+        plane drawn (:func:`loe_viz.app.colors.plane_axes`)."""
         data = self._data(truth_xy, est_xy, hue_lightness, point_error, landmarks, seed)
+        data["axes"] = tuple(axes)
         self._decimals = tick_decimals(*data["xlim"])
         if self._patch(data):
             # for plots rendered later (another page, an HTML export): the ones on screen are up to date
@@ -1413,4 +1416,7 @@ class LiveEmbedding:
                 for fig, d in figures.values():
                     if d is doc:
                         _set_tick_decimals(fig, self._decimals)
+                        for ax, label in zip((fig.xaxis, fig.yaxis), data["axes"]):
+                            if ax and ax[0].axis_label != label:  # another dimension of the data: another plane
+                                ax[0].axis_label = label
         return True

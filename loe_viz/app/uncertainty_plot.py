@@ -98,7 +98,7 @@ def ellipse_plot(X, Z, cov, mean, basis, *, landmarks=(), level: float = 0.9, ma
     """
     import holoviews as hv
 
-    from .colors import project
+    from .colors import plane_axes, project
     from .plots import base_opts, subsample
 
     Za, C = aligned_covariances(X, Z, cov)
@@ -112,8 +112,9 @@ def ellipse_plot(X, Z, cov, mean, basis, *, landmarks=(), level: float = 0.9, ma
     pad = 0.05 * float((hi - lo).max())
     half = 0.5 * float((hi - lo).max()) + pad
     mid = 0.5 * (lo + hi)
-    xr = hv.Dimension("x", label="x₁", range=(mid[0] - half, mid[0] + half))
-    yr = hv.Dimension("y", label="x₂", range=(mid[1] - half, mid[1] + half))
+    xl, yl = plane_axes(np.shape(X)[1])
+    xr = hv.Dimension("x", label=xl, range=(mid[0] - half, mid[0] + half))
+    yr = hv.Dimension("y", label=yl, range=(mid[1] - half, mid[1] + half))
     paths = hv.Path([{"x": o[:, 0], "y": o[:, 1]} for o in outlines], [xr, yr]).opts(
         color="#3b6fb6", alpha=0.55, line_width=1.2)
     truth = hv.Points((P[show, 0], P[show, 1]), [xr, yr], label="truth").opts(
@@ -121,6 +122,8 @@ def ellipse_plot(X, Z, cov, mean, basis, *, landmarks=(), level: float = 0.9, ma
     est = hv.Points((Q[show, 0], Q[show, 1]), [xr, yr], label="estimate").opts(
         color="#3b6fb6", size=4, line_color=None)
     title = f"{round(100 * level)} % ellipses (blue), truth ×"
+    if show.size < P.shape[0]:  # the share inside, said above the plot, counts every item
+        title += f" (showing {show.size:,} of {P.shape[0]:,})"
     return (paths * est * truth).opts(**base_opts(title=title, show_legend=False, responsive=False,
                                                   width=size + 75, height=size + 95))
 

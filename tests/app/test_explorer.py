@@ -232,13 +232,21 @@ def test_live_embedding_patches_the_rendered_plots_in_place():
         assert tuple(lim["xlim"]) in {tuple(np.round(x, 9)) for x in ranges} or any(
             np.allclose(x, lim["xlim"]) for x in ranges), (ranges, lim["xlim"])
 
+    def axis_labels(doc):
+        return {(ax.axis_label,) for ax in doc.models if type(ax).__name__ == "LinearAxis"}
+
     doc = render()
+    assert axis_labels(doc) == {("x₁",), ("x₂",)}
     ids = {m.id for m in doc.models}
-    with set_curdoc(doc):
-        live.update(X2, Z2, hl, err2, [0, 2, 4, 6, 8, 10], seed=1)
+    with set_curdoc(doc):  # 3-D points: their principal plane is drawn, and the axes say so
+        live.update(X2, Z2, hl, err2, [0, 2, 4, 6, 8, 10], seed=1, axes=("principal axis 1 of 3",
+                                                                          "principal axis 2 of 3"))
     assert {m.id for m in doc.models} == ids  # patched, not rebuilt
     check(doc)
-    check(render())  # a page opened later
+    later = render()  # a page opened later
+    check(later)
+    for page in (doc, later):
+        assert axis_labels(page) == {("principal axis 1 of 3",), ("principal axis 2 of 3",)}, axis_labels(page)
 
 
 def test_tick_decimals_cover_the_ticks_of_a_range():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import panel as pn
 
 from .. import plots
-from ..colors import principal_plane, project
+from ..colors import plane_axes, principal_plane, project
 from .base import StepView, fmt, hvpane
 
 
@@ -37,7 +37,7 @@ sidebar, or upload a CSV table of points (one row per item, numeric columns).
         # a file name the user chose, cut in its middle: the title's own words must stay whole at 1280 px
         name = plots.short_text(cfg.get("uploaded_name") or cfg.get("kind", ""), 26)
         # more than 2 dimensions: the axes say which plane is drawn (a title of 80 characters was cut mid-word)
-        axes = ("x₁", "x₂") if D <= 2 else (f"principal axis 1 of {D}", f"principal axis 2 of {D}")
+        axes = plane_axes(D)
         plot = plots.scatter(P, s.colors, hue_lightness=s.hue_lightness,
                              title=f"Ground truth: {name}, n = {X.shape[0]:,}", xlabel=axes[0], ylabel=axes[1])
         lower = ""

@@ -6,7 +6,7 @@ import numpy as np
 import panel as pn
 
 from .. import plots
-from ..colors import principal_plane, project
+from ..colors import plane_axes, principal_plane, project
 from ..uncertainty_plot import uncertainty_panes
 from .base import TWO_LINES, StepView, WrappingRow, fmt, hvpane
 
@@ -84,7 +84,7 @@ recovered points: the same items light up in the other.
             self._live_panes = [WrappingRow(hvpane(self._live.left, name="embedding_truth"),
                                             hvpane(self._live.right, name="embedding_estimate")),
                                 hvpane(self._live.overlay, name="embedding_overlay")]
-        self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"])
+        self._live.update(P, Q, s.hue_lightness, perr, landmarks, seed=cfg["seed"], axes=plane_axes(X.shape[1]))
         plot_objs = list(self._live_panes)
         if P.shape[0] > plots.DECIMATE_ABOVE:
             plot_objs.insert(0, pn.pane.Markdown(

@@ -6,7 +6,7 @@ import numpy as np
 import panel as pn
 
 from .. import plots
-from ..colors import principal_plane, project
+from ..colors import plane_axes, principal_plane, project
 from ...ranking import DECREMENT_PER_TOL
 from ..truth import true_scores
 from .base import StepView, fmt, hvpane, plot_row, summary
@@ -99,7 +99,8 @@ information and keep score 0.
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
         where = (plots.scatter(P, s.colors, hue_lightness=s.hue_lightness, title="Landmarks ★ (chosen: yellow)",
-                               xlabel="x₁", ylabel="x₂", alpha=0.5, square_size=plots.HALF_WIDTH - 75)
+                               xlabel=plane_axes(X.shape[1])[0], ylabel=plane_axes(X.shape[1])[1], alpha=0.5,
+                               square_size=plots.HALF_WIDTH - 75)
                  * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c,
                                         geo=plots.square(P, size=plots.HALF_WIDTH - 75)))
         col = cols[c] if c < len(cols) else None

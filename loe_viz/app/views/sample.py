@@ -9,7 +9,7 @@ import panel as pn
 import param
 
 from .. import plots
-from ..colors import principal_plane, project
+from ..colors import plane_axes, principal_plane, project
 from ..._format import format_bytes as _fmt_bytes, format_seconds as _fmt_seconds
 from ..truth import flipped_answers
 from .base import StepView, fmt, swatch, hvpane
@@ -93,8 +93,9 @@ either a count per landmark or the paper's total
         # picture: the examples drawn on the ground truth
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
+        xl, yl = plane_axes(X.shape[1])
         base = plots.scatter(P, cols, hue_lightness=s.hue_lightness, title="The examples on the ground truth",
-                             xlabel="x₁", ylabel="x₂", alpha=0.35)
+                             xlabel=xl, ylabel=yl, alpha=0.35)
         i_, j_, k_ = T[pick, 0], T[pick, 1], T[pick, 2]
         near = hv.Segments(pd.DataFrame({"x0": P[i_, 0], "y0": P[i_, 1], "x1": P[j_, 0], "y1": P[j_, 1]}),
                            label="closer").opts(color="#1b7f3b", line_width=4)
