@@ -1066,7 +1066,9 @@ def convergence(histories: dict, title: str, ylabel: str, *, logy: bool = True, 
                                                                   **opts))
     ov = hv.Overlay(curves + list(lines))
     # a legend names the curves when there are several (one curve is named by the title)
-    kw = dict(title=title, logy=logy, legend_position="right", show_legend=several and len(histories) <= 12)
+    # x padded by 3 % of the iterations on each side: the first and last markers were cut in half by the frame
+    kw = dict(title=title, logy=logy, legend_position="right", show_legend=several and len(histories) <= 12,
+              padding=(0.03, 0.1))
     kw.update(opts)
     return ov.opts(**base_opts(hooks=hooks, **kw))
 
