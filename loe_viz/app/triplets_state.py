@@ -389,10 +389,20 @@ def _detail(name, model, m_train) -> str:
             why = (f": the busiest heads, at most {START_HEADS} × (d + 3) = {START_HEADS * (model.n_components + 3)}, "
                    "without LOE's held-out search, as it only gives STE its start")
         text = (f"LOE ({k} landmarks{why}) on {model.n_landmark_triplets_:,} landmark triplets, "
-                f"then STE on all {m_train:,}: "
-                f"{model.n_iter_} iterations, {model.stop_reason_}")
+                f"then STE on all {m_train:,}: {_stopped(model)}")
         return text
-    return f"{model.n_iter_} iterations, {model.stop_reason_}"
+    return _stopped(model)
+
+
+def _stopped(model) -> str:
+    """How a baseline's optimiser ended, in words ("1000 iterations, max_iter" was the attribute's value)."""
+    k, why = model.n_iter_, model.stop_reason_
+    its = f"{k:,} iteration{'s' * (k != 1)}"
+    return {"converged": f"converged in {its}",
+            "max_iter": f"stopped at its limit of {its}, not converged",
+            "time_budget": f"stopped by the time limit after {its}, not converged",
+            "callback": f"stopped after {its}",
+            "line_search": f"stopped after {its}: no step lowered the loss further"}.get(why, f"{its}, {why}")
 
 
 def _read_triplet_upload(content, filename: str, skip_bad_rows: bool = False):

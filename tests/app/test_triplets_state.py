@@ -158,7 +158,8 @@ def test_run_gives_accuracies_for_every_method(capitals_run):
     assert loe.landmarks.size == 44 and warm.landmarks.size == 20 and ste.landmarks is None  # 4 (d + 3) for its start
     assert re.match(r"LOE \(20 landmarks: the busiest heads, at most 4 × \(d \+ 3\) = 20, without LOE's held-out "
                     r"search, as it only gives STE its start\) on [\d,]+ landmark triplets, then STE on all 3,200: "
-                    r"\d+ iterations", warm.detail), warm.detail
+                    r"converged in \d+ iterations$", warm.detail), warm.detail
+    assert re.fullmatch(r"converged in \d+ iterations", ste.detail), ste.detail
     assert 0.0 <= info["agreement_loe_ste"] <= 1.0
     assert ste.agreement_with_ste == 0.0 and 0.0 <= warm.agreement_with_ste < 0.05
     assert s.shown == s.best_method() and s.shown in ("STE", "LOESTE")
@@ -544,3 +545,19 @@ def test_films_named_by_years_and_words_are_labels_and_ids_such_as_halves_lead_s
     s.skip_bad_rows = True  # as the message advises: read, as labels
     assert s.load_upload(f"head,near,far\n{halves}".encode(), "halves.csv"), s.error
     assert s.data.n_triplets == 80 and sorted(s.item_labels()) == ["0.5", "1.5", "2.5", "3.5"]
+
+
+def test_a_baseline_s_ending_is_said_in_words():
+    """"then STE on all 2,400: 1000 iterations, max_iter" gave the attribute's value for a student to decode."""
+    from types import SimpleNamespace
+
+    from loe_viz.app.triplets_state import _stopped
+    from loe_viz.baselines import STOP_REASONS
+
+    said = {why: _stopped(SimpleNamespace(n_iter_=1000, stop_reason_=why)) for why in STOP_REASONS}
+    assert said == {"converged": "converged in 1,000 iterations",
+                    "max_iter": "stopped at its limit of 1,000 iterations, not converged",
+                    "callback": "stopped after 1,000 iterations",
+                    "time_budget": "stopped by the time limit after 1,000 iterations, not converged",
+                    "line_search": "stopped after 1,000 iterations: no step lowered the loss further"}
+    assert _stopped(SimpleNamespace(n_iter_=1, stop_reason_="converged")) == "converged in 1 iteration"
