@@ -913,13 +913,21 @@ class Explorer(Viewer):
         else:
             from bokeh.document import Document
 
+            from panel.io.model import add_to_doc
+            from panel.io.save import save
+
+            from .serving import inline_stylesheets
+
             col = pn.Column(pn.pane.Markdown(f"# {TITLE}: {view.title}"),
                             *[pn.pane.HoloViews(p.object, sizing_mode="stretch_width", min_height=420) for p in panes])
             # built under a document of its own: the file gets stylesheet objects of its own
-            # (Panel shares them per document), linked for a file opened anywhere, and the
-            # page's own stay as the server gave them
-            with set_curdoc(Document()):
-                col.save(buf, resources=INLINE, title=f"LOE explorer: {view.title}")
+            # (Panel shares them per document), whose text goes into the file (it opens without
+            # internet), and the page's own stay as the server gave them
+            doc = Document()
+            with set_curdoc(doc):
+                add_to_doc(col.get_root(doc), doc, True)
+                inline_stylesheets(doc)
+                save(doc, buf, resources=INLINE, title=f"LOE explorer: {view.title}")
         buf.seek(0)
         self.dl_html.filename = f"loe_{view.title.lower()}.html"
         return buf

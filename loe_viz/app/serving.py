@@ -61,7 +61,7 @@ from .limits import _env_value
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_TEXT", "UPLOAD_CHUNK_BYTES", "upload_box", "take_upload", "upload_receipt",
            "require_websocket_origin", "warn_if_exposed", "quiet_closed_page_writes",
            "drop_messages_of_released_pages", "read_links_safely", "readable_request_arguments", "harden",
-           "answer_refusals_with_status", "REFUSED_STATUS", "lighten_pages", "GZIP_LEVEL",
+           "answer_refusals_with_status", "REFUSED_STATUS", "lighten_pages", "GZIP_LEVEL", "inline_stylesheets",
            "refuse_values_no_widget_takes",
            "serve_stylesheets_locally", "MAX_PAGES_PER_ADDRESS", "admit_page", "open_pages", "too_many_pages_text"]
 
@@ -652,6 +652,37 @@ def serve_stylesheets_locally(doc) -> None:
         rel = pn.state.rel_path
         doc._template_variables["dist_url"] = f"{rel}/{LOCAL_DIST}" if rel else LOCAL_DIST
     _keep_local_stylesheets_local()
+
+
+def inline_stylesheets(doc) -> None:
+    """Put the text of Panel's stylesheets that ``doc``'s models link to its CDN into the models themselves.
+
+    For a page saved to a file (the explorer's "This step's plots (HTML)"): bokeh's ``INLINE`` resources
+    inline the scripts, but each component still links Panel's stylesheets (markdown.css, loading.css,
+    the theme) at cdn.holoviz.org, which a hall without internet cannot load: the file then showed a stray
+    anchor "¶" after each title. The stylesheets come from the installed Panel's own ``dist`` folder.
+    """
+    from pathlib import Path
+
+    import panel as pn
+    from bokeh.models import ImportedStyleSheet, InlineStyleSheet
+    from panel.io.resources import CDN_DIST
+
+    dist, inlined = Path(pn.__file__).parent / "dist", {}
+
+    def inline(sheet):
+        url = sheet.url if isinstance(sheet, ImportedStyleSheet) else sheet if isinstance(sheet, str) else None
+        if url is None or not url.startswith(CDN_DIST):
+            return sheet
+        if url not in inlined:
+            path = dist / url[len(CDN_DIST):].split("?", 1)[0]
+            inlined[url] = InlineStyleSheet(css=path.read_text("utf-8")) if path.is_file() else sheet
+        return inlined[url]
+
+    for model in list(doc.models):
+        sheets = getattr(model, "stylesheets", None)
+        if sheets:
+            model.stylesheets = [inline(s) for s in sheets]
 
 
 # ---------------------------------------------------------------------------- uploads

@@ -97,6 +97,11 @@ def test_downloads(explorer):
     explorer._views[explorer.state.step].refresh(force=True)
     html = explorer._plots_html().read()
     assert "<html" in html.lower() and "Bokeh" in html
+    # it opens without internet: no stylesheet of it is linked (Panel's were linked at cdn.holoviz.org)
+    import re
+
+    assert '"name":"ImportedStyleSheet"' not in html and not re.findall(r"https://cdn[^\"' ]*\.css", html)
+    assert not re.findall(r"<link[^>]+stylesheet[^>]+https?://", html), re.findall(r"<link[^>]+>", html)
 
 
 def test_large_n_is_decimated_or_rasterised():
