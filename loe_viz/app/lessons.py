@@ -154,7 +154,10 @@ LESSONS: tuple[Lesson, ...] = (
             "layout: a Bradley–Terry fit of noiseless answers has no scale (any monotone transform of "
             "the distances explains them), so the scores are rank-like and landmark MDS bends the "
             "configuration, as the paper itself discusses.  LOE's ordinal polish fits the embedding "
-            "to the order of the scores instead."
+            "to the order of the scores instead.  Order has a limit of its own: an item that a landmark "
+            "ranks among its farthest is only known to lie farther than the rest, not how far, so the "
+            "polish can throw a few edge items too far out (the worst items the Embedding step names) "
+            "while it straightens everything else."
         ),
         look_at="Embedding",
         question=("What shape does the distortion of the paper-only layout have (compare the edge and the "
