@@ -77,6 +77,21 @@ class CompareState(RunsJobs, param.Parameterized):
 
     _bumps_version = "records"
 
+    def set_max_seconds(self, value) -> bool:
+        """Take a time limit typed in a box, or say in :attr:`message` why not (a bounded box snapped it back
+        to 30 without a word); True if taken."""
+        lo, hi = self.param.max_seconds.bounds
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number and np.isfinite(value) and lo <= value <= hi):
+            got = ("the box was empty" if value is None else f"got {value:g}" if number else f"got {value!r:.40}")
+            self.message = (f"Time limit per method must be from {lo:g} to {hi:g} s ({got}); it stays "
+                            f"{self.max_seconds:g} s.")
+            return False
+        self.max_seconds = float(value)
+        if self.message.startswith("Time limit per method"):
+            self.message = ""
+        return True
+
     def __init__(self, source, **params):
         super().__init__(**params)
         self.source = source

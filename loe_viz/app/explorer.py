@@ -32,7 +32,8 @@ from .views import VIEW_CLASSES
 from .views.base import (FOCUS_CSS, TWO_LINES, WRAP_TABS_CSS, KeysStayInBoxes, address_without_history, alert,
                          keyboard_and_connection, readable)
 from .views.lessons import LessonsView
-from .views.triplets import TripletsView, _WholeNumberInput as WholeNumberInput
+from .views.base import WholeNumberInput, WholeNumberSlider, stretch_only_to_finite
+from .views.triplets import TripletsView
 from .._blas import pin_blas_single_thread
 from .warmup import start_warm_up
 
@@ -244,9 +245,9 @@ class Explorer(Viewer):
         s.param.watch(self._show_kind, ["kind", "uploaded_name"])
         # the sliders cover the usual range; their boxes take any value the explorer runs with, and a
         # value it refuses is named in the page and set back (it never stays in the box)
-        self.w_n = self._slider(W.EditableIntSlider, "n", "Items n", start=20, end=5000, step=10,
+        self.w_n = self._slider(WholeNumberSlider, "n", "Items n", start=20, end=5000, step=10,
                                 css_classes=["loe-n"], refuse=self._refused)
-        self.w_d = self._slider(W.EditableIntSlider, "d", "Dimension d", start=1, end=10, step=1,
+        self.w_d = self._slider(WholeNumberSlider, "d", "Dimension d", start=1, end=10, step=1,
                                 css_classes=["loe-d"], refuse=self._refused)
         self.w_n_hint = self._range_hint(self.w_n, MAX_N, "loe-n-hint")
         self.w_d_hint = self._range_hint(self.w_d, MAX_D, "loe-d-hint")
@@ -442,7 +443,11 @@ class Explorer(Viewer):
         typed in the slider's box, is named in the page and the box set back to the value in use.
         """
         s = self.state
+        if cls is WholeNumberSlider:  # its box takes 1e5 (100,000) and hands back 2.5 for a word
+            kw["refuse_number"] = lambda v: setattr(
+                s, "error", f"{label} must be a whole number (got {v:g}); it stays {getattr(s, name):,}.")
         w = cls(label=label, value=getattr(s, name), sizing_mode="stretch_width", **kw)
+        stretch_only_to_finite(w)
 
         def to_state(event):
             v = event.new

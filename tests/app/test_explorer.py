@@ -872,3 +872,18 @@ def test_the_lesson_banner_ends_a_title_once():
             assert head == f"Lesson: {x.title}" + ("" if x.title.endswith("?") else "."), head
     finally:
         e.close()
+
+
+def test_compare_s_time_limit_box_says_why_it_refuses_a_value(explorer):
+    """-1, 0.001, 700 or 1e400 in "Time limit per method (s)" snapped back to 30 without a word (a bounded box)."""
+    from loe_viz.app.views.compare import CompareView
+
+    view = next(v for v in explorer._views if isinstance(v, CompareView))
+    c, box = view.compare, view._limit
+    for bad, got in ((-1.0, "got -1"), (700.0, "got 700"), (float("inf"), "got inf"), (None, "the box was empty")):
+        box._process_events({"value": bad})
+        assert c.message == f"Time limit per method must be from 1 to 600 s ({got}); it stays 30 s.", c.message
+        assert c.max_seconds == 30.0 and box.value == 30.0
+        assert view._message.object.startswith("Time limit per method must be from 1 to 600 s")
+    box._process_events({"value": 12.5})
+    assert c.max_seconds == 12.5 and c.message == ""

@@ -740,6 +740,41 @@ def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(serve
         p.close()
 
 
+def test_numbers_are_read_as_typed_and_an_infinite_one_leaves_the_slider_working(server, browser, shots):
+    # the whole-number boxes dropped each keystroke that left no integer: "2e3" ran n = 23 without a word; and a
+    # temperature typed as 1e400 stretched its slider to Infinity, which then threw at every update and stayed put
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        def type_in(css, text):
+            box = p.page.locator(f"{css} input").first
+            box.click()
+            box.fill("")
+            box.press_sequentially(text)  # key by key, as a user types
+            box.press("Enter")
+
+        type_in(".loe-n", "2e3")
+        p.wait_text(".loe-status", r"n = 2,000,", timeout=120)
+        assert _box_value(p, ".loe-n", "2,000").replace(",", "") == "2000"
+        type_in(".loe-d", "2.5")
+        msg = p.wait_text(".loe-error", r"Dimension d must be a whole number", timeout=60)
+        assert "Dimension d must be a whole number (got 2.5); it stays 2." in msg, msg
+        assert _box_value(p, ".loe-d", "2") == "2"
+        type_in(".loe-temperature", "1e400")
+        msg = p.wait_text(".loe-error", r"Noise temperature T", timeout=60)
+        assert "(got about inf)" in msg or "(got inf)" in msg, msg
+        type_in(".loe-temperature", "0.5")
+        assert _box_value(p, ".loe-temperature", "0.5") == "0.5"
+        handle = p.page.locator(".loe-temperature .noUi-handle").first
+        deadline = time.perf_counter() + 10
+        while handle.get_attribute("aria-valuenow") not in ("0.5", "0.50") and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        assert handle.get_attribute("aria-valuenow") in ("0.5", "0.50"), handle.get_attribute("aria-valuenow")
+        p.shot(shots / "numbers_as_typed.png")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 @pytest.mark.parametrize("step", ["Shifts", "EDM"])
 def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots, step):
     # at l = 12 the heatmaps' "0 2 4 6 8 10" had 0.8 px between "8" and "10" (an 80 px wide frame)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -20,7 +21,7 @@ except ImportError:  # pragma: no cover
 from ..state import ExplorerState
 from ..text import md
 
-__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row", "WrappingRow",
+__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row", "WrappingRow", "WholeNumberInput", "WholeNumberSlider", "stretch_only_to_finite",
            "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "WRAP_TABS_CSS",
            "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS"]
 
@@ -114,6 +115,64 @@ def readable(*objs) -> None:
 def hvpane(obj, **kw) -> pn.pane.HoloViews:
     """A HoloViews pane sized by its plot (responsive plots stretch, square ones keep their size)."""
     return pn.pane.HoloViews(obj, margin=(5, 10), **kw)
+
+
+class WholeNumberInput(pn.widgets.IntInput):
+    """An :class:`~panel.widgets.IntInput` that takes whatever number is typed, for its owner to judge.
+
+    IntInput's box in the page drops each keystroke that leaves no integer: "1e5" became 15, "1e-9"
+    19, and ran with no word. This box takes any number the page's float boxes take and sends it.
+    A whole number too long for the page (99999999999999999999999) comes as the float 1e+23, which
+    IntInput's integer ``value`` refused inside Panel (a traceback in the server's log, nothing on
+    the page). Here every number reaches the owner, which takes a whole float as the int it is and
+    refuses anything else with a message (:meth:`TripletsState.set_setting`, the explorer's boxes).
+    """
+
+    value = param.Number(default=0, allow_None=True, doc="The number in the box.")
+    value_throttled = param.Number(default=None, constant=True, doc="The number, on <enter> or leaving the box.")
+    mode = param.String(default="float", constant=True, doc="The page's box takes any number (1e5, 2.5).")
+
+
+class WholeNumberSlider(pn.widgets.EditableIntSlider):
+    """An :class:`~panel.widgets.EditableIntSlider` whose box is a :class:`WholeNumberInput`.
+
+    A whole number typed as 1e5 is taken as 100000; any other number is handed to ``refuse_number``
+    (the owner says why in the page), and the box is set back to the slider's value.
+    """
+
+    _input_widget = WholeNumberInput
+
+    def __init__(self, refuse_number=None, **params):
+        self._refuse_number = refuse_number
+        super().__init__(**params)
+
+    def _sync_value(self, event):
+        v = event.new
+        if isinstance(v, float) and event.obj is self._value_edit:
+            if math.isfinite(v) and v.is_integer():
+                v = int(v)
+            else:
+                if event.name == "value" and self._refuse_number is not None:
+                    self._refuse_number(v)
+                self._value_edit.value = self.value
+                return
+        with param.edit_constant(self):
+            self.param.update(**{event.name: v})
+
+
+def stretch_only_to_finite(slider) -> None:
+    """Let the page stretch an editable slider to a number typed in its box only when the number is finite.
+
+    Panel's editable sliders stretch their range in the page to a value typed beyond it; typed as 1e400,
+    that value is Infinity, and the slider (noUiSlider) then threw "'range' value isn't numeric" at every
+    later update: its handle stayed put whatever value was typed or run.
+    """
+    from panel.links import Callback
+
+    for cb in Callback.registry.get(slider._value_edit, []):
+        code = cb.code.get("value", "")
+        if "slider.end = cb_obj.value" in code and "isFinite" not in code:
+            cb.code = {**cb.code, "value": "if (!Number.isFinite(cb_obj.value)) { return; }\n" + code}
 
 
 class WrappingRow(pn.Row):

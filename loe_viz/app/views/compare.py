@@ -63,8 +63,9 @@ that these comparisons hardly pin down from scratch, and STE refines it.
         self._protocol = pn.widgets.RadioButtonGroup.from_param(
             c.param.protocol, label="Baselines get", options=COMPARE_PROTOCOLS, orientation="vertical",
             color="primary", variant="outline", css_classes=["loe-protocol"])
-        self._limit = pn.widgets.FloatInput.from_param(c.param.max_seconds, label="Time limit per method (s)",
-                                                       width=200)
+        # no bounds of its own: a bounded box snapped -1 or 700 back to 30 without a word; the state says why
+        self._limit = pn.widgets.FloatInput(label="Time limit per method (s)", value=c.max_seconds, width=200)
+        self._limit.param.watch(self._on_limit, "value")
         self._start = pn.widgets.Button(label="Run comparison", color="primary", width=180)
         self._cancel = pn.widgets.Button(label="Cancel", color="danger", variant="outline",
                                          width=120, disabled=True)
@@ -82,6 +83,12 @@ that these comparisons hardly pin down from scratch, and STE refines it.
 
     def _on_start(self):
         self.compare.start(background=True)
+
+    def _on_limit(self, event):
+        if event.new == self.compare.max_seconds:  # the box set back (or typed again): nothing to take or say
+            return
+        if not self.compare.set_max_seconds(event.new):
+            self._limit.value = self.compare.max_seconds
 
     def _on_status(self, *events):
         c = self.compare

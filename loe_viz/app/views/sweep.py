@@ -13,8 +13,7 @@ from panel.viewable import Viewer
 from .. import plots
 from ..text import md
 from ..sweep import METRICS, SWEEP_VARIABLES, THEORY_SLOPES, SweepState, loglog_slope, summarize
-from .base import hvpane
-from .triplets import _WholeNumberInput
+from .base import WholeNumberInput, hvpane
 
 __all__ = ["SweepView", "sweep_figure"]
 
@@ -91,8 +90,8 @@ class SweepView(Viewer):
         self._values = W.TextInput(label="Values (comma-separated)", value=self._values_text(), width=280,
                                    css_classes=["loe-sweep-values"])
         # without bounds of their own: a value out of range reaches the sweep, which refuses it with the range
-        self._seeds = _WholeNumberInput(label="Seeds", value=sw.seeds, width=90)
-        self._n = _WholeNumberInput(label="Items n (unless varied)", value=sw.n, step=50, width=170)
+        self._seeds = WholeNumberInput(label="Seeds", value=sw.seeds, width=90)
+        self._n = WholeNumberInput(label="Items n (unless varied)", value=sw.n, step=50, width=170)
         self._run = W.Button(label="Run sweep", color="primary", width=140, css_classes=["loe-sweep-run"])
         self._stop = W.Button(label="Cancel", color="danger", variant="outline", width=110, disabled=True,
                               css_classes=["loe-sweep-cancel"])

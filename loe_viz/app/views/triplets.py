@@ -21,7 +21,7 @@ from ..uploads import SKIP_BAD_ROWS, in_app_terms
 from ...describe import method_advice, reading_note
 from ...loe import AUTO_MAX_LANDMARKS
 from ..triplets_state import LABELS_DRAWN_MAX, METHOD_LABELS, SAMPLES, TRIPLET_METHODS, TripletsState
-from .base import FOCUS_CSS, alert, explanation, fmt, hvpane
+from .base import FOCUS_CSS, WholeNumberInput, alert, explanation, fmt, hvpane
 
 __all__ = ["TripletsView"]
 
@@ -55,19 +55,6 @@ _MAP = (720, 600)
 _NAME_PT = 11
 
 W = pn.widgets
-
-
-class _WholeNumberInput(W.IntInput):
-    """An :class:`~panel.widgets.IntInput` that takes whatever number the page sends.
-
-    A browser sends a whole number too long for it (99999999999999999999999) as the
-    float 1e+23, which IntInput's integer ``value`` refuses inside Panel: a traceback
-    in the server's log and nothing on the page. Here the number reaches the state,
-    which refuses it with a message (:meth:`TripletsState.set_setting`).
-    """
-
-    value = param.Number(default=0, allow_None=True, doc="The number in the box.")
-    value_throttled = param.Number(default=None, constant=True, doc="The number, on <enter> or leaving the box.")
 
 
 class TripletsView(Viewer):
@@ -228,7 +215,7 @@ class TripletsView(Viewer):
         """
         s = self.state
         if cls is W.IntInput:
-            cls = _WholeNumberInput
+            cls = WholeNumberInput
         w = cls(label=s.SETTINGS[name], value=getattr(s, name), **kw)
 
         def to_state(event):
