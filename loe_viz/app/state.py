@@ -284,6 +284,20 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         else:
             d = min(self.d, D) if isinstance(self.d, int) and self.d >= 1 else min(2, D)
         new = {"kind": "uploaded", "n": int(n), "d": int(d)}
+        # a budget the file's n cannot run with (100 c at n = 200,000, whose top is 29.6): the sidebar took the
+        # file, the run refused it, and the page showed the old points beside the new settings; the budget goes
+        # to the nearest one that runs, and the first result says so
+        from .pipeline import budget_range
+
+        l = int(d) + 3 if self.n_landmarks is None else int(self.n_landmarks)
+        lo, hi = budget_range(int(n), D, int(d), l, self.budget_unit, landmark_selection=self.landmark_selection,
+                              n_jobs=self.n_jobs)
+        if lo <= hi and not lo <= self.budget <= hi:
+            new["budget"] = min(max(float(self.budget), lo), hi)
+            unit = " comparisons per landmark" if self.budget_unit == "per_landmark" else " c"
+            said = f"the budget is {new['budget']:,.6g}{unit}, the {'most' if new['budget'] == hi else 'least'} " \
+                   f"n = {int(n):,} allows (it was {self.budget:,.6g})"
+            self._upload_note = f"{self._upload_note}; {said}" if self._upload_note else said
         changed = {k: v for k, v in new.items() if getattr(self, k) != v}
         if changed:
             self.param.update(**changed)  # the watcher reruns

@@ -1195,3 +1195,29 @@ def test_the_papers_algorithm_only_asks_no_pairs_of_landmarks_and_the_sample_ste
     text = " ".join(SampleView.text)
     assert f"{default:.0%}".replace("%", " %") + " of its pairs are pairs of other landmarks" in text
     assert "none with \"The paper's algorithm only\"" in text
+
+
+def test_an_uploaded_file_whose_n_the_budget_cannot_run_gets_the_nearest_budget_that_can():
+    """A 250,000-row points file at the default budget of 100 c: the sidebar took it (n = 200,000), the run refused
+    the budget (n = 200,000 allows at most 29.6), and the page showed the old points beside the new settings."""
+    import io
+
+    from loe_viz.app.pipeline import budget_range
+
+    rng = np.random.default_rng(5)
+    buf = io.StringIO()
+    np.savetxt(buf, rng.normal(size=(1500, 2)), delimiter=",", fmt="%.6f")
+    # too small: each landmark needs n/2 = 750 comparisons
+    s = ExplorerState(auto_update=True, budget_unit="per_landmark", budget=40.0)
+    assert s.wait(120)
+    assert s.load_file(buf.getvalue(), "pts.csv") and s.wait(120)
+    assert (s.n, s.budget, s.error) == (1500, 750.0, ""), (s.n, s.budget, s.error)
+    assert s.status.endswith("(the budget is 750 comparisons per landmark, the least n = 1,500 allows (it was 40))"), \
+        s.status
+    # too large: the most that fits the explorer's memory, and the run waits for "Run" as any large one does
+    lo, hi = budget_range(1500, 2, 2, 5, "per_landmark")
+    s = ExplorerState(auto_update=True, budget_unit="per_landmark", budget=1e12)
+    s.load_file(buf.getvalue(), "pts.csv")
+    assert s.wait(120)
+    assert (s.n, s.budget, s.error) == (1500, hi, ""), (s.n, s.budget, s.error)
+    assert s.notice.startswith("Large run"), s.notice
