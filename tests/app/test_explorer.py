@@ -756,6 +756,9 @@ def test_a_refused_seed_or_temperature_is_named_and_set_back_so_later_changes_st
     e.w_seed._process_events({"value": -5})
     assert s.seed == 0 and e.w_seed.value == 0
     assert s.error == "Seed must be a whole number from 0 to 4,294,967,295 (got -5); it stays 0.", s.error
+    # 26 digits come as a float: quoted as about 1e+26, not as the float's 100,000,000,000,000,004,764,729,344
+    e.w_seed._process_events({"value": 1e26})
+    assert s.error == "Seed must be a whole number from 0 to 4,294,967,295 (got about 1e+26); it stays 0.", s.error
     e.w_n._value_edit._process_events({"value": 500})
     e.w_seed._process_events({"value": 3})
     assert s.wait(120) and s.error == "", s.error
