@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import panel as pn
 
 from .. import plots
@@ -44,9 +45,11 @@ sidebar, or upload a CSV table of points (one row per item, numeric columns).
         if isinstance(d, int) and d < D <= s.param.d.softbounds[1]:
             lower = (f" The points are **{D}-D**: set *Dimension d* to **{D}** in the sidebar to embed them in "
                      "their own dimension (in fewer, some of their distances cannot be kept).")
+        with np.errstate(over="ignore", invalid="ignore"):  # coordinates near 1e200: "—", not a warning in the log
+            msd = 2 * X.var(axis=0).sum()
         summary = pn.pane.Markdown(
             f"**{X.shape[0]:,} items** in **{D}** dimension{'s' if D > 1 else ''}; "
             f"embedding dimension **d = {d}**; mean squared distance "
-            f"≈ {fmt(2 * X.var(axis=0).sum())}.{lower}",
+            f"≈ {fmt(msd)}.{lower}",
             styles={"font-size": "1.1em"}, css_classes=["loe-configure-summary"])
         return [summary, hvpane(plot, name="configure_plot")]
