@@ -399,16 +399,21 @@ def test_the_steps_fit_at_150_and_125_percent_zoom_with_the_sidebar_folded(serve
         p.close()
 
 
+def _run_your_triplets(p: Page) -> None:
+    """Open "Your triplets", run its methods on the sample it opens with, and wait for the plots to be laid out."""
+    p.page.locator(".loe-modes .bk-tab", has_text="Your triplets").first.click()
+    p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
+    p.page.locator(".loe-tr-run button").click()
+    p.wait_text(".loe-tr-message", r"Done in", timeout=180)
+    time.sleep(1.5)  # bokeh lays the plots out after they arrive
+
+
 def test_your_triplets_fits_at_150_percent_zoom_and_its_map_scrolls_in_its_box(server, browser, shots):
     # the capitals' map keeps its 720 px frame (the names need it): at 853 px it made the whole mode, the
     # explanation's box included, 57 px wider than the window and cut it there; now only the map's box scrolls
     p = Page(browser, server.url, width=853, height=533)
     try:
-        p.page.locator(".loe-modes .bk-tab", has_text="Your triplets").first.click()
-        p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
-        p.page.locator(".loe-tr-run button").click()
-        p.wait_text(".loe-tr-message", r"Done in", timeout=180)
-        time.sleep(1.5)  # bokeh lays the plots out after they arrive
+        _run_your_triplets(p)
         _assert_fits(p, "Your triplets at 853 px")
         box = p.page.evaluate("""() => { for (const v of Bokeh.index.all_views()) {
             if (!v.model || v.model.type !== 'Figure' || !v.model.title.text.includes('held-out accuracy')) continue;
@@ -896,10 +901,7 @@ def test_point_labels_stand_apart_and_name_their_own_point(server, browser, shot
             p.wait_text(".loe-status", r"ℓ = 12,", timeout=120)
             p.wait_any_text("✓ true|the noise flipped", timeout=60)
         else:
-            p.page.locator(".bk-tab", has_text="Your triplets").first.click()
-            p.wait_text(".loe-tr-sentence", r"Read [0-9,]+ triplets", timeout=60)
-            p.page.locator(".loe-tr-run button").click()
-            p.wait_text(".loe-tr-message", r"Done in", timeout=180)
+            _run_your_triplets(p)
         time.sleep(1.5)  # bokeh lays the plots out after they arrive
         plots_ = [x for x in p.page.evaluate(_POINT_LABELS_JS) if len(x["labels"]) >= 20]
         assert plots_, "no plot with its points labelled"
