@@ -29,10 +29,9 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import (FOCUS_CSS, TWO_LINES, WRAP_TABS_CSS, KeysStayInBoxes, address_without_history, alert,
-                         keyboard_and_connection, readable)
+from .views.base import (FOCUS_CSS, TWO_LINES, WRAP_TABS_CSS, KeysStayInBoxes, WholeNumberInput, WholeNumberSlider,
+                         address_without_history, alert, keyboard_and_connection, readable, stretch_only_to_finite)
 from .views.lessons import LessonsView
-from .views.base import WholeNumberInput, WholeNumberSlider, stretch_only_to_finite
 from .views.triplets import TripletsView
 from .._blas import pin_blas_single_thread
 from .warmup import start_warm_up

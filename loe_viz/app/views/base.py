@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover
 from ..state import ExplorerState
 from ..text import md
 
-__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row", "WrappingRow", "WholeNumberInput", "WholeNumberSlider", "stretch_only_to_finite",
+__all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
+           "WrappingRow", "WholeNumberInput", "WholeNumberSlider", "stretch_only_to_finite",
            "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "WRAP_TABS_CSS",
            "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS"]
 

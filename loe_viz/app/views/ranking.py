@@ -98,9 +98,9 @@ information and keep score 0.
                                  "‖gradient‖")
         mean, basis = principal_plane(X)
         P = project(X, mean, basis)
+        xl, yl = plane_axes(X.shape[1])
         where = (plots.scatter(P, s.colors, hue_lightness=s.hue_lightness, title="Landmarks ★ (chosen: yellow)",
-                               xlabel=plane_axes(X.shape[1])[0], ylabel=plane_axes(X.shape[1])[1], alpha=0.5,
-                               square_size=plots.HALF_WIDTH - 75)
+                               xlabel=xl, ylabel=yl, alpha=0.5, square_size=plots.HALF_WIDTH - 75)
                  * plots.landmark_marks(P[landmarks], labels=landmarks, highlight=c,
                                         geo=plots.square(P, size=plots.HALF_WIDTH - 75)))
         col = cols[c] if c < len(cols) else None
