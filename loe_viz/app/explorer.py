@@ -389,9 +389,9 @@ class Explorer(Viewer):
             why = refuse(name, v) if refuse is not None and v is not None else None
             if why:
                 sent = event.new  # past 2**53 the page sends a float: its digits beyond the 16th are not the typed ones
-                got = (f"about {sent:.3g}" if isinstance(sent, float) and abs(sent) >= 2 ** 53 else
+                got = (f"about {sent:.3g}" if isinstance(sent, float) and 2 ** 53 <= abs(sent) < float("inf") else
                        f"{v:g}" if isinstance(v, float) else repr(v) if not isinstance(v, int) else
-                       f"{v:,}" if abs(v) < 10**30 else quote_count(v))  # 2**64 in full, 1e300 in words
+                       f"{v:,}" if abs(v) < 10**30 else quote_count(v))  # an int as sent: in full, or in words
                 s.error = f"{label} {why} (got {got}); it stays {kept()}."
                 w.value = getattr(s, name)
                 return

@@ -124,7 +124,7 @@ def test_a_value_no_widget_takes_is_refused_with_one_line_and_the_page_gets_the_
         doc.add_root(pn.panel(e).get_root(doc))
         with caplog.at_level(logging.INFO):
             for widget, prop, sent in ((e.w_kind, "value", "evil<b>x</b>"), (e.w_unit, "active", 7),
-                                       (e.w_sel, "active", 9), (e.w_n._value_edit, "value", float("inf"))):
+                                       (e.w_sel, "active", 9)):
                 (model, _), = widget._models.values() or [(None, None)]
                 before = model.lookup(prop).get_value(model) if model is not None else None
                 if model is not None:
@@ -139,6 +139,12 @@ def test_a_value_no_widget_takes_is_refused_with_one_line_and_the_page_gets_the_
                 if model is not None:  # the page is sent the value in use
                     assert model.lookup(prop).get_value(model) == before
         assert (s.kind, s.budget_unit, s.landmark_selection, s.n) == ("gaussian", "total_c", "random", 300)
+        # the n box takes any number (its page box once dropped the "e" of 1e5), and the explorer says in the page
+        # why it refuses one, with no line in the log
+        caplog.clear()
+        e.w_n._value_edit._process_events({"value": float("inf")})
+        assert s.error == "Items n must be a whole number (got inf); it stays 300." and e.w_n._value_edit.value == 300
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
         # a whole number sent as a float (25 digits typed) is taken as the number: the explorer says why not
         e.w_n._value_edit._process_events({"value": 1e25})
         assert s.error == "Items n must be at most 200,000 (got about 1e+25); it stays 300."
