@@ -837,6 +837,31 @@ def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser,
             p.close()
 
 
+def test_a_sweep_s_plots_go_one_below_the_other_at_150_percent_zoom(server, browser, shots):
+    # side by side in a Row, the budget lesson's two sweep plots ran past an 853 px window
+    p = Page(browser, server.url + "?lesson=budget", width=853, height=533, wait_status=False)
+    try:
+        deadline = time.perf_counter() + 120
+        while True:
+            # the sweep's plots are the only ones shown in "Lessons" (the walk-through's tab is hidden)
+            lefts = p.page.evaluate("""() => [...Bokeh.index.all_views()].filter(v => v.model && v.model.type ===
+                'Figure' && v.el.getBoundingClientRect().width > 0)
+                .map(v => Math.round(v.el.getBoundingClientRect().left))""")
+            if len(lefts) >= 2 or time.perf_counter() > deadline:
+                break
+            time.sleep(0.5)
+        assert len(lefts) == 2 and lefts[0] == lefts[1], lefts  # one below the other
+        time.sleep(1.0)
+        _assert_fits(p, "the budget lesson's sweep at 853 px")
+        p.shot(shots / "sweep_853.png")
+        cancel = p.page.locator(".loe-sweep-cancel button").first
+        if cancel.is_enabled():
+            cancel.click()
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 # The labels written beside points (landmarks, the Sample step's items, the names on "Your triplets"), from
 # bokeh's own views: each label's box on screen, its anchor (where bokeh puts it) and the point it names
 # (its ``px``, ``py`` columns, where a label may be taken further out, joined to its point by a leader line).

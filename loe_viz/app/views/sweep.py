@@ -13,7 +13,7 @@ from panel.viewable import Viewer
 from .. import plots
 from ..text import md
 from ..sweep import METRICS, SWEEP_VARIABLES, THEORY_SLOPES, SweepState, loglog_slope, summarize
-from .base import WholeNumberInput, hvpane
+from .base import WholeNumberInput, WrappingRow, hvpane
 
 __all__ = ["SweepView", "sweep_figure"]
 
@@ -100,7 +100,7 @@ class SweepView(Viewer):
         # takes the rest of the row and wraps there: at 1280 px a long message ran to the window's edge
         self._message = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
                                          min_width=200, css_classes=["loe-sweep-message"])
-        self._plots = pn.Row(sizing_mode="stretch_width")
+        self._plots = WrappingRow(sizing_mode="stretch_width")  # one under the other on a narrow page
         self._slopes = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
                                         css_classes=["loe-sweep-slopes"])
         self._redraws = 0  # redraws asked for: the figures of an older one not drawn yet are left out
