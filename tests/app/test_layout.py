@@ -807,6 +807,13 @@ def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots,
         p.close()
 
 
+def _cancel_sweep(p: Page) -> None:
+    """Cancel the sweep a lesson started, if it is still running (a test need not wait for it)."""
+    cancel = p.page.locator(".loe-sweep-cancel button").first
+    if cancel.is_enabled():
+        cancel.click()
+
+
 def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser, shots):
     # a lesson's buttons and its sweep's boxes are made when the lesson opens: 12.8 and 13.3 px before,
     # and the sweep's "budget c (c·n·ln n comparisons)" ran under its box's arrow
@@ -829,9 +836,7 @@ def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser,
             time.sleep(0.5)
             p.shot(shots / f"lesson_{key}.png")
             if key == "budget":  # the sweep runs in the background: no need to finish it
-                cancel = p.page.locator(".loe-sweep-cancel button").first
-                if cancel.is_enabled():
-                    cancel.click()
+                _cancel_sweep(p)
             assert not p.errors, p.errors
         finally:
             p.close()
@@ -854,9 +859,7 @@ def test_a_sweep_s_plots_go_one_below_the_other_at_150_percent_zoom(server, brow
         time.sleep(1.0)
         _assert_fits(p, "the budget lesson's sweep at 853 px")
         p.shot(shots / "sweep_853.png")
-        cancel = p.page.locator(".loe-sweep-cancel button").first
-        if cancel.is_enabled():
-            cancel.click()
+        _cancel_sweep(p)
         assert not p.errors, p.errors
     finally:
         p.close()
