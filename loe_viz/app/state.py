@@ -32,7 +32,7 @@ from ..points import POINT_KINDS
 from .jobs import Cancelled, JobRunner, RunsJobs, Token, log_failure
 from .link import quote_link_value, refused_link_settings
 from .uploads import ReadsUploads, read_point_table, upload_name
-from .pipeline import convert_budget, Cache, Config, read_points_upload, run_pipeline
+from .pipeline import budget_range, convert_budget, Cache, Config, read_points_upload, run_pipeline
 
 __all__ = [
     "STEPS",
@@ -287,8 +287,6 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         # a budget the file's n cannot run with (100 c at n = 200,000, whose top is 29.6): the sidebar took the
         # file, the run refused it, and the page showed the old points beside the new settings; the budget goes
         # to the nearest one that runs, and the first result says so
-        from .pipeline import budget_range
-
         l = int(d) + 3 if self.n_landmarks is None else int(self.n_landmarks)
         lo, hi = budget_range(int(n), D, int(d), l, self.budget_unit, landmark_selection=self.landmark_selection,
                               n_jobs=self.n_jobs)

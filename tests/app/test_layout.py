@@ -249,15 +249,21 @@ def _local(url: str) -> bool:
     return u.scheme in ("data", "blob", "about") or u.hostname in ("localhost", "127.0.0.1")
 
 
+def _until(read, ok, timeout: float = 10, every: float = 0.1):
+    """What ``read()`` returns once ``ok`` of it is true, or after ``timeout`` seconds: the page's state arrives in
+    messages of its own, up to seconds apart on a busy machine."""
+    deadline = time.perf_counter() + timeout
+    while not ok(value := read()) and time.perf_counter() < deadline:
+        time.sleep(every)
+    return value
+
+
 def _box_value(p: Page, selector: str, expected: str, timeout: float = 10) -> str:
     """The value of the box ``selector`` once it is ``expected`` (or after ``timeout`` seconds). A refused value is
     answered in two messages, the error first and the box set back after it, the second up to seconds later on a
     busy machine."""
     box = p.page.locator(f"{selector} input").first
-    deadline = time.perf_counter() + timeout
-    while box.input_value() != expected and time.perf_counter() < deadline:
-        time.sleep(0.1)
-    return box.input_value()
+    return _until(box.input_value, lambda v: v == expected, timeout)
 
 
 def _procrustes(text: str) -> str:
@@ -445,11 +451,9 @@ def test_bad_inputs_are_answered_and_the_results_stay(server, browser, shots):
         # --- switching the unit converts the number -------------------------------------
         n_triplets = re.search(r"([0-9,]+) comparisons", p.status()).group(1)
         p.page.locator(".loe-unit button", has_text="comparisons per landmark").first.click()
-        deadline = time.perf_counter() + 60
         box = p.page.locator(".loe-budget input").first
-        while box.input_value().replace(",", "") not in ("138155", "138155.0") and time.perf_counter() < deadline:
-            time.sleep(0.1)
-        assert box.input_value().replace(",", "").startswith("138155"), box.input_value()
+        value = _until(lambda: box.input_value().replace(",", ""), lambda v: v in ("138155", "138155.0"), 60)
+        assert value.startswith("138155"), value
         time.sleep(1.0)
         assert f"{n_triplets} comparisons" in p.status() and not p.text(".loe-error").strip()
         p.set_input(".loe-budget", "0.5")
@@ -538,10 +542,7 @@ def test_the_compare_protocols_tooltip_wraps_within_the_screen(server, browser, 
     try:
         p.wait_any_text("Run comparison", timeout=60)
         p.page.locator(".loe-protocol button", has_text="the paper's protocol").first.hover()
-        deadline, tips = time.perf_counter() + 10, []
-        while not tips and time.perf_counter() < deadline:
-            time.sleep(0.2)
-            tips = p.page.evaluate(_TOOLTIPS_JS)
+        tips = _until(lambda: p.page.evaluate(_TOOLTIPS_JS), bool, every=0.2)
         assert len(tips) == 1 and tips[0]["text"].startswith('"uniform": the baselines get as many'), tips
         tip = tips[0]
         assert tip["left"] >= 0 and tip["top"] >= 0, tip
@@ -616,12 +617,8 @@ _SIDEBAR_JS = """() => { const bar = document.getElementById('sidebar');
 
 def _sidebar(p: Page, shown: bool, timeout: float = 10) -> dict:
     """The template's sidebar once its fold or unfold has ended (Bootstrap animates it)."""
-    deadline = time.perf_counter() + timeout
-    while True:
-        at = p.page.evaluate(_SIDEBAR_JS)
-        if (at["shown"] == shown and not at["moving"]) or time.perf_counter() > deadline:
-            return at
-        time.sleep(0.2)
+    return _until(lambda: p.page.evaluate(_SIDEBAR_JS), lambda at: at["shown"] == shown and not at["moving"],
+                  timeout, every=0.2)
 
 
 def test_your_triplets_folds_the_walk_through_sidebar_and_the_walk_through_opens_it(server, browser, shots):
@@ -724,12 +721,8 @@ def test_n_typed_beyond_the_limit_is_named_and_the_box_and_slider_set_back(serve
         def set_back():
             """The box's value and the slider's end and value, once both are set back (or after 10 s): they
             arrive in separate messages, the slider's up to seconds later on a busy machine."""
-            deadline = time.perf_counter() + 10
-            while True:
-                state = box.input_value().replace(",", ""), p.page.evaluate(_N_SLIDER_JS)
-                if state == ("1000", [[5000, 1000]]) or time.perf_counter() > deadline:
-                    return state
-                time.sleep(0.1)
+            return _until(lambda: (box.input_value().replace(",", ""), p.page.evaluate(_N_SLIDER_JS)),
+                          lambda state: state == ("1000", [[5000, 1000]]))
 
         assert set_back() == ("1000", [[5000, 1000]])
         p.shot(shots / "n_refused.png")
@@ -770,10 +763,8 @@ def test_numbers_are_read_as_typed_and_an_infinite_one_leaves_the_slider_working
         type_in(".loe-temperature", "0.5")
         assert _box_value(p, ".loe-temperature", "0.5") == "0.5"
         handle = p.page.locator(".loe-temperature .noUi-handle").first
-        deadline = time.perf_counter() + 10
-        while handle.get_attribute("aria-valuenow") not in ("0.5", "0.50") and time.perf_counter() < deadline:
-            time.sleep(0.1)
-        assert handle.get_attribute("aria-valuenow") in ("0.5", "0.50"), handle.get_attribute("aria-valuenow")
+        at = _until(lambda: handle.get_attribute("aria-valuenow"), lambda v: v in ("0.5", "0.50"))
+        assert at in ("0.5", "0.50"), at
         p.shot(shots / "numbers_as_typed.png")
         assert not p.errors, p.errors
     finally:
@@ -846,15 +837,10 @@ def test_a_sweep_s_plots_go_one_below_the_other_at_150_percent_zoom(server, brow
     # side by side in a Row, the budget lesson's two sweep plots ran past an 853 px window
     p = Page(browser, server.url + "?lesson=budget", width=853, height=533, wait_status=False)
     try:
-        deadline = time.perf_counter() + 120
-        while True:
-            # the sweep's plots are the only ones shown in "Lessons" (the walk-through's tab is hidden)
-            lefts = p.page.evaluate("""() => [...Bokeh.index.all_views()].filter(v => v.model && v.model.type ===
-                'Figure' && v.el.getBoundingClientRect().width > 0)
-                .map(v => Math.round(v.el.getBoundingClientRect().left))""")
-            if len(lefts) >= 2 or time.perf_counter() > deadline:
-                break
-            time.sleep(0.5)
+        # the sweep's plots are the only ones shown in "Lessons" (the walk-through's tab is hidden)
+        lefts = _until(lambda: p.page.evaluate("""() => [...Bokeh.index.all_views()].filter(v => v.model &&
+            v.model.type === 'Figure' && v.el.getBoundingClientRect().width > 0)
+            .map(v => Math.round(v.el.getBoundingClientRect().left))"""), lambda v: len(v) >= 2, 120, every=0.5)
         assert len(lefts) == 2 and lefts[0] == lefts[1], lefts  # one below the other
         time.sleep(1.0)
         _assert_fits(p, "the budget lesson's sweep at 853 px")
