@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-from test_browser import CHROMIUM, Page, browser, shots  # noqa: E402,F401  (fixtures and helpers)
+from test_browser import CHROMIUM, Page, browser, shots, sync_api  # noqa: E402,F401  (fixtures and helpers)
 
 assert CHROMIUM  # test_browser skips the module when there is no Chromium
 
@@ -799,10 +799,19 @@ def test_heatmap_tick_labels_stand_apart_at_12_landmarks(server, browser, shots,
 
 
 def _cancel_sweep(p: Page) -> None:
-    """Cancel the sweep a lesson started, if it is still running (a test need not wait for it)."""
+    """Cancel the sweep a lesson started, if it is still running (a test need not wait for it).
+
+    The sweep can end between looking at the button and clicking it (the page then draws the button
+    again, disabled): a click that times out is fine when the button is disabled by then.
+    """
     cancel = p.page.locator(".loe-sweep-cancel button").first
-    if cancel.is_enabled():
-        cancel.click()
+    if not cancel.is_enabled():
+        return
+    try:
+        cancel.click(timeout=5_000)
+    except sync_api.TimeoutError:
+        if cancel.is_enabled():
+            raise
 
 
 def test_a_lesson_and_its_sweep_are_readable_and_nothing_is_cut(server, browser, shots):
