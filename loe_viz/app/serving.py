@@ -36,6 +36,8 @@
 * :func:`refuse_values_no_widget_takes`: a value a page sends that its widget
   cannot take (a crafted option, 25 digits typed in a whole-number box) is
   refused with one line in the log, and the page is sent the value in use.
+* :func:`quiet_known_references`: a button's first click in a tab drawn after the page
+  opened is not logged as a Bokeh warning (Bokeh recovers from it; nothing is lost).
 * :func:`lighten_pages`: a page is sent in a quarter of its bytes: without
   Bokeh's MathJax bundle, which nothing on the explorer's pages uses, and
   compressed for browsers that accept gzip.
@@ -393,6 +395,22 @@ def _serving_application():
 _hardened = False
 
 
+def quiet_known_references() -> None:
+    """Do not log Bokeh's "reference already known" warning (idempotent).
+
+    The first click on a button of a tab drawn since the page opened (a lesson's, in
+    "Lessons") comes with the button's whole definition, not its reference: Bokeh finds the
+    button it knows and uses it. It reports this with a ``BokehUserWarning``, a recoverable
+    case that Bokeh turned from an error into a warning (bokeh/bokeh#12915) and that Panel
+    already silences in VS Code. Nothing is lost; the teacher's terminal stays quiet.
+    """
+    import warnings
+
+    from bokeh.util.warnings import BokehUserWarning
+
+    warnings.filterwarnings("ignore", message="reference already known", category=BokehUserWarning)
+
+
 def harden() -> None:
     """Everything above and :func:`answer_refusals_with_status`, once per process (the handler: once per
     event loop; the request's values: once per session); :func:`serve_explorer_page` calls it."""
@@ -405,6 +423,7 @@ def harden() -> None:
     quiet_closed_page_writes()
     refuse_values_no_widget_takes()
     lighten_pages()
+    quiet_known_references()
     if not _hardened:
         _hardened = True
         warn_if_exposed()
