@@ -763,6 +763,7 @@ class Explorer(Viewer):
             return
         try:
             self.open_lesson(str(key))
+            self._lessons.say_link_problem(self.state.link_problem)
         except KeyError:  # said beside the first result, which would clear a plain error at once
             from .lessons import lesson_keys
 

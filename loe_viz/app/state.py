@@ -371,6 +371,11 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         if said:
             self.report_link_problem("Ignored settings in the link " + "; ".join(said))
 
+    @property
+    def link_problem(self) -> str:
+        """The link's refused settings, as :meth:`report_link_problem` said them, until the first result ("": none)."""
+        return self._link_problem
+
     def report_link_problem(self, message: str) -> None:
         """Say that some of the link's settings were refused; the message outlives the first run.
 

@@ -365,6 +365,28 @@ def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypat
         e.close()
 
 
+def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monkeypatch):
+    """?lesson=noise&n=abc opened the Lessons tab, and only the walk-through's tab said that n=abc was ignored."""
+    from panel.io.location import Location
+
+    e = Explorer(n=60)
+    try:
+        assert e.state.wait(120)
+        monkeypatch.setattr(type(pn.state), "location", property(lambda self: Location(search="?lesson=noise")))
+        e.state.from_query({"n": "<b>abc</b>"})  # as the link's settings arrive, before the lesson opens
+        e._open_lesson_from_url()
+        note = e._lessons._link_note
+        assert e.modes.active == 2 and note.visible
+        assert note.object.startswith("Ignored settings in the link that do not parse")
+        assert "<b>" not in note.object and "&lt;b&gt;abc" in note.object  # escaped, as on the walk-through
+        e.state.wait(120)
+        e._lessons.open("budget")  # another lesson, picked on the page: the note spoke of the link's
+        assert not note.visible
+        e._lessons.sweep.cancel()
+    finally:
+        e.close()
+
+
 def test_run_all_opens_the_embedding_unless_a_step_was_picked_while_it_ran(monkeypatch):
     import time
 

@@ -11,6 +11,7 @@ from panel.viewable import Viewer
 from ..lessons import LESSONS, Lesson, lesson, lesson_config
 from ..state import ExplorerState
 from ..sweep import SweepState
+from ..text import md_quoting
 from .base import SUBSCRIPT_CSS, alert, readable
 from .sweep import SweepView
 
@@ -77,7 +78,12 @@ class LessonsView(Viewer):
         # the variant applied is marked, whoever changed the setting (a button or the sidebar)
         self.state.param.watch(lambda *e: self._mark_variants(),
                                sorted({k for x in LESSONS for _, ch in x.contrast for k in ch}))
-        self._layout = pn.Column(self._intro, self._keys, self._picker, self._body, sizing_mode="stretch_width")
+        # the settings of the link that opened the lesson and could not be used (?lesson=noise&n=abc): said here too,
+        # where the link opens, and not only on the walk-through's tab
+        self._link_note = alert("", "warning", visible=False, sizing_mode="stretch_width",
+                                css_classes=["loe-lesson-link-note"])
+        self._layout = pn.Column(self._link_note, self._intro, self._keys, self._picker, self._body,
+                                 sizing_mode="stretch_width")
 
     def __panel__(self):
         return self._layout
@@ -91,6 +97,7 @@ class LessonsView(Viewer):
         """Show lesson ``key`` and apply its preset (raises ``KeyError`` for an unknown key)."""
         x = lesson(key)
         self.current = key
+        self._link_note.visible = False  # it spoke of the link's lesson
         for k, b in self._picks.items():  # the open lesson is the one marked
             b.variant = "solid" if k == key else "outline"
         if x.sweep is None and x.sample is None:
@@ -109,6 +116,11 @@ class LessonsView(Viewer):
             # share the machine with the sweep's first fits (at once when the page is loaded)
             pn.state.onload(self._sweep_view.start)
         return x
+
+    def say_link_problem(self, message: str) -> None:
+        """Show ``message`` (the link's settings that were not used) above the lesson the link opened."""
+        self._link_note.object = md_quoting(message)
+        self._link_note.visible = bool(message)
 
     def _apply(self, x: Lesson, variant) -> None:
         cfg = lesson_config(x, variant)
