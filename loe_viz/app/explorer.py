@@ -13,6 +13,7 @@ import csv
 import io
 import logging
 import os
+import urllib.parse
 import weakref
 
 import numpy as np
@@ -191,7 +192,7 @@ class Explorer(Viewer):
         # "Your triplets" is built when it is first needed: a sixth of a page's build (0.06 of 0.38 s of the
         # server's event loop, which a class opening the page at once waits for, page after page)
         self._triplets_view = None
-        self._lessons = LessonsView(state=s, show=self._show_lesson)
+        self._lessons = LessonsView(state=s, show=self._show_lesson, opened=self._lesson_opened)
         self._run_all_from = None  # the step shown when "Run all" was pressed, until its results arrive
         self._build_controls()
         self._build_main()
@@ -211,15 +212,19 @@ class Explorer(Viewer):
             keyboard_and_connection(pn.state.curdoc)  # tabs and downloads from the keyboard; a lost connection said
             if pn.state.curdoc is not None:  # the template's sidebar folds in "Your triplets" and narrow windows
                 pn.state.curdoc.js_on_event("document_ready", CustomJS(code=_SIDEBAR_JS))
+            # the lesson's preset first, then the link's own settings on top of it: a link copied after choosing a
+            # variant (?lesson=noise&temperature=2.0) opens that variant
+            opened = (pn.state.location.search or "") if pn.state.location is not None else ""  # syncing rewrites it
+            lesson_opened = self._open_lesson_from_url()
             if sync_url and pn.state.location is not None:
                 # the address follows the settings without a history entry for each (Back did not follow it)
                 address_without_history(pn.state.curdoc)
-                opened = pn.state.location.search or ""  # the link as given: syncing rewrites it
                 # kept by its watchers; the address names the step (?step=embedding)
                 DeferredLink(s, URL_PARAMS, pn.state.location, on_error=self._on_url_error, spelled={"step": STEPS},
                              at_once=["step"])
                 self._say_repeated_settings(opened)
-            self._open_lesson_from_url()
+            if lesson_opened is not None:
+                self._say_link_on_lessons(lesson_opened, opened)
         if own:
             s.auto_update = True
             if self._served:
@@ -736,14 +741,35 @@ class Explorer(Viewer):
             self.state.load_file(content, name or "upload.csv", background=True, box=upload_receipt(self.w_upload))
 
     # ------------------------------------------------------------------ lessons
-    def open_lesson(self, key: str) -> None:
-        """Open lesson ``key`` in the "Lessons" mode (see :mod:`loe_viz.app.lessons`)."""
+    def open_lesson(self, key: str):
+        """Open lesson ``key`` in the "Lessons" mode (see :mod:`loe_viz.app.lessons`); returns the lesson."""
         x = self._lessons.open(key)
         self.modes.active = MODES.index("Lessons")
+        return x
+
+    def _lesson_opened(self, x) -> None:
+        """Lesson ``x`` was opened, from the address or a click: the walk-through's banner asks its question, and
+        the address names it (a link copied then opens this lesson, not the one the page was opened with)."""
         end = "" if x.title.endswith(("?", "!", ".")) else "."  # "how much do noisy answers hurt?." read twice
         self._lesson_banner.object = (f"**Lesson: {x.title}{end}** {x.question} "
                                       "(the “Lessons” tab has the story and the variants)")
         self._lesson_banner.visible = True
+        where = pn.state.location if self._served else None
+        if where is not None and (where.query_params or {}).get("lesson") != x.key:
+            where.update_query(lesson=x.key)
+
+    def _say_link_on_lessons(self, x, search: str) -> None:
+        """Above lesson ``x``, opened by the link ``search`` (``?lesson=budget&n=300``): the link's settings that
+        were not used, and those that set the walk-through only (a sweep, or "Your triplets", has its own)."""
+        said = [self.state.link_problem] if self.state.link_problem else []
+        query = urllib.parse.parse_qs(search.lstrip("?"), keep_blank_values=True)
+        given = [p for p in URL_PARAMS if p in query and p != "step"]
+        if given and (x.sweep is not None or x.sample is not None):
+            what = "runs a sweep with its own settings (shown with the sweep below)" if x.sweep is not None else (
+                "reads its own triplet file in “Your triplets”")
+            said.append(f"This lesson {what}: the link's {', '.join(given)} "
+                        f"{'sets' if len(given) == 1 else 'set'} the walk-through only.")
+        self._lessons.say_link_problem(" ".join(said))
 
     def _show_lesson(self, x) -> None:
         """Open where lesson ``x`` looks: a step of the walk-through, or "Your triplets" with its sample."""
@@ -756,14 +782,14 @@ class Explorer(Viewer):
         if x.look_at in STEPS:
             self.state.step = STEPS.index(x.look_at)
 
-    def _open_lesson_from_url(self) -> None:
+    def _open_lesson_from_url(self):
+        """Open the lesson the address names; returns it (None: none, or no such lesson, which is said)."""
         where = pn.state.location  # None where Panel serves the page without one (location=False)
         key = (where.query_params or {}).get("lesson") if where is not None else None
         if not key:
-            return
+            return None
         try:
-            self.open_lesson(str(key))
-            self._lessons.say_link_problem(self.state.link_problem)
+            return self.open_lesson(str(key))
         except KeyError:  # said beside the first result, which would clear a plain error at once
             from .lessons import lesson_keys
 

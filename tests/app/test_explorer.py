@@ -11,6 +11,7 @@ pn = pytest.importorskip("panel")
 
 from loe_viz.app import Explorer  # noqa: E402
 from loe_viz.app.state import STEPS  # noqa: E402
+from loe_viz.app.text import md_quoting  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -373,8 +374,9 @@ def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monke
     try:
         assert e.state.wait(120)
         monkeypatch.setattr(type(pn.state), "location", property(lambda self: Location(search="?lesson=noise")))
-        e.state.from_query({"n": "<b>abc</b>"})  # as the link's settings arrive, before the lesson opens
-        e._open_lesson_from_url()
+        x = e._open_lesson_from_url()  # the lesson's preset first, then the link's settings on top
+        e.state.from_query({"n": "<b>abc</b>"})
+        e._say_link_on_lessons(x, "?lesson=noise&n=%3Cb%3Eabc%3C/b%3E")
         note = e._lessons._link_note
         assert e.modes.active == 2 and note.visible
         assert note.object.startswith("Ignored settings in the link that do not parse")
@@ -383,6 +385,48 @@ def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monke
         e._lessons.open("budget")  # another lesson, picked on the page: the note spoke of the link's
         assert not note.visible
         e._lessons.sweep.cancel()
+    finally:
+        e.close()
+
+
+def test_a_sweep_lesson_s_link_says_its_settings_set_the_walk_through_only(monkeypatch):
+    """?lesson=budget&n=300 ran the walk-through at n = 300 and the sweep at its own n = 500, without a word."""
+    from panel.io.location import Location
+
+    e = Explorer(n=60)
+    try:
+        assert e.state.wait(120)
+        link = "?lesson=budget&n=300&temperature=2&step=sample"
+        monkeypatch.setattr(type(pn.state), "location", property(lambda self: Location(search=link)))
+        x = e._open_lesson_from_url()
+        e._lessons.sweep.cancel()
+        e._say_link_on_lessons(x, link)
+        note = e._lessons._link_note
+        assert note.visible
+        assert note.object == md_quoting("This lesson runs a sweep with its own settings (shown with the sweep "
+                                         "below): the link's n, temperature set the walk-through only.")
+        x = e._lessons.open("noise")  # a lesson of the walk-through: the link's settings are its own
+        e._say_link_on_lessons(x, link)
+        assert not note.visible
+    finally:
+        e._lessons.sweep.cancel()
+        e.close()
+
+
+def test_a_lesson_opened_by_a_click_puts_its_question_above_the_walk_through():
+    """Only a lesson opened from the address did; one clicked after it left the first lesson's question there."""
+    from loe_viz.app.lessons import lesson
+
+    e = Explorer(n=60)
+    try:
+        assert e.state.wait(120)
+        assert not e._lesson_banner.visible
+        e._lessons.open("landmarks")  # as the lesson's button does
+        assert e._lesson_banner.visible and lesson("landmarks").question in e._lesson_banner.object
+        e._lessons.open("noise")
+        assert lesson("noise").question in e._lesson_banner.object
+        assert lesson("landmarks").question not in e._lesson_banner.object
+        e.state.wait(120)
     finally:
         e.close()
 

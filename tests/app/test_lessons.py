@@ -100,6 +100,56 @@ def test_the_first_lesson_opens_with_one_click_and_only_the_open_one_is_marked(s
         p.close()
 
 
+def _marked(p) -> list[str]:
+    """The labels of the lesson's variant buttons drawn filled (the variant applied)."""
+    vs = p.page.locator(".loe-lesson-variant button")
+    return [vs.nth(i).inner_text() for i in range(vs.count())
+            if vs.nth(i).evaluate("el => getComputedStyle(el).backgroundColor") not in ("rgba(0, 0, 0, 0)",
+                                                                                     "transparent")]
+
+
+def test_the_address_names_the_open_lesson_so_a_copied_link_opens_what_the_teacher_sees(server, browser):
+    """The address never named a lesson opened by a click (a copied link opened the walk-through), kept the lesson the
+    page was opened with after another was clicked (the wrong lesson, with the other's settings), and only a lesson
+    opened from the address put its question above the walk-through."""
+    noise = lesson("noise")
+    p = Page(browser, server.url, width=1280, height=800)
+    try:
+        p.page.locator(".bk-tab", has_text="Lessons").first.click()
+        p.page.locator(".loe-lesson-pick button").nth(LESSONS.index(noise)).click()
+        p.wait_address(r"[?&]lesson=noise(&|$)")
+        p.page.locator(".loe-lesson-variant button", has_text="T = 2").first.click()
+        shared = p.wait_address(r"[?&]lesson=noise&.*temperature=2")
+        assert _until_marked(p, ["T = 2"])
+        p.page.locator(".bk-tab", has_text="Walk-through").first.click()
+        p.wait_text(".loe-lesson-banner", re.escape(_first_words(noise.question)), timeout=30)
+    finally:
+        p.close()
+    q = Page(browser, shared, width=1280, height=800, wait_status=False)
+    try:  # the same lesson, the same variant
+        q.wait_text(".loe-lesson-narrative", re.escape(_first_words(noise.narrative)), timeout=120)
+        assert _until_marked(q, ["T = 2"])
+        # another lesson clicked: the address names it, and the walk-through asks its question
+        first = LESSONS[0]
+        q.page.locator(".loe-lesson-pick button").first.click()
+        q.wait_address(rf"[?&]lesson={first.key}(&|$)")
+        q.page.locator(".bk-tab", has_text="Walk-through").first.click()
+        q.wait_text(".loe-lesson-banner", re.escape(_first_words(first.question)), timeout=30)
+        assert noise.question[:40] not in q.text(".loe-lesson-banner")
+        assert not q.errors, q.errors
+    finally:
+        q.close()
+
+
+def _until_marked(p, want, timeout: float = 30) -> bool:
+    deadline = time.perf_counter() + timeout
+    while _marked(p) != want:
+        if time.perf_counter() > deadline:
+            raise AssertionError(f"marked {_marked(p)}, not {want}")
+        time.sleep(0.2)
+    return True
+
+
 # the computed colour, background (the first opaque one up the tree, across shadow roots) and size of
 # a `code` element
 _CODE_STYLE_JS = """c => { const st = getComputedStyle(c); let e = c, bg = 'rgba(0, 0, 0, 0)';

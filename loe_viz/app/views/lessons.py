@@ -40,14 +40,19 @@ class LessonsView(Viewer):
     show : callable, optional
         ``show(where)`` opens a step of the walk-through (a name of ``STEPS``) or
         ``"Your triplets"`` (with the lesson's sample); the explorer passes its own.
+    opened : callable, optional
+        ``opened(lesson)`` is called each time a lesson opens, by a click or from the address
+        (the explorer puts its question above the walk-through and its key in the address).
     """
 
     state = param.ClassSelector(class_=ExplorerState)
     current = param.String(default="", doc="Key of the lesson shown ('' before one is chosen).")
 
-    def __init__(self, show: Callable[[Lesson], None] | None = None, **params):
+    def __init__(self, show: Callable[[Lesson], None] | None = None, opened: Callable[[Lesson], None] | None = None,
+                 **params):
         super().__init__(**params)
         self._show = show or (lambda x: None)
+        self._opened = opened or (lambda x: None)
         self.sweep = SweepState()
         self.sweep.dispatch = self.state.dispatch
         # a timing sweep waits while the walk-through fits and draws: they share the interpreter
@@ -115,6 +120,7 @@ class LessonsView(Viewer):
             # still sent to the browser and before the walk-through's first run, which would
             # share the machine with the sweep's first fits (at once when the page is loaded)
             pn.state.onload(self._sweep_view.start)
+        self._opened(x)
         return x
 
     def say_link_problem(self, message: str) -> None:
