@@ -143,6 +143,34 @@ _SIDEBAR_FOR_MODE = "if (window.__loeVizSidebar) { window.__loeVizSidebar(cb_obj
 NOTEBOOK_MIN_WIDTH = 1210
 
 
+def run_stem(cfg: dict) -> str:
+    """A file name's part that gives the run ``cfg`` (a ``config_used``): the points, n, d, seed, the noise, the
+    budget and the landmarks, e.g. ``gaussian_n1000_d2_seed0_T0.25_c100_l5random``, ``_paper`` for the paper's
+    algorithm alone. Two variants of a lesson downloaded side by side get two names."""
+    stem = file_stem(cfg.get("uploaded_name") or cfg.get("kind"), "points", limit=60)
+    unit = "c" if cfg.get("budget_unit") == "total_c" else "m"  # c·n·ln n in total, or m per landmark
+    return (f"{stem}_n{cfg.get('n')}_d{cfg.get('d')}_seed{cfg.get('seed', 0)}_T{cfg.get('temperature'):g}"
+            f"_{unit}{cfg.get('budget'):g}_l{cfg.get('n_landmarks')}{cfg.get('landmark_selection')}"
+            + ("_lambda2" if cfg.get("offset") == "lambda2" else f"_{cfg.get('offset')}")
+            + ("_paper" if cfg.get("paper_only") else ""))
+
+
+def run_summary(cfg: dict, metrics: dict) -> str:
+    """One sentence of the run ``cfg`` (a ``config_used``) and its ``metrics``, for a downloaded page."""
+    points = f"uploaded points {cfg['uploaded_name']!r}" if cfg.get("uploaded_name") else f"{cfg.get('kind')} points"
+    budget = (f"budget c = {cfg.get('budget'):g} (c·n·ln n comparisons in total)" if cfg.get("budget_unit") ==
+              "total_c" else f"{cfg.get('budget'):,.0f} comparisons per landmark")
+    offset = "λ₂" if cfg.get("offset") == "lambda2" else "the mean of λ₂ … λ_(ℓ−d−1)"
+    out = (f"Run: {points}, n = {cfg.get('n'):,} in d = {cfg.get('d')}, seed {cfg.get('seed', 0)}; noise temperature "
+           f"T = {cfg.get('temperature'):g}; {budget}; ℓ = {cfg.get('n_landmarks')} {cfg.get('landmark_selection')} "
+           f"landmarks; offset {offset}; " + ("the paper's algorithm only (uniform pairs, no ordinal polish)"
+                                               if cfg.get("paper_only") else "LOE's defaults"))
+    if metrics:
+        out += (f". Procrustes error {metrics['procrustes']:.4f}, triplet error "
+                f"{100 * metrics['triplet_error']:.2f} % over {metrics['n_triplets']:,} comparisons.")
+    return out
+
+
 class Explorer(Viewer):
     """Interactive walk-through of LOE: configure, sample, rank, shift, project, embed, compare.
 
@@ -930,9 +958,7 @@ class Explorer(Viewer):
         values = np.column_stack([Z, A, X, s.point_error]).tolist()
         for i, (lm, row, c) in enumerate(zip(is_lm.tolist(), values, s.colors)):
             rows.writerow([i, lm, *(float(f"{v:.8g}") for v in row), str(c)])
-        cfg = s.config_used
-        stem = file_stem(cfg.get("uploaded_name") or cfg.get("kind"), "points", limit=60)
-        self.dl_csv.filename = f"loe_embedding_{stem}_n{n}_d{Z.shape[1]}_seed{cfg.get('seed', 0)}.csv"
+        self.dl_csv.filename = f"loe_embedding_{run_stem(s.config_used)}.csv"
         buf.seek(0)
         return buf
 
@@ -951,7 +977,11 @@ class Explorer(Viewer):
 
             from .serving import inline_stylesheets
 
+            # the settings and the result: two variants of a lesson downloaded side by side are told apart
             col = pn.Column(pn.pane.Markdown(f"# {TITLE}: {view.title}"),
+                            pn.pane.Markdown(md_quoting(run_summary(self.state.config_used, self.state.metrics),
+                                                        self.state.config_used.get("uploaded_name", "")),
+                                            styles={"font-size": "15px"}),
                             *[pn.pane.HoloViews(p.object, sizing_mode="stretch_width", min_height=420) for p in panes])
             # built under a document of its own: the file gets stylesheet objects of its own
             # (Panel shares them per document), whose text goes into the file (it opens without
@@ -962,5 +992,5 @@ class Explorer(Viewer):
                 inline_stylesheets(doc)
                 save(doc, buf, resources=INLINE, title=f"LOE explorer: {view.title}")
         buf.seek(0)
-        self.dl_html.filename = f"loe_{view.title.lower()}.html"
+        self.dl_html.filename = f"loe_{view.title.lower()}_{run_stem(self.state.config_used)}.html"
         return buf

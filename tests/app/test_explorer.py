@@ -93,11 +93,17 @@ def test_downloads(explorer):
         assert table["color"].str.match(r"#[0-9a-fA-F]{6}$").all()  # the colours were cut off as comments
         np.testing.assert_allclose(table[["y1", "y2"]], explorer.state.model.embedding_, rtol=1e-7, atol=1e-12)
     cfg = explorer.state.config_used
-    assert explorer.dl_csv.filename == f"loe_embedding_{cfg['kind']}_n{cfg['n']}_d{cfg['d']}_seed{cfg['seed']}.csv"
+    run = (f"{cfg['kind']}_n{cfg['n']}_d{cfg['d']}_seed{cfg['seed']}_T{cfg['temperature']:g}_c{cfg['budget']:g}"
+           f"_l{cfg['n_landmarks']}{cfg['landmark_selection']}_lambda2")
+    assert explorer.dl_csv.filename == f"loe_embedding_{run}.csv"
     explorer.state.step = STEPS.index("Embedding")
     explorer._views[explorer.state.step].refresh(force=True)
     html = explorer._plots_html().read()
     assert "<html" in html.lower() and "Bokeh" in html
+    assert explorer.dl_html.filename == f"loe_embedding_{run}.html"
+    # the page says the run it shows: two variants of a lesson downloaded side by side are told apart
+    m = explorer.state.metrics
+    assert f"noise temperature T = {cfg['temperature']:g}" in html and f"Procrustes error {m['procrustes']:.4f}" in html
     # it opens without internet: no stylesheet of it is linked (Panel's were linked at cdn.holoviz.org)
     import re
 
@@ -629,7 +635,11 @@ def test_a_points_file_name_writes_no_row_into_the_download_and_reverses_no_sent
         lines = e._embedding_csv().read().splitlines()
         assert lines[0].startswith("item,landmark,y1,y2") and len(lines) == 1 + 60
         seed = e.state.config_used["seed"]  # no line break, no bidi override in the name
-        assert e.dl_csv.filename == f"loe_embedding_minegnp_n60_d2_seed{seed}.csv"
+        assert e.dl_csv.filename == f"loe_embedding_minegnp_n60_d2_seed{seed}_T1_c100_l5random_lambda2.csv"
+        e.state.step = STEPS.index("Embedding")
+        e._views[e.state.step].refresh(force=True)
+        html = e._plots_html().read()  # the run's sentence quotes the file's name: isolated, no override
+        assert "uploaded points" in html and "minegnp" in html and "\u202e" not in html
         e.state.d = 5  # more than its 2 columns: the message quotes the name, isolated
         assert e.state.wait(120) and e.state.error.startswith("d must be <= 2, the columns of minegnp.csv")
         assert "\u2068minegnp\\.csv\ufffd9,9,9\u2069" in e.alert.object and "\u202e" not in e.alert.object
