@@ -129,6 +129,10 @@ def test_the_address_names_the_open_lesson_so_a_copied_link_opens_what_the_teach
     try:  # the same lesson, the same variant
         q.wait_text(".loe-lesson-narrative", re.escape(_first_words(noise.narrative)), timeout=120)
         assert _until_marked(q, ["T = 2"])
+        # and a screen reader hears which: the open lesson and the variant applied are pressed (only their fill said)
+        q.page.get_by_role("button", name="T = 2", pressed=True).wait_for(timeout=10_000)
+        q.page.get_by_role("button", name=noise.title, pressed=True).wait_for(timeout=10_000)
+        assert q.page.get_by_role("button", name="T = 1 (the paper)", pressed=False).count() == 1
         # another lesson clicked: the address names it, and the walk-through asks its question
         first = LESSONS[0]
         q.page.locator(".loe-lesson-pick button").first.click()

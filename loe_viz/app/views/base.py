@@ -415,6 +415,10 @@ if (!window.__loeVizNames) {
         } else if (cl.contains("bk-btn") && el.parentElement && el.parentElement.classList.contains("bk-btn-group")
                    && el.parentElement.children.length > 1) {
           el.setAttribute("aria-pressed", cl.contains("bk-active") ? "true" : "false")
+        } else if (cl.contains("bk-btn") && el.getRootNode().host
+                   && /\bloe-lesson-(pick|variant)\b/.test(el.getRootNode().host.className)) {
+          // a lesson, or a lesson's variant: the open one is drawn filled ("solid"), the others outlined
+          el.setAttribute("aria-pressed", /\bsolid\b/.test(el.getRootNode().host.className) ? "true" : "false")
         } else if (cl.contains("bk-tool-button") && el.title && !el.getAttribute("aria-label")) {
           el.setAttribute("role", "button")
           el.setAttribute("aria-label", el.title)
