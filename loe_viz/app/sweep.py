@@ -14,6 +14,8 @@ the triplet error).  No Panel: the Lessons mode draws it, and scripts can use it
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
 import math
 import sys
@@ -455,3 +457,20 @@ class SweepState(RunsJobs, param.Parameterized):
     def records(self) -> list[dict]:
         """The points as dicts (for a table or a CSV)."""
         return [asdict(p) for p in self.points]
+
+    def to_csv(self) -> str:
+        """The points as CSV: a header, then one row per fit, the value under the setting varied, then the error,
+        the time and the comparisons, then the sweep's fixed settings (a file that says what it holds)."""
+        fixed = {k: ("" if v is None else v) for k, v in self.config.items() if k != self.variable}
+        buf = io.StringIO()
+        out = csv.writer(buf, lineterminator="\n")
+        out.writerow([self.variable, "seed", "procrustes", "triplet_error", "seconds", "n_triplets", *fixed])
+        for p in self.points:
+            value = int(p.value) if float(p.value).is_integer() else repr(float(p.value))  # every digit
+            out.writerow([value, p.seed, repr(p.procrustes), repr(p.triplet_error), repr(p.seconds),
+                          p.n_triplets, *fixed.values()])
+        return buf.getvalue()
+
+    def file_name(self) -> str:
+        """The name of :meth:`to_csv`'s file: the setting varied, the points and their number when not varied."""
+        return f"loe_sweep_{self.variable}_{self.kind}" + ("" if self.variable == "n" else f"_n{self.n}") + ".csv"

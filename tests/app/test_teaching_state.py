@@ -3,6 +3,7 @@ paper-only switch, one triplet-error definition, Compare's protocol, lessons and
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -175,6 +176,15 @@ def test_budget_sweep_error_falls_like_one_over_c():
     assert -0.8 < s.slope("triplet_error") < -0.25
     rows = summarize(s.points)
     assert [r["value"] for r in rows] == [50, 100, 200, 400] and all(r["count"] == 2 for r in rows)
+    # the points as a teacher downloads them: one row per fit, the fixed settings beside
+    import pandas as pd
+
+    table = pd.read_csv(io.StringIO(s.to_csv()))
+    assert list(table.columns[:6]) == ["budget", "seed", "procrustes", "triplet_error", "seconds", "n_triplets"]
+    assert table["budget"].tolist() == [p.value for p in s.points] and table["seed"].tolist() == [p.seed for p in s.points]
+    assert table["procrustes"].tolist() == [p.procrustes for p in s.points]  # exactly
+    assert (table["n"] == 300).all() and (table["temperature"] == 1.0).all() and "budget" not in table.columns[6:]
+    assert s.file_name() == "loe_sweep_budget_gaussian_n300.csv"
 
 
 def test_sweep_refuses_a_budget_too_small_and_cancels():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from functools import partial
 
 import holoviews as hv
@@ -104,6 +105,9 @@ class SweepView(Viewer):
         self._slopes = pn.pane.Markdown("", styles={"font-size": "1.1em"}, sizing_mode="stretch_width",
                                         css_classes=["loe-sweep-slopes"])
         self._redraws = 0  # redraws asked for: the figures of an older one not drawn yet are left out
+        # the sweep's own points (the sidebar's downloads are the walk-through's)
+        self._download = W.FileDownload(callback=self._csv, filename=sw.file_name(), label="The sweep's points (CSV)",
+                                        variant="outline", width=240, css_classes=["loe-sweep-download"])
         self._run.on_click(lambda e: self.start())
         self._stop.on_click(lambda e: self.sweep.cancel())
         sw.param.watch(self._on_points, ["version"])
@@ -114,11 +118,15 @@ class SweepView(Viewer):
             pn.FlexBox(self._variable, self._values, self._seeds, self._n, flex_wrap="wrap",
                        sizing_mode="stretch_width"),
             pn.Row(self._run, self._stop, self._progress, self._message, sizing_mode="stretch_width"),
-            self._plots, self._slopes, sizing_mode="stretch_width", css_classes=["loe-sweep"])
+            self._plots, self._slopes, self._download, sizing_mode="stretch_width", css_classes=["loe-sweep"])
         self._redraw(at_once=True)
 
     def __panel__(self):
         return self._layout
+
+    def _csv(self):
+        self._download.filename = self.sweep.file_name()
+        return io.StringIO(self.sweep.to_csv())
 
     def _values_text(self) -> str:
         return ", ".join(f"{v:g}" for v in self.sweep.values)
