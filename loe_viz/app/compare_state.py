@@ -62,7 +62,7 @@ class CompareState(RunsJobs, param.Parameterized):
         Methods to run, in order.""")
     protocol = param.Selector(default="uniform", objects=COMPARE_PROTOCOLS, doc="""
         "uniform": the baselines get as many comparisons as LOE, as uniformly random triplets
-        answered by the same oracle (the paper's protocol; LOE-STE splits them as the paper does,
+        answered by the same oracle (the paper's protocol; LOE-STE splits them as the paper did at d = 2,
         30 % on LOE's landmarks and the rest for STE); "landmark": they get the very
         triplets LOE used, all headed by its few landmarks, from which every baseline ends
         less accurate than from uniform triplets (STE from LOE's embedding, LOE-STE, still

@@ -134,9 +134,10 @@ LESSONS: tuple[Lesson, ...] = (
         key="budget",
         title="The budget: error against c over several seeds",
         narrative=(
-            "The paper's budget is c·n·ln n comparisons.  Each landmark's ranking error shrinks like "
-            "1/√m, so the squared (Procrustes) error should fall like 1/c and the triplet error "
-            "like 1/√c: slopes −1 and −1/2 on log-log axes.  The sweep fits LOE for each c with three "
+            "The paper's budget is c·n·ln n comparisons.  The paper bounds each landmark's ranking error "
+            "by O(1/√m); if the error shrinks at that rate, the squared (Procrustes) error should fall "
+            "like 1/c and the triplet error like 1/√c: slopes −1 and −1/2 on log-log axes (our "
+            "reading of the bound, not a result of the paper).  The sweep fits LOE for each c with three "
             "seeds (n = 500) in the background and fits the slope through all points."
         ),
         look_at="Sweep",
@@ -153,7 +154,7 @@ LESSONS: tuple[Lesson, ...] = (
             "With T = 0 every answer is true, yet the paper's algorithm alone gives a distorted "
             "layout: a Bradley–Terry fit of noiseless answers has no scale (any monotone transform of "
             "the distances explains them), so the scores are rank-like and landmark MDS bends the "
-            "configuration, as the paper itself discusses.  LOE's ordinal polish fits the embedding "
+            "configuration.  LOE's ordinal polish fits the embedding "
             "to the order of the scores instead.  Order has a limit of its own: an item that a landmark "
             "ranks among its farthest is only known to lie farther than the rest, not how far, so the "
             "polish can throw a few edge items too far out (the worst items the Embedding step names) "
@@ -187,7 +188,8 @@ LESSONS: tuple[Lesson, ...] = (
         title="Cost: fitting time against n",
         narrative=(
             "At a fixed c, LOE draws c·n·ln n comparisons and fits one ranking per landmark, each "
-            "Newton step a pass over that landmark's c·n·ln n / ℓ comparisons, so its time grows like "
+            "Newton step a few passes (the gradient, then conjugate-gradient products) over that landmark's "
+            "c·n·ln n / ℓ comparisons, so its time grows like "
             "n log n, while the baselines pay O(m d) per "
             "pass over all coordinates.  A fit here takes hundredths of a second, and anything else the "
             "machine does meanwhile lengthens it: the sweep fits once untimed first (loading the "

@@ -4,8 +4,8 @@
 explorer's one job mechanism (:class:`~loe_viz.app.jobs.JobRunner`), with progress and
 cancellation, and keeps every result; :func:`summarize` gives the mean
 and spread per value and :func:`loglog_slope` the fitted slope of error against the
-setting on log-log axes (theory for the budget: -1 for the Procrustes error, -1/2 for
-the triplet error).  No Panel: the Lessons mode draws it, and scripts can use it::
+setting on log-log axes (expected for the budget, if each ranking's error shrinks at the rate
+of the paper's O(1/sqrt(m)) bound: -1 for the Procrustes error, -1/2 for the triplet error).  No Panel: the Lessons mode draws it, and scripts can use it::
 
     s = SweepState(variable="budget", values=[5, 10, 20, 40], seeds=3, n=500)
     s.start(background=False)
@@ -51,7 +51,8 @@ METRICS = {
     "seconds": "fit time (s)",
 }
 
-#: Slopes the theory predicts on log-log axes, for (variable, metric).
+#: Slopes expected on log-log axes, for (variable, metric), if each ranking's error shrinks at the rate of the
+#: paper's O(1/sqrt(m)) bound (our reading of the bound, not a result of the paper).
 THEORY_SLOPES = {
     ("budget", "procrustes"): -1.0,
     ("budget", "triplet_error"): -0.5,

@@ -98,9 +98,9 @@ either a count per landmark or the paper's total
                              xlabel=xl, ylabel=yl, alpha=0.35)
         i_, j_, k_ = T[pick, 0], T[pick, 1], T[pick, 2]
         near = hv.Segments(pd.DataFrame({"x0": P[i_, 0], "y0": P[i_, 1], "x1": P[j_, 0], "y1": P[j_, 1]}),
-                           label="closer").opts(color="#1b7f3b", line_width=4)
+                           label="answered closer").opts(color="#1b7f3b", line_width=4)
         far = hv.Segments(pd.DataFrame({"x0": P[i_, 0], "y0": P[i_, 1], "x1": P[k_, 0], "y1": P[k_, 1]}),
-                          label="farther").opts(color="#b00020", line_width=3, line_dash="10 5")
+                          label="answered farther").opts(color="#b00020", line_width=3, line_dash="10 5")
         # every item the examples name, and every landmark, labelled by its item number (the
         # sentences above use them), each label beside its point on the side with room: the
         # landmarks first, then the other items of the examples

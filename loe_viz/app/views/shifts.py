@@ -25,7 +25,7 @@ the least-squares solution is
         r"$$s_c^{\mathrm{LS}} = \frac{1}{\ell}\sum_{r}\big(W_{cr} - W_{rc}\big) - \frac{\sum W}{\ell\,(\ell-1)} .$$",
         """
 Symmetry cannot see a shift common to all columns.  LOE finds it from the spectrum: with
-J = 11ᵀ − I and C = sym(W + J diag(s<sup>LS</sup>)), what is left is one common offset σ:
+J = 11ᵀ − I and C = sym(W + J diag(s<sup>LS</sup>)), what is left is one common offset σ (the paper's σ<sub>E*</sub>):
 C = D<sub>LL</sub> − σJ with the true landmark distances D<sub>LL</sub>, so
 C − σI = D<sub>LL</sub> − σ11ᵀ.  An EDM of *ℓ* points in ℝ<sup>d</sup> has rank at most
 *d* + 2 (its columns lie in the span of 1, the squared norms and the *d* coordinates), so

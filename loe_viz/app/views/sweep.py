@@ -177,9 +177,12 @@ class SweepView(Viewer):
             if np.isfinite(slope):
                 theory = THEORY_SLOPES.get((sw.variable, m))
                 parts.append(f"{METRICS[m]}: fitted log-log slope **{slope:.2f}**"
-                             + (f" (theory {theory:g})" if theory is not None else ""))
+                             + (f" (expected {theory:g})" if theory is not None else ""))
         self._slopes.object = (" · ".join(parts) + " — dots: each seed; line: mean, bars: min to max; "
-                               "dashed: the fitted power law.") if parts else ""
+                               "dashed: the fitted power law."
+                               + (" Expected: if each ranking's error shrinks at the rate of the paper's O(1/√m) "
+                                  "bound." if any(THEORY_SLOPES.get((sw.variable, m)) is not None
+                                                 for m in self.metrics) else "")) if parts else ""
 
     def _draw(self, redraw: int, i: int) -> None:
         """Draw figure ``i`` of redraw number ``redraw``, unless a newer redraw was asked for since."""
