@@ -145,8 +145,8 @@ NOTEBOOK_MIN_WIDTH = 1210
 
 def run_stem(cfg: dict) -> str:
     """A file name's part that gives the run ``cfg`` (a ``config_used``): the points, n, d, seed, the noise, the
-    budget and the landmarks, e.g. ``gaussian_n1000_d2_seed0_T0.25_c100_l5random``, ``_paper`` for the paper's
-    algorithm alone. Two variants of a lesson downloaded side by side get two names."""
+    budget, the landmarks and the offset rule, e.g. ``gaussian_n1000_d2_seed0_T0.25_c100_l5random_lambda2``, then
+    ``_paper`` for the paper's algorithm alone. Two variants of a lesson downloaded side by side get two names."""
     stem = file_stem(cfg.get("uploaded_name") or cfg.get("kind"), "points", limit=60)
     unit = "c" if cfg.get("budget_unit") == "total_c" else "m"  # c·n·ln n in total, or m per landmark
     return (f"{stem}_n{cfg.get('n')}_d{cfg.get('d')}_seed{cfg.get('seed', 0)}_T{cfg.get('temperature'):g}"

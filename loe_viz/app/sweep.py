@@ -5,7 +5,8 @@ explorer's one job mechanism (:class:`~loe_viz.app.jobs.JobRunner`), with progre
 cancellation, and keeps every result; :func:`summarize` gives the mean
 and spread per value and :func:`loglog_slope` the fitted slope of error against the
 setting on log-log axes (expected for the budget, if each ranking's error shrinks at the rate
-of the paper's O(1/sqrt(m)) bound: -1 for the Procrustes error, -1/2 for the triplet error).  No Panel: the Lessons mode draws it, and scripts can use it::
+of the paper's O(1/sqrt(m)) bound: -1 for the Procrustes error, -1/2 for the triplet error).
+No Panel: the Lessons mode draws it, and scripts can use it::
 
     s = SweepState(variable="budget", values=[5, 10, 20, 40], seeds=3, n=500)
     s.start(background=False)

@@ -346,17 +346,21 @@ def test_no_deprecated_panel_spelling():
             e.close()
 
 
-def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypatch):
-    """?lesson=landmark (a typo) opened the walk-through without a word: the first result cleared the error."""
+def _opened_by(monkeypatch, search: str) -> None:
+    """The session's location as a page opened on the link ``search`` has it."""
     from panel.io.location import Location
 
+    monkeypatch.setattr(type(pn.state), "location", property(lambda self: Location(search=search)))
+
+
+def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypatch):
+    """?lesson=landmark (a typo) opened the walk-through without a word: the first result cleared the error."""
     from loe_viz.app.lessons import lesson_keys
 
     e = Explorer(n=60)
     try:
         assert e.state.wait(120)
-        monkeypatch.setattr(type(pn.state), "location",
-                            property(lambda self: Location(search="?lesson=<img src=x onerror=alert(1)>")))
+        _opened_by(monkeypatch, "?lesson=<img src=x onerror=alert(1)>")
         e._open_lesson_from_url()
         want = ("Ignored lesson='<img src=x onerror=alert(1)>' in the link: no such lesson (the lessons are "
                 f"{', '.join(lesson_keys())})")
@@ -374,12 +378,10 @@ def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypat
 
 def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monkeypatch):
     """?lesson=noise&n=abc opened the Lessons tab, and only the walk-through's tab said that n=abc was ignored."""
-    from panel.io.location import Location
-
     e = Explorer(n=60)
     try:
         assert e.state.wait(120)
-        monkeypatch.setattr(type(pn.state), "location", property(lambda self: Location(search="?lesson=noise")))
+        _opened_by(monkeypatch, "?lesson=noise")
         x = e._open_lesson_from_url()  # the lesson's preset first, then the link's settings on top
         e.state.from_query({"n": "<b>abc</b>"})
         e._say_link_on_lessons(x, "?lesson=noise&n=%3Cb%3Eabc%3C/b%3E")
@@ -397,13 +399,11 @@ def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monke
 
 def test_a_sweep_lesson_s_link_says_its_settings_set_the_walk_through_only(monkeypatch):
     """?lesson=budget&n=300 ran the walk-through at n = 300 and the sweep at its own n = 500, without a word."""
-    from panel.io.location import Location
-
     e = Explorer(n=60)
     try:
         assert e.state.wait(120)
         link = "?lesson=budget&n=300&temperature=2&step=sample"
-        monkeypatch.setattr(type(pn.state), "location", property(lambda self: Location(search=link)))
+        _opened_by(monkeypatch, link)
         x = e._open_lesson_from_url()
         e._lessons.sweep.cancel()
         e._say_link_on_lessons(x, link)

@@ -181,7 +181,8 @@ def test_budget_sweep_error_falls_like_one_over_c():
 
     table = pd.read_csv(io.StringIO(s.to_csv()))
     assert list(table.columns[:6]) == ["budget", "seed", "procrustes", "triplet_error", "seconds", "n_triplets"]
-    assert table["budget"].tolist() == [p.value for p in s.points] and table["seed"].tolist() == [p.seed for p in s.points]
+    assert table["budget"].tolist() == [p.value for p in s.points]
+    assert table["seed"].tolist() == [p.seed for p in s.points]
     assert table["procrustes"].tolist() == [p.procrustes for p in s.points]  # exactly
     assert (table["n"] == 300).all() and (table["temperature"] == 1.0).all() and "budget" not in table.columns[6:]
     assert s.file_name() == "loe_sweep_budget_gaussian_n300.csv"

@@ -34,8 +34,8 @@ The baselines fit all *n × d* coordinates at once by minimising a loss over the
 
 By default the baselines follow **the paper's protocol**: they get as many comparisons as LOE
 used, as *uniformly random* triplets answered by the same oracle (same points, same noise T).
-LOE keeps its own landmark triplets.  LOE-STE splits the same number as the paper did at d = 2 (it used 20 % at d = 10): {100 * LOESTE_EPS:.0f} % are
-comparisons on LOE's landmarks (a fit of its own, on the walk-through's landmarks), the other
+LOE keeps its own landmark triplets.  LOE-STE splits the same number as the paper did at d = 2
+(it used 20 % at d = 10): {100 * LOESTE_EPS:.0f} % are comparisons on LOE's landmarks (a fit of its own, on the walk-through's landmarks), the other
 {100 - 100 * LOESTE_EPS:.0f} % uniform triplets for STE, started from that fit's embedding; its time is both stages'.
 STE then ends more accurate than LOE; LOE's case is speed at large *n*.  LOE-STE usually ends between
 the two, in a fraction of STE's time: its STE stage has {100 - 100 * LOESTE_EPS:.0f} % of STE's triplets.  LOE's row is

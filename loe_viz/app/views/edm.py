@@ -39,7 +39,7 @@ shifted, F = R<sub>rest</sub> + 1 sᵀ, not projected: the work stays O(ℓ³), 
         suffix = " / T" if cfg["temperature"] > 0 else ""
         # two to a row here: each as wide as the plots below it, every landmark's row labelled at l = 12
         h_est = plots.heatmap(E, "E (projected)", clim=lim, label=f"estimated distance{suffix}",
-                                width=plots.HALF_WIDTH)
+                              width=plots.HALF_WIDTH)
         h_true = plots.heatmap(DL, f"true D{suffix}", clim=lim, label=f"distance{suffix}", width=plots.HALF_WIDTH)
         iu = np.triu_indices(landmarks.size, 1)
         inp = np.asarray(edm.input)
