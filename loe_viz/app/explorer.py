@@ -160,7 +160,7 @@ def run_summary(cfg: dict, metrics: dict) -> str:
     points = f"uploaded points {cfg['uploaded_name']!r}" if cfg.get("uploaded_name") else f"{cfg.get('kind')} points"
     budget = (f"budget c = {cfg.get('budget'):g} (c·n·ln n comparisons in total)" if cfg.get("budget_unit") ==
               "total_c" else f"{cfg.get('budget'):,.0f} comparisons per landmark")
-    offset = "λ₂" if cfg.get("offset") == "lambda2" else "the mean of λ₂ … λ_(ℓ−d−1)"
+    offset = next((label for label, rule in OFFSET_RULES.items() if rule == cfg.get("offset")), cfg.get("offset"))
     out = (f"Run: {points}, n = {cfg.get('n'):,} in d = {cfg.get('d')}, seed {cfg.get('seed', 0)}; noise temperature "
            f"T = {cfg.get('temperature'):g}; {budget}; ℓ = {cfg.get('n_landmarks')} {cfg.get('landmark_selection')} "
            f"landmarks; offset {offset}; " + ("the paper's algorithm only (uniform pairs, no ordinal polish)"

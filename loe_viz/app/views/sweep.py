@@ -171,18 +171,18 @@ class SweepView(Viewer):
                 self._draw(self._redraws, i)
             else:
                 sw.jobs.publish(partial(self._draw, self._redraws, i))
-        parts = []
+        parts, expected = [], False
         for m in self.metrics:
             slope = sw.slope(m)
             if np.isfinite(slope):
                 theory = THEORY_SLOPES.get((sw.variable, m))
+                expected |= theory is not None
                 parts.append(f"{METRICS[m]}: fitted log-log slope **{slope:.2f}**"
                              + (f" (expected {theory:g})" if theory is not None else ""))
         self._slopes.object = (" · ".join(parts) + " — dots: each seed; line: mean, bars: min to max; "
                                "dashed: the fitted power law."
                                + (" Expected: if each ranking's error shrinks at the rate of the paper's O(1/√m) "
-                                  "bound." if any(THEORY_SLOPES.get((sw.variable, m)) is not None
-                                                 for m in self.metrics) else "")) if parts else ""
+                                  "bound." if expected else "")) if parts else ""
 
     def _draw(self, redraw: int, i: int) -> None:
         """Draw figure ``i`` of redraw number ``redraw``, unless a newer redraw was asked for since."""
