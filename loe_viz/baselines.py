@@ -291,7 +291,7 @@ class TripletEmbedding(ParamsMixin):
             List-order: row ``(i, j, k)`` says item ``i`` is closer to ``j`` than to ``k``.
         n_items : int, optional
             Number of items (default: largest index + 1). Items that appear in
-            no triplet keep their initial position. More items than the
+            no triplet keep their initial position, with a warning. More items than the
             available memory holds (about ``330 * n_components`` bytes each)
             are refused before anything is allocated; a fit of 1 GiB or more
             in which fewer than 1 % of the items appear in any triplet is
@@ -669,17 +669,24 @@ class CKL(TripletEmbedding):
 
 
 def _warn_groups(given, T, n):
-    """Warn, at the first caller outside this module (``fit`` or ``fit_transform``), where the triplets split the
-    items into groups that none relates (named by a file's labels)."""
+    """Warn, at the first caller outside this module (``fit`` or ``fit_transform``), about items that appear in no
+    triplet and where the triplets split the items into groups that none relates (named by a file's labels)."""
     import sys
     import warnings
 
-    from .describe import comparison_groups, groups_note
+    from .describe import comparison_groups, groups_note, item_examples
     from .io.layouts import TripletData
 
     labels = given.labels if isinstance(given, TripletData) else None
-    if note := groups_note(comparison_groups(T, n), labels):
-        level, frame = 1, sys._getframe(1)
-        while frame is not None and frame.f_globals.get("__name__") == __name__:
-            level, frame = level + 1, frame.f_back
+    groups = comparison_groups(T, n)
+    absent = np.flatnonzero(groups < 0)
+    notes = [f"{absent.size:,} of the {n:,} items appear in no triplet (e.g. {item_examples(absent[:5], labels)}): "
+             "they stay at their starting position, which says nothing about them; leave them out of n_items, or "
+             "collect triplets that name them"] if absent.size else []
+    if note := groups_note(groups, labels):
+        notes.append(note)
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        level, frame = level + 1, frame.f_back
+    for note in notes:
         warnings.warn(note, stacklevel=level + 1)

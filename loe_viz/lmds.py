@@ -38,7 +38,7 @@ class LMDSResult:
 
 
 def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, n_components: int,
-                 deficient: str = "raise") -> LMDSResult:
+                 deficient: str = "raise", rtol: float = 1e-9) -> LMDSResult:
     """Place every item from its estimated squared distances to the landmarks.
 
     Parameters
@@ -60,6 +60,13 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
         triangulated along them with the noise-to-signal ratio of the weakest
         supported axis instead of an unbounded one).
 
+    rtol : float, default 1e-9
+        Eigenvalues at or below ``rtol`` times the largest magnitude count as zero.
+        A projection stopped at a relative residual ``tol`` (:func:`~loe_viz.edm.project_edm`)
+        leaves eigenvalues of up to about ``0.2 * tol`` where the cone has none; counted as
+        axes, they would divide the triangulation by their square roots and stretch one
+        axis a thousandfold. Pass ``10 * tol``; the default suits ``project_edm``'s own.
+
     Returns
     -------
     LMDSResult
@@ -76,6 +83,8 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
     Eigenvector signs are fixed so that the entry of largest magnitude is
     positive, which makes the output deterministic.
     """
+    if not 0.0 <= rtol < 1.0:
+        raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
     l = E.shape[0]
     V = np.eye(l) - 1.0 / l
     A = -0.5 * V @ E @ V
@@ -84,10 +93,10 @@ def landmark_mds(E: np.ndarray, D_landmarks: np.ndarray, landmarks: np.ndarray, 
     vals = vals[::-1]
     vecs = vecs[:, ::-1]
     top = vals[:n_components]
-    # relative to the spectral norm of A (eigenvalue round-off is ~eps * ||A||), not to the
-    # largest signed eigenvalue, which may itself be round-off when A has no positive part
+    # relative to the spectral norm of A, not to the largest signed eigenvalue, which may itself be
+    # round-off when A has no positive part
     scale = max(float(np.abs(vals).max()), 1e-300)
-    positive = int(np.sum(vals > 1e-12 * scale))
+    positive = int(np.sum(vals > rtol * scale))
     if positive == 0:  # no axis to place anything on, floor or not
         raise DimensionError(
             "the landmark distances carry no spatial information: the landmark block has no positive eigenvalue "

@@ -298,7 +298,7 @@ def _place(ranking: RankingResult, d: int, offset: str, done=lambda stage: None)
     done("edm")
     D_landmarks = ranking.R + shifts.s[None, :]
     D_landmarks[landmarks, np.arange(landmarks.size)] = 0.0
-    lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor")
+    lmds = landmark_mds(edm.E, D_landmarks, landmarks, d, deficient="floor", rtol=10 * FIT_TOL)
     done("lmds")
     return shifts, edm, D_landmarks, lmds
 

@@ -258,7 +258,7 @@ def rank_start(R: np.ndarray, landmarks: np.ndarray, n_components: int) -> np.nd
         Dh[landmarks[c], c] = 0.0
     W = Dh[landmarks]
     E = project_edm(0.5 * (W + W.T), tol=FIT_TOL).E  # a start: LOE's tolerance is ample
-    return landmark_mds(E, Dh, landmarks, n_components).embedding
+    return landmark_mds(E, Dh, landmarks, n_components, rtol=10 * FIT_TOL).embedding
 
 
 def polish(Y_lmds: np.ndarray, R: np.ndarray, landmarks: np.ndarray, n_components: int, unranked=None,

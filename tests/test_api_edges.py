@@ -50,6 +50,7 @@ def test_tiny_regularization_is_refused_and_the_smallest_accepted_stays_finite(p
 
 
 @pytest.mark.parametrize("Est", BASELINES)
+@pytest.mark.filterwarnings("ignore:.*items appear in no triplet")
 def test_a_start_with_every_point_identical_is_refused(Est, problem):
     _, T = problem
     msg = (r"^init places every item at the same point, where the gradient of every loss is zero and the fit "

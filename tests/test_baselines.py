@@ -141,7 +141,11 @@ def test_init_is_used(truth):
 def test_items_without_triplets_keep_their_start(truth):
     X, T = truth
     init = np.random.default_rng(8).normal(size=(45, 2))
-    est = STE(max_iter=5).fit(T, n_items=45, init=init)
+    msg = (r"^5 of the 45 items appear in no triplet \(e\.g\. \[40, 41, 42, 43, 44\]\): they stay at their starting "
+           r"position, which says nothing about them; leave them out of n_items, or collect triplets that name them$")
+    with pytest.warns(UserWarning, match=msg) as caught:
+        est = STE(max_iter=5).fit(T, n_items=45, init=init)
+    assert [w.filename for w in caught] == [__file__]  # said at the caller's line
     np.testing.assert_array_equal(est.embedding_[40:], init[40:])
     assert est.n_items_ == 45
 
@@ -758,10 +762,13 @@ def test_a_fit_below_one_gib_does_not_look_at_memory(truth, monkeypatch):
     looked = []
     monkeypatch.setattr(resources, "available_memory", lambda: looked.append(1) or 1 << 20)
     X, T = truth
-    STE(max_iter=2).fit(T, n_items=200_000)  # 126 MiB at 660 bytes each: no look, no warning
+    with pytest.warns(UserWarning, match="199,960 of the 200,000 items appear in no triplet") as caught:
+        STE(max_iter=2).fit(T, n_items=200_000)  # 126 MiB at 660 bytes each: no look, no warning about memory
+    assert len(caught) == 1
     assert looked == []
 
 
+@pytest.mark.filterwarnings("ignore:.*items appear in no triplet")
 def test_the_bytes_per_item_cover_what_a_fit_allocates():
     """The guard's figure against tracemalloc's peak of two fits (its slope per item; numba's own buffers,
     one (n, d) gradient, are not traced). All five losses share the optimiser and measured alike."""

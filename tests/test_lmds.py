@@ -190,3 +190,42 @@ def test_noisy_non_edm_input_gives_finite_real_output():
     assert np.linalg.eigvalsh(-0.5 * V @ En @ V).min() < 0  # genuinely not an EDM
     Y = landmark_mds(En, F + 0.3 * rng.standard_normal(F.shape), lm, 2).embedding
     assert Y.dtype == np.float64 and np.isfinite(Y).all()
+
+
+def _one_dimensional_block_projected_loosely(seed=54):
+    """A noisy block of points on a line, projected at LOE's own tolerance: the cone leaves one axis, and
+    the stopped projection leaves round-off eigenvalues of about 1e-10 of the largest where it has none."""
+    from loe_viz.edm import FIT_TOL, project_edm
+
+    rng = np.random.default_rng(seed)
+    l = 7
+    x = rng.standard_normal((l, 1))
+    N = rng.standard_normal((l, l))
+    N = N + N.T
+    np.fill_diagonal(N, 0.0)
+    W = (x - x.T) ** 2 + 0.5 * N - 0.5 * (np.ones((l, l)) - np.eye(l))
+    E = project_edm(W, tol=FIT_TOL).E
+    others = np.vstack([E[rng.integers(l)] + 0.01 * rng.standard_normal(l) for _ in range(50)])
+    return E, np.vstack([E, others]), np.arange(l), FIT_TOL
+
+
+def test_round_off_of_a_stopped_projection_is_not_an_axis():
+    E, D, lm, tol = _one_dimensional_block_projected_loosely()
+    V = np.eye(lm.size) - 1.0 / lm.size
+    vals = np.sort(np.linalg.eigvalsh(-0.5 * V @ E @ V))[::-1]
+    assert vals[1] > 0.01 * vals[0] and 1e-12 * vals[0] < vals[2] < 1e-9 * vals[0]  # the bar must stay above
+    with pytest.raises(DimensionError, match="only 2 positive"):
+        landmark_mds(E, D, lm, 3, rtol=10 * tol)
+    out = landmark_mds(E, D, lm, 3, deficient="floor", rtol=10 * tol)
+    assert out.n_supported == 2
+    # counted as an axis, the round-off stretched the third axis to hundreds while the others stay near 1
+    spread = np.abs(out.embedding).max(axis=0)
+    assert spread[2] <= spread[:2].max()
+    stretched = landmark_mds(E, D, lm, 3, rtol=1e-12).embedding
+    assert np.abs(stretched[:, 2]).max() > 100 * spread[:2].max()
+
+
+def test_rtol_is_checked():
+    E, D, lm, _ = _one_dimensional_block_projected_loosely()
+    with pytest.raises(ValueError, match=r"rtol must be in \[0, 1\), got 2"):
+        landmark_mds(E, D, lm, 1, rtol=2)
