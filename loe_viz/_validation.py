@@ -337,8 +337,10 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
     arr = np.ascontiguousarray(arr)
     lo, hi, bad = _scan(arr, threads)
     if lo < 0:
-        row = int(np.argwhere(arr < 0)[0, 0])
-        raise ValueError(f"{name} contains a negative index ({lo}) at row {row}")
+        row, col = (int(v) for v in np.argwhere(arr < 0)[0])
+        first = int(arr[row, col])  # the first one met, in the row named; the smallest may lie further on
+        raise ValueError(f"{name} contains a negative index ({first}) at row {row}"
+                         + (f"; the smallest is {lo}" if lo != first else ""))
     if bad >= 0:  # before the n_items checks: [[0, 0, 1]] has a repeat, not too few items
         row = tuple(int(v) for v in arr[bad])
         item = row[1] if row[1] in (row[0], row[2]) else row[0]
@@ -351,10 +353,10 @@ def check_triplets(triplets, n_items: int | None = None, name: str = "triplets",
     else:
         n_items = check_int(n_items, "n_items", minimum=3)
         if hi >= n_items:
-            row = int(np.argwhere(arr >= n_items)[0, 0])
-            raise ValueError(
-                f"{name} index {hi} is out of range for n_items={n_items} (first at row {row})"
-            )
+            row, col = (int(v) for v in np.argwhere(arr >= n_items)[0])
+            first = int(arr[row, col])
+            raise ValueError(f"{name} index {first} is out of range for n_items={n_items} (first at row {row}"
+                             + (f"; the largest is {hi})" if hi != first else ")"))
     if n_items < 3:
         raise ValueError(f"n_items must be >= 3, got {n_items}")
     if fit:

@@ -223,6 +223,9 @@ def test_check_triplets_accepts_integral_floats_and_explicit_n_items():
         ([[0, 1, 2], [3, -1, 2]], {}, r"^triplets contains a negative index \(-1\) at row 1$"),
         ([[0, 1, 2], [0, 1, 7], [9, 1, 2]], {"n_items": 8},
          r"^triplets index 9 is out of range for n_items=8 \(first at row 2\)$"),
+        ([[0, 1, 2], [0, 1, 8], [9, 1, 2]], {"n_items": 8},  # the first one and its row, then the largest
+         r"^triplets index 8 is out of range for n_items=8 \(first at row 1; the largest is 9\)$"),
+        ([[0, 1, 2], [3, -1, 2], [0, -5, 1]], {}, r"^triplets contains a negative index \(-1\) at row 1; the smallest is -5$"),
         ([[0, 1, 2]], {"n_items": 2}, r"^n_items must be >= 3, got 2$"),
         ([[0, 0, 1]], {}, r"^triplets row 0 repeats an item \(0\): \(0, 0, 1\); a triplet needs three distinct items$"),
         ([[0, 1, 1]], {}, r"^triplets row 0 repeats an item \(1\): \(0, 1, 1\); a triplet needs three distinct items$"),
