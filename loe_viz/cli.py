@@ -354,6 +354,8 @@ def _read(args):
     from .io import read_triplets
 
     path = args.file
+    if not path:
+        raise UsageError("FILE '' is an empty name; name the triplet file to read")
     if path == "-" and not os.path.exists(path):
         raise UsageError("FILE - (standard input) cannot be read: the reader goes back to the start of a file after "
                          "sniffing it; save the triplets to a file and name it")
@@ -1163,19 +1165,24 @@ def cmd_explore(args) -> int:
         serve_explorer_page()
         warm_up()
         _say(f"warmed up in {_seconds(time.perf_counter() - t0)}")
-    host = address
-    if address in LOCAL_ADDRESSES:
-        host = "localhost"
-    elif address in ("0.0.0.0", "::", ""):
-        host = socket.gethostname()
+    everywhere = address in ("0.0.0.0", "::", "")
+    host = "localhost" if address in LOCAL_ADDRESSES else socket.gethostname() if everywhere else address
+    # --show opens a browser on this machine, which reaches a server listening everywhere as localhost (Bokeh's
+    # own show() opened http://0.0.0.0:port/, which the message below never names)
+    here = f"http://{'localhost' if everywhere else host}:{port}/"
     try:  # listening first: "serving" is said only of a server that listens
         server = pn.serve(serve_explorer_page, port=port, address=address, websocket_origin=origins,
-                          show=args.show, start=False, threaded=False, verbose=False)
+                          show=False, start=False, threaded=False, verbose=False)
     except OSError as exc:
         raise DataError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
-    _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/ (Ctrl-C stops it)")
-    if args.show and not _has_browser():  # Bokeh's show() then opens nothing, and says nothing
+    _say(f"serving the LOE explorer on {address}:{port}: open http://{host}:{port}/"
+         + (f" (on this machine: {here})" if everywhere else "") + " (Ctrl-C stops it)")
+    if args.show and not _has_browser():
         _say(f"{PROG} explore: --show: no web browser found on this machine; open the address above in one")
+    elif args.show:
+        import webbrowser
+
+        server.io_loop.add_callback(webbrowser.open, here)
     server.start()
     try:
         server.io_loop.start()

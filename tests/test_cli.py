@@ -536,6 +536,29 @@ def test_explore_show_says_when_no_browser_can_open_the_page(tmp_path):
                         "one\n"), lines
 
 
+def test_explore_show_opens_on_this_machine_the_address_it_prints(tmp_path):
+    # listening everywhere, --show opened http://0.0.0.0:port/ while the message named the host's own name
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    browser.chmod(0o755)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--address", "0.0.0.0", "--port",
+                             str(port), "--show"], cwd=tmp_path, env={**ENV, "BROWSER": str(browser)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None and not opened.exists():
+            time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    here = f"http://localhost:{port}/"
+    assert opened.read_text().strip() == here, out
+    assert out.splitlines()[0] == (f"serving the LOE explorer on 0.0.0.0:{port}: open http://{socket.gethostname()}:"
+                                   f"{port}/ (on this machine: {here}) (Ctrl-C stops it)")
+
+
 def test_explore_serves_the_page(tmp_path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "loe_viz.cli", "explore", "--port", str(port)], cwd=tmp_path,
@@ -1337,6 +1360,14 @@ def test_an_empty_output_name_is_a_usage_error_before_any_work(tmp_path):
                                                f"leave -o out for the default name (see loe-viz {args[0]} --help)")
         assert proc.stdout == ""
     assert os.listdir(tmp_path) == []
+
+
+def test_an_empty_input_name_is_a_usage_error(tmp_path):
+    # FILE '' (a variable left unset) said "error: : No such file or directory"
+    for command in ("info", "embed"):
+        assert one_line_error(run(command, "", cwd=tmp_path), 2, "") == (
+            f"loe-viz {command}: error: FILE '' is an empty name; name the triplet file to read (see loe-viz {command} "
+            "--help)")
 
 
 def test_ctrl_c_mid_simulate_leaves_no_new_file_and_old_ones_whole(tmp_path):
