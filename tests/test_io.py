@@ -213,6 +213,32 @@ def test_a_separator_ending_every_line_is_an_empty_column_read_and_ignored(sep, 
     assert not any(n.startswith("ignored column") for n in data.notes)
 
 
+def test_an_unnamed_ignored_column_is_named_by_its_position():
+    # pandas' index column (',head,winner,loser') was noted as "ignored column(s): " followed by nothing
+    data = read_text(",head,winner,loser\n0,0,1,2\n1,1,2,0\n2,2,0,1\n")
+    assert data.triplets.tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+    assert "ignored column(s): column 1 (unnamed)" in data.notes
+
+
+def test_columns_may_name_the_empty_last_column_of_lines_ending_in_the_separator():
+    # the header has three names and every line a fourth, empty field: columns= with its empty role was refused
+    # ("columns= gives 4 roles but the header has 3 columns"), though the line visibly has four
+    text = "Kopf;näher;ferner;\n0;1;2;\n1;2;0;\n2;0;1;\n"
+    for columns in ("head,near,far,", "head,near,far"):
+        assert read_text(text, columns=columns).triplets.tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+
+
+def test_zero_padded_ids_are_one_item_with_their_number_and_a_note_says_so():
+    # '07' and '7' were merged without a word (a float such as '7.0' had a note); codes stay apart as labels
+    text = "head,winner,loser\n07,1,2\n7,3,4\n1,2,3\n"
+    data = read_text(text)
+    assert data.n_items == 5 and data.labels.tolist() == [1, 2, 3, 4, 7]
+    assert data.notes[0] == ("some integer ids are written with leading zeros (e.g. '07'); they were read as "
+                             "numbers, so '07' and '7' are one item (pass item_type='str' if they are codes)")
+    assert read_text(text, item_type="str").n_items == 6
+    assert not any("leading zeros" in n for n in read_text("head,winner,loser\n0,1,2\n10,0,2\n").notes)
+
+
 def test_labels_in_two_unicode_forms_are_two_items_and_a_note_says_so():
     # "Zürich" with a composed and with a decomposed "ü": three names printed, four items, and not a word
     text = "head,winner,loser\nZ\u00fcrich,Bern,Genf\nZu\u0308rich,Genf,Bern\nBern,Genf,Z\u00fcrich\n"
@@ -573,6 +599,21 @@ def test_object_npy_is_refused_without_unpickling(tmp_path):
     assert not _UNPICKLED
     pickle.loads(pickle.dumps(_Trap()))  # the trap does fire when unpickled
     assert _UNPICKLED
+
+
+def test_an_office_document_is_not_taken_for_an_npz(tmp_path):
+    # an .xlsx is a zip too: it was read as an archive whose arrays were '[Content_Types].xml' and 'xl/workbook.xml'
+    import zipfile
+
+    for name, members in (("sheet.xlsx", ("[Content_Types].xml", "xl/workbook.xml")),
+                          ("sheet.ods", ("mimetype", "content.xml"))):
+        with zipfile.ZipFile(tmp_path / name, "w") as zf:
+            for member in members:
+                zf.writestr(member, "<x/>")
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path / name))}: is an office document \(a zip of "
+                                             r"XML, such as an Excel \.xlsx or OpenDocument \.ods file\), not a NumPy "
+                                             r"\.npz archive; save the sheet as CSV$"):
+            read_triplets(tmp_path / name)
 
 
 def test_malformed_numpy_files(tmp_path):

@@ -134,6 +134,9 @@ def _npz(src, lim):
         if twice := sorted(k for k, c in keys.items() if c > 1):  # which one is the data would be a guess
             raise err(name, f"holds more than one array named {twice[0]!r}; an .npz holds each array once")
         key = "triplets" if "triplets" in members else "X" if {"X", "y"} <= set(members) else None
+        if key is None and ({"[Content_Types].xml", "mimetype"} & set(members)):
+            raise err(name, "is an office document (a zip of XML, such as an Excel .xlsx or OpenDocument .ods file), "
+                            "not a NumPy .npz archive; save the sheet as CSV")
         if key is None:
             names = sorted(members)
             more = f" and {len(names) - _LISTED:,} more" if len(names) > _LISTED else ""

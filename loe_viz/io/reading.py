@@ -252,6 +252,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
         rows = [r[:-1] for r in rows]
         notes.append(f"every line ends in a {_SEP_NAMES.get(delim, repr(delim))[:-1]}: the empty last column is ignored")
     f0, first_no, hdr, columns, lay = rows[0], data[0][0], opts["header"], opts["columns"], opts["layout"]
+    if trailing and columns is not None and len(columns) == len(f0) + 1 and columns[-1] is None:
+        columns = columns[:-1]  # the role of the empty last column, ignored already
     roles, hlayout, n_known, problem = roles_from_header(f0)
     numeric0 = [is_number(f) for f in f0]
     text_above_numbers = not all(numeric0) and len(rows) > 1 and all(map(is_number, rows[1]))
@@ -290,7 +292,8 @@ def _sniff(src, opts, fmt, notes) -> _Spec:
             if [r for r in roles if r is not None] != list(LAYOUT_ROLES[hlayout]):
                 notes.append(f"columns taken by their header names ({', '.join(f0)})")
             if None in roles:
-                notes.append(f"ignored column(s): {', '.join(f for f, r in zip(f0, roles) if r is None)}")
+                notes.append("ignored column(s): " + ", ".join(f or f"column {j + 1} (unnamed)"
+                                                             for j, (f, r) in enumerate(zip(f0, roles)) if r is None))
         elif len(columns) != len(f0):
             raise err(name, f"columns= gives {len(columns)} roles but the header has {len(f0)} columns", first_no)
     if columns is not None:
@@ -493,8 +496,12 @@ class _Reader:
         if f is not None and (not math.isfinite(f) or f != int(f)):  # 'Nan' or 'Inf' may well be a name
             hint = "; pass item_type='str' if it is a label" if opts["item_type"] == "auto" and t[-1].isalpha() else ""
             return None, lambda what: f"non-integer item index {t!r} in the {what} column{hint}"
-        if f is not None and not any(n.startswith("some integer ids") for n in self.notes):
+        if f is not None and not any(n.startswith("some integer ids are written as floats") for n in self.notes):
             self.notes.add(f"some integer ids are written as floats (e.g. {t!r}); they were read as integers")
+        if self.kind == "int" and f is None and len(digits := t.lstrip("+-")) > 1 and digits[0] == "0" and not any(
+                n.startswith("some integer ids are written with") for n in self.notes):
+            self.notes.add(f"some integer ids are written with leading zeros (e.g. {t!r}); they were read as "
+                           f"numbers, so {t!r} and {str(int(t))!r} are one item (pass item_type='str' if they are codes)")
         if self.kind == "int":
             v = int(f) if f is not None else int(t) if len(t) < 40 else -1 if t[0] == "-" else 2**63  # not int(t)
             # of 4,300 digits or more, which Python refuses
