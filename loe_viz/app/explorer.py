@@ -192,8 +192,8 @@ class Explorer(Viewer):
     In a notebook::
 
         import panel as pn
+        pn.extension("katex", "filedropper", inline=True)
         from loe_viz.app import Explorer
-        pn.extension()
         Explorer(n=500)
     """
 
@@ -207,6 +207,9 @@ class Explorer(Viewer):
             # before any component (Panel decodes ?theme= strictly) and the location (a query Panel cannot
             # parse ended this script); also where no serve_explorer_page ran: `panel serve explorer.ipynb`
             harden()
+        # a slider refits on release: a notebook that ran pn.extension() without throttled=True started a fit at
+        # every step of a drag (a dozen for one move of "Items n"); served, serving.py has set it already
+        pn.config.throttled = True
         # compile the kernels off the event loop (once per process) while the page is built
         start_warm_up()
         if own:
@@ -511,7 +514,7 @@ class Explorer(Viewer):
                     w.value = event.new
                 except Exception:  # a value the widget cannot show; the state reports it
                     pass
-        # the app runs with pn.extension(throttled=True): a slider's value changes on release
+        # throttled (see __init__): a slider's value changes on release
         w.param.watch(to_state, "value")
         s.param.watch(to_widget, name)
         return w

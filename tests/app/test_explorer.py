@@ -173,6 +173,21 @@ def test_the_overlay_tells_truth_from_estimate_by_shape_not_only_colour():
     assert fig.title.text == plots.OVERLAY_TITLE and "■" in fig.title.text
 
 
+def test_a_slider_drag_in_a_notebook_refits_once_on_release(monkeypatch):
+    # a notebook's pn.extension() without throttled=True: every step of a drag was a new n, and a new fit
+    monkeypatch.setattr(pn.config, "throttled", False)
+    e = Explorer(n=100)
+    seen = []
+    e.state.param.watch(lambda ev: seen.append(ev.new), "n")
+    slider = e.w_n._slider
+    for v in (110, 150, 200):  # the browser's messages while the handle moves
+        slider._process_events({"value": v})
+    assert seen == [] and e.state.n == 100
+    slider._process_events({"value_throttled": 200, "value": 200})  # released
+    assert seen == [200]
+    e.close()
+
+
 def test_close_frees_results():
     e = Explorer(n=100)
     assert e.state.wait(120)
