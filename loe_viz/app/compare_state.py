@@ -190,7 +190,8 @@ class CompareState(RunsJobs, param.Parameterized):
                     notes.append(self._run_loeste(X, len(recorded), cfg, max_seconds, scores, push, base, step,
                                                   token))
                     continue
-                self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base, step, token)
+                notes.append(self._run_baseline(name, X, baseline_triplets, cfg, max_seconds, scores, push, base,
+                                                step, token))
             token.check()
         except Cancelled:
             if self._compared is None:  # a new fit in the walk-through cancelled the run: its records are gone too
@@ -244,7 +245,9 @@ class CompareState(RunsJobs, param.Parameterized):
         # between iterations, and one iteration of the largest run is several seconds)
         model.fit(triplets, n_items=n, progress=token)
         token.check()  # a cancelled baseline returns its last iterate: not a result
-        self._done(name, model, clock(), scores, push, base, step)
+        note = _time_limit_note(name, model, max_seconds)
+        self._done(name, model, clock(), scores, push, base, step, note)
+        return note
 
     def _run_loeste(self, X, m, cfg, max_seconds, scores, push, base, step, token):
         """LOE-STE under the paper's protocol: the same ``m`` answers as the others, split as the paper does.
@@ -266,8 +269,18 @@ class CompareState(RunsJobs, param.Parameterized):
         model.stopwatch = clock
         model.fit_oracle(_oracle_like(X, cfg, 8), m, progress=token)
         token.check()  # a cancelled run returns its last iterate: not a result
+        limit = _time_limit_note(name, model, max_seconds)
+        note = " ".join(x for x in (note, limit) if x)
         self._done(name, model, _fit_seconds(model.loe_) + model.timings_["ste"], scores, push, base, step, note)
         return note
+
+
+def _time_limit_note(name, model, max_seconds) -> str:
+    """What a fit stopped by the time limit says: its error is that of an unfinished fit."""
+    if model.stop_reason_ not in ("time_budget", "callback"):  # the callback stops a fit only at the limit here
+        return ""
+    return (f"{METHODS[name].label} stopped at the {max_seconds:g} s time limit before it converged: its error is "
+            "that of an unfinished fit.")
 
 
 class _Stopwatch:
