@@ -12,7 +12,7 @@ raises, the fit stops and the exception propagates.
 
 :func:`resolve_progress` turns the argument into such a callable:
 ``True`` gives a :class:`TqdmProgress`, one ``tqdm.auto`` bar per stage (a
-text bar in a terminal, a widget in Jupyter); a ``tqdm`` bar of your own is
+text bar in a terminal, a widget in Jupyter with ipywidgets installed); a ``tqdm`` bar of your own is
 driven through the stages in turn.
 
 >>> from loe_viz.progress import resolve_progress
@@ -28,8 +28,11 @@ __all__ = ["TqdmProgress", "TextProgress", "resolve_progress"]
 
 
 def _tqdm_class(auto: bool):
-    # tqdm is imported on first use (``import loe_viz`` stays free of it).
-    if auto:
+    # tqdm is imported on first use (``import loe_viz`` stays free of it). tqdm.auto draws a widget in Jupyter
+    # only with ipywidgets; without it, it warns "IProgress not found" at every bar and draws text anyway.
+    import importlib.util
+
+    if auto and importlib.util.find_spec("ipywidgets") is not None:
         from tqdm.auto import tqdm
     else:
         from tqdm import tqdm
@@ -90,8 +93,10 @@ class TqdmProgress:
 
     def _open(self, stage: str, total: int):
         tqdm = _tqdm_class(auto=self.file is None)
-        kw = dict(total=total, desc=stage, leave=self.leave, mininterval=self.min_interval,
-                  unit="landmark" if stage == "ranking" else "it" if stage == "iteration" else "step")
+        unit = "landmark" if stage == "ranking" else "it" if stage == "iteration" else "step"
+        kw = dict(total=total, desc=stage, leave=self.leave, mininterval=self.min_interval, unit=unit)
+        if unit == "step":  # a stage of one or a few quick steps: a rate such as "18978.75step/s" says nothing
+            kw["bar_format"] = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
         if self.file is not None:
             kw["file"] = self.file
         kw.update(self.tqdm_kwargs)

@@ -66,6 +66,22 @@ def test_one_bar_per_loe_stage_in_a_file(X):
     assert "\r" in text  # redrawn in place, by tqdm
     assert [c[0] for c in bar.calls].count("ranking") >= 5 and bar.calls[-1][1] == bar.calls[-1][2]
     assert bar._bar is None  # every bar closed at the end of its stage
+    # a stage of a few quick steps shows no rate ("18978.75step/s"); the rankings show theirs
+    assert all("/s" not in f for f, s in zip(finals, stages) if s in ("shifts", "edm", "lmds"))
+    assert "landmark/s" in ranking
+
+
+def test_without_ipywidgets_a_notebook_gets_text_bars_without_tqdm_s_warning(monkeypatch):
+    # tqdm.auto in a kernel without ipywidgets warned "IProgress not found" at every bar, then drew text
+    import importlib.util
+
+    import tqdm
+
+    from loe_viz.progress import _tqdm_class
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name, *a))
+    assert _tqdm_class(auto=True) is tqdm.tqdm  # tqdm.auto's class is another (tqdm.asyncio's, or the widget)
 
 
 def test_true_draws_on_stderr(X, capsys):
