@@ -186,6 +186,16 @@ class LOEStages:
         keep[self.landmarks] = False
         return self.D_landmarks[keep]
 
+    def __repr__(self) -> str:
+        # the dataclass's own repr printed every array of every stage (some 10^5 characters at n = 1000)
+        n, l = self.D_landmarks.shape
+        stages = ", ".join(k for k in ("ranking", "shifts", "edm", "lmds", "refine", "uncertainty")
+                           if getattr(self, k) is not None)
+        total = self.timings.get("total")
+        return (f"LOEStages(n_items={n}, n_landmarks={l}, n_components={self.lmds.n_components}, "
+                f"n_triplets_used={self.n_triplets_used}, stages=[{stages}]"
+                + (f", seconds={total:.3g}" if total is not None else "") + ")")
+
 
 @dataclass(frozen=True)
 class _Settings:

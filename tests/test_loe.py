@@ -1,5 +1,6 @@
 """The LOE estimator: recovery on synthetic ground truth, validation, determinism, landmark choice."""
 
+import re
 import sys
 import time
 import warnings
@@ -661,3 +662,13 @@ def test_a_refused_or_cancelled_fit_leaves_the_last_fits_attributes_whole():
         LOE.set_params(model, landmarks=None, memory_limit=1).fit_oracle(TripletOracle(X, random_state=2), 3000)
     after = {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
     assert after.keys() == before.keys() and all(after[k] is before[k] for k in before)
+
+
+def test_the_stages_repr_is_a_summary_not_every_array():
+    # repr(loe.stages_) printed every array of every stage: some 10^5 characters at n = 1000
+    X = make_points("gaussian", 1000, 2, random_state=1)
+    loe = LOE(random_state=0, refine=None).fit_oracle(TripletOracle(X, random_state=2), 600)
+    text = repr(loe.stages_)
+    assert re.fullmatch(r"LOEStages\(n_items=1000, n_landmarks=\d+, n_components=2, n_triplets_used="
+                        rf"{loe.stages_.n_triplets_used}, stages=\[ranking, shifts, edm, lmds(, uncertainty)?\], "
+                        r"seconds=[0-9.e-]+\)", text), text
