@@ -79,12 +79,15 @@ class Sample:
     truth : str or None
         A points file in :data:`SAMPLE_DIR` with the ground truth, one row per
         item in the triplet file's item order (None when unknown).
+    unit : str
+        The unit of the truth's coordinates (``"km"``), '' when they have none.
     """
 
     file: str
     title: str
     description: str
     truth: str | None = None
+    unit: str = ""
 
 
 #: The bundled samples, by file name (see ``sample_data/README.md``).
@@ -94,7 +97,7 @@ SAMPLES = {
                "44 capitals; synthetic answers in a crowd-sourcing tool's layout, each naming the city closer "
                "to the one shown on top: generated from straight-line distances with noise T = 0.1, not given "
                "by people.",
-               "european_capitals_map_km.csv"),
+               "european_capitals_map_km.csv", "km"),
         Sample("gaussian_2d_crowd.csv", "Gaussian 2-D: 8,000 synthetic crowd-style answers",
                "200 points x ~ N(0, I/4); uniformly random synthetic triplets in the crowd layout (noise T = 0.2).",
                "gaussian_2d_points.csv"),
@@ -834,6 +837,12 @@ class TripletsState(RunsJobs, ReadsUploads, param.Parameterized):
     def aligned_to_truth(self) -> bool:
         """Whether :meth:`display_coordinates` aligns the embeddings to the sample's known positions."""
         return self.truth is not None and self.data is not None and self.truth.shape[0] == self.data.n_items
+
+    @property
+    def truth_unit(self) -> str:
+        """The unit of the bundled sample's true positions ('' for none, or for an upload)."""
+        spec = SAMPLES.get(self.sample)
+        return spec.unit if spec is not None and self.aligned_to_truth else ""
 
     def item_labels(self) -> list[str]:
         """Every item's label as text (its index when the file has none)."""

@@ -80,6 +80,8 @@ def test_view_runs_draws_and_downloads():
     assert isinstance(plot, hv.Overlay) and any(isinstance(el, hv.Labels) for el in plot)
     labels = next(el for el in plot if isinstance(el, hv.Labels))
     assert "Amsterdam" in set(labels.dframe()["label"])
+    points = next(el for el in plot if isinstance(el, hv.Points))  # the map's coordinates are kilometres
+    assert [k.label for k in points.kdims] == ["x₁ (true axes, km)", "x₂ (true axes, km)"]
     pn.panel(view).get_root()
     # a bad upload shows the message (escaped for Markdown) and keeps the results
     drop_file(view.w_upload, "bad_file.csv", b"head,winner,loser\n0,1\n")
@@ -187,6 +189,19 @@ def test_picking_the_3d_sample_sets_the_dimension_box_to_3():
         assert view.state.n_components == 2
         view.w_sample.value = "european_capitals_crowd.csv"
         assert view.w_d.value == 2 and "set to 2" in view.sentence.object
+    finally:
+        view.close()
+
+
+def test_the_3d_sample_s_map_says_it_is_a_flat_view():
+    # "Drawn aligned to the sample's true positions ... so it reads like the truth", of a 2-D view of 3-D points
+    view = TripletsView(dispatch=lambda fn: fn())
+    try:
+        view.w_sample.value = "gaussian_3d_triplets.npz"
+        view.state.methods = ["LOE"]
+        assert view.state.run()
+        assert view._plot_note().endswith(" It is a flat view of 3-D positions, along their two principal axes.")
+        assert view.state.truth_unit == ""
     finally:
         view.close()
 

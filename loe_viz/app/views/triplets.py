@@ -433,8 +433,10 @@ class TripletsView(Viewer):
         """How the shown embedding is turned and coloured (an embedding's rotation and reflection are arbitrary)."""
         s = self.state
         if s.aligned_to_truth:
+            D = s.truth.shape[1]
+            view = f" It is a flat view of {D}-D positions, along their two principal axes." if D > 2 else ""
             return ("Drawn aligned to the sample's true positions (the best shift, rotation or mirror image and "
-                    "scale: Procrustes), so it reads like the truth; colours are the items' true positions.")
+                    "scale: Procrustes), so it reads like the truth; colours are the items' true positions." + view)
         return ("An embedding's rotation and mirror image are arbitrary: each method is drawn aligned to the best "
                 "one's (Procrustes), so switching methods does not turn the picture.")
 
@@ -459,7 +461,8 @@ class TripletsView(Viewer):
         d = res.embedding.shape[1] if not s.aligned_to_truth else s.truth.shape[1]
         xl, yl = ("y₁", "y₂") if d <= 2 else ("principal axis 1", "principal axis 2")
         if s.aligned_to_truth and d <= 2:  # in the truth's own coordinates (the caption says so)
-            xl, yl = "x₁ (true axes)", "x₂ (true axes)"
+            unit = f", {s.truth_unit}" if s.truth_unit else ""
+            xl, yl = f"x₁ (true axes{unit})", f"x₂ (true axes{unit})"
         pts = hv.Points(df, [hv.Dimension("x", label=xl), hv.Dimension("y", label=yl)],
                         ["label", "item", "heads", "cidx"]).opts(
             color="cidx", cmap=palette, clim=(-0.5, len(palette) - 0.5), colorbar=False, size=size,
