@@ -1156,7 +1156,9 @@ def cmd_explore(args) -> int:
 
     import panel as pn
 
-    from .app.serving import serve_explorer_page  # as apps/explorer.py: the explorer in its template
+    from .app.serving import guard_page_requests, serve_explorer_page  # as apps/explorer.py
+
+    guard_page_requests()  # before the first request: a link may not choose its session (see serving.py)
 
     if args.warm:  # as panel serve --warm: build one page, and compile the kernels, before the first visitor
         from .app.warmup import warm_up

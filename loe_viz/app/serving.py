@@ -418,6 +418,8 @@ def harden() -> None:
     require_websocket_origin()
     drop_messages_of_released_pages()
     answer_refusals_with_status()
+    guard_page_requests()  # after the status patch: its wrapper runs first, before the session exists
+    ignore_absolute_url()
     read_links_safely()
     readable_request_arguments()
     quiet_closed_page_writes()
@@ -447,6 +449,72 @@ _refused_docs: weakref.WeakSet = weakref.WeakSet()  # documents of refused pages
 #: script or a proxy's log sees the refusal, with ``Retry-After`` in seconds.
 REFUSED_STATUS, REFUSED_RETRY_AFTER = 429, 60
 _status_patched = False
+
+
+#: Request arguments and header with which a client chooses its session (Bokeh's ids are unsigned unless the server
+#: is given a secret key): whoever writes a link with one shares the session, uploads included, with everyone who
+#: opens the link. A browser asking for the page sends none of them.
+CHOSEN_SESSION_ARGUMENTS, CHOSEN_SESSION_HEADER = ("bokeh-session-id", "bokeh-token"), "Bokeh-Session-Id"
+CHOSEN_SESSION_TEXT = ("This address names a session of its own (bokeh-session-id or bokeh-token), which would show "
+                       "one explorer, and any file uploaded in it, to everyone who opens the address. Open the "
+                       "address without it.")
+#: ``?bokeh-absolute-url=`` is for a page that embeds the explorer with autoload.js; on the page itself Panel wrote
+#: it, unescaped, before the address of every script and stylesheet (a link could run its own script in the page).
+ABSOLUTE_URL = "bokeh-absolute-url"
+
+
+def chooses_session(arguments, headers=None) -> bool:
+    """Whether a page request names its own session (see :data:`CHOSEN_SESSION_ARGUMENTS`)."""
+    return (any(k in (arguments or {}) for k in CHOSEN_SESSION_ARGUMENTS)
+            or CHOSEN_SESSION_HEADER in (headers or {}))
+
+
+def ignore_absolute_url(doc=None) -> bool:
+    """Drop ``?bokeh-absolute-url=`` from this session's page request, and the prefix Panel made of it (the first
+    request to a server that has not yet patched its page handler; :func:`guard_page_requests` does the others).
+    Returns whether it was there."""
+    import panel as pn
+
+    doc = pn.state.curdoc if doc is None else doc
+    request = getattr(getattr(doc, "session_context", None), "request", None)
+    args = getattr(request, "arguments", None)
+    if not isinstance(args, dict) or ABSOLUTE_URL not in args:
+        return False
+    del args[ABSOLUTE_URL]
+    app_path = getattr(request, "app_path", None) or doc.session_context.server_context.application_context.url
+    pn.state.rel_path = "/".join([".."] * app_path.strip("/").count("/"))  # Panel's own, without the argument
+    log.info("ignored a page request's %s (it is for autoload.js)", ABSOLUTE_URL)
+    return True
+
+
+_guarded = False
+
+
+def guard_page_requests() -> None:
+    """Answer a page request that chooses its session with 403, and drop its ``bokeh-absolute-url`` (idempotent).
+
+    Both are request arguments that Bokeh and Panel read before the app script runs; the script's own checks
+    (:func:`chooses_session`, :func:`ignore_absolute_url`) cover the first request, made before this patch.
+    """
+    global _guarded
+    if _guarded:
+        return
+    from panel.io.server import DocHandler
+    from tornado.web import HTTPError
+
+    original = DocHandler.get_session
+
+    async def get_session(self, *args, **kwargs):
+        request = self.request
+        if chooses_session(request.arguments, request.headers):
+            raise HTTPError(403, reason="a page request may not choose its session")
+        for table in (request.arguments, request.query_arguments):
+            table.pop(ABSOLUTE_URL, None)
+        return await original(self, *args, **kwargs)
+
+    get_session.__wrapped__ = original
+    DocHandler.get_session = get_session
+    _guarded = True
 
 
 def answer_refusals_with_status() -> None:
@@ -596,6 +664,12 @@ def serve_explorer_page() -> None:
     from .explorer import Explorer
 
     harden()
+    request = getattr(getattr(pn.state.curdoc, "session_context", None), "request", None)
+    real = getattr(request, "_request", None)  # Bokeh's proxy leaves bokeh-session-id out of its arguments
+    if real is not None and chooses_session(getattr(real, "arguments", None), getattr(real, "headers", None)):
+        pn.pane.Alert(CHOSEN_SESSION_TEXT, alert_type="danger", styles={"font-size": "1.3em"}).servable(
+            title="Landmark Ordinal Embedding")
+        return
     refused = admit_page()  # None unless LOE_VIZ_MAX_PAGES_PER_ADDRESS is set and this address is at it
     if refused is not None:
         refused.servable(title="Landmark Ordinal Embedding: too many pages open")

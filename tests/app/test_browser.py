@@ -525,6 +525,32 @@ def test_the_first_tab_offers_to_skip_the_sidebar_to_the_modes(server, browser):
         p.close()
 
 
+def test_tab_goes_from_a_tab_into_its_content_and_an_opened_step_takes_the_focus(server, browser):
+    """Bokeh puts a tab bar after its content in the page's order: Tab went from the mode tabs out of the explorer,
+    and a lesson's "Open “Sample” ▶" dropped the focus to the page's start."""
+    p = Page(browser, server.url + "?lesson=noise", width=1280, height=800)
+    try:
+        go = p.page.locator(".loe-lesson-open button")
+        go.wait_for(timeout=120_000)
+        go.focus()
+        p.page.keyboard.press("Enter")  # the walk-through opens on the step the lesson names
+        p.page.wait_for_function(_FOCUSED_JS.replace("return a ?", "return a && a.textContent.trim() === 'Sample' ?"),
+                                 timeout=30_000)
+        p.page.keyboard.press("Tab")  # on into the step, not out of the page
+        tag, text, _ = p.page.evaluate(_FOCUSED_JS)
+        assert tag == "BUTTON" and text != "Skip to the modes and steps", (tag, text)
+        p.page.keyboard.press("Shift+Tab")
+        p.page.keyboard.press("Shift+Tab")
+        p.page.locator("#loe-skip").focus()
+        p.page.keyboard.press("Enter")
+        assert p.page.evaluate(_FOCUSED_JS)[1] == "Walk-through"
+        p.page.keyboard.press("Tab")  # from the mode tabs to the steps' tabs, before the step
+        assert p.page.evaluate(_FOCUSED_JS)[:2] == ["DIV", "Sample"]
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_a_lost_connection_is_said_on_the_page(browser, server_factory):
     """When the hall's network dropped, the page looked live while nothing reached the server."""
     srv = server_factory()

@@ -327,3 +327,51 @@ def test_numbers_too_long_for_the_page_reach_the_state_from_the_seed_and_landmar
         ctx.close()
     log = server.log()
     assert "Traceback" not in log and "must be an integer" not in log, log[-3000:]
+
+
+def _status(url: str, headers=None) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=120) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8", "replace")
+
+
+def test_a_link_cannot_choose_the_address_of_the_page_s_scripts_nor_its_session(server_factory):
+    """``?bokeh-absolute-url=`` went unescaped before every script's address (a link ran its own script in the
+    page), and ``?bokeh-session-id=`` let whoever wrote a link share the session, uploads included, with everyone
+    who opened it. A new server: its first page is built before the page handler is patched."""
+    srv = server_factory()
+    try:
+        srv.wait_listening()
+        hostile = urllib.parse.quote('"><script>window.__pwned=1</script>')
+        for _ in range(2):  # the first request (the app script's own check), then the patched handler
+            status, page = _status(f"{srv.url}?bokeh-absolute-url={hostile}")
+            assert status == 200 and "window.__pwned" not in page
+            status, page = _status(f"{srv.url}?bokeh-absolute-url=http://127.0.0.2:9/x")
+            assert status == 200 and "127.0.0.2" not in page
+        for query, headers in (("?bokeh-session-id=chosenSessionId0123456789abcdefghijklmnopqr", None),
+                               ("?bokeh-token=abc", None), ("", {"Bokeh-Session-Id": "chosen"})):
+            assert _status(srv.url + query, headers)[0] == 403
+        assert _status(srv.url + "?n=300")[0] == 200
+        time.sleep(1.0)
+        assert "Traceback" not in srv.log()
+    finally:
+        srv.stop()
+
+
+def test_a_first_page_that_chooses_its_session_builds_no_explorer(browser, server_factory):  # noqa: F811
+    srv = server_factory()
+    try:
+        srv.wait_listening()
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = ctx.new_page()
+        page.goto(srv.url + "?bokeh-session-id=chosenSessionId0123456789abcdefghijklmnopqr", timeout=180_000)
+        text = _wait_text(page, "This address names a session")
+        assert "Open the address without it." in text and page.locator(".loe-modes").count() == 0
+        ctx.close()
+    finally:
+        srv.stop()

@@ -24,7 +24,7 @@ from ..text import md
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
            "WrappingRow", "WholeNumberInput", "WholeNumberSlider", "stretch_only_to_finite",
            "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "WRAP_TABS_CSS",
-           "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS"]
+           "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS", "FOCUS_STEP_JS"]
 
 #: Buttons and boxes have font sizes of their own (12.8 and 13.3 px), and the chosen items of a
 #: multiple choice 12 px: each widget takes the explorer's instead (``--font-size``, 15 px).  The "×"
@@ -326,6 +326,30 @@ if (!window.__loeVizKeys) {
     const el = e.composedPath()[0]
     if (!(el instanceof HTMLElement)) return
     const press = e.key === "Enter" || e.key === " "
+    if (e.key === "Tab" && !e.shiftKey && el.classList.contains("bk-tab")) {
+      // Bokeh puts a tab bar after its content in the page's order (the grid draws it on top): Tab went from the
+      // mode tabs out of the explorer, and reached a step's tabs only after its content. From a tab, Tab goes into
+      // the open tab's content, a tab bar inside it before its content.
+      const root = el.getRootNode()
+      const header = el.closest(".bk-header")
+      const shown = (x) => x.getClientRects().length > 0 && getComputedStyle(x).visibility !== "hidden"
+      const focusable = (x) => x.matches("button, input, select, textarea, a[href], [tabindex]") && x.tabIndex >= 0
+        && !x.disabled && shown(x)
+      const first = (node) => {  // the first focusable element under node, in the order the page draws it
+        const kids = Array.from(node.children || [])
+        const bar = kids.find((k) => k.classList.contains("bk-header"))
+        for (const k of bar ? [bar, ...kids.filter((k) => k !== bar)] : kids) {
+          if (!(k instanceof HTMLElement) || (k.classList.contains("bk-header") && k === header) || !shown(k)) continue
+          if (k.classList.contains("bk-tab")) { if (k.classList.contains("bk-active")) return k; continue }
+          if (focusable(k)) return k
+          const inner = (k.shadowRoot && first(k.shadowRoot)) || first(k)
+          if (inner) return inner
+        }
+        return null
+      }
+      const to = header && root !== document ? first(root) : null
+      if (to) { e.preventDefault(); to.focus(); return }
+    }
     if (el.classList.contains("bk-tab") && el.parentElement) {
       const tabs = Array.from(el.parentElement.children).filter(
         (t) => t.classList.contains("bk-tab") && !t.classList.contains("bk-disabled"))
@@ -448,6 +472,27 @@ if (!window.__loeVizNames) {
   document.addEventListener("keyup", later, true)
   window.__loeVizNames()
 }
+"""
+
+#: The click of a button that opens a step of the walk-through (a lesson's "Open “Embedding” ▶"): the button goes
+#: away with its mode, and the keyboard's focus went to the page's start. For 5 s, a focus lost to the page goes to
+#: the open step's tab (the steps' tab bar is the host of class loe-steps).
+FOCUS_STEP_JS = r"""
+const find = (root) => {
+  for (const el of root.querySelectorAll("*")) {
+    if (el.classList.contains("loe-steps") && el.shadowRoot) return el.shadowRoot.querySelector(".bk-tab.bk-active")
+    if (el.shadowRoot) { const t = find(el.shadowRoot); if (t) return t }
+  }
+  return null
+}
+const until = Date.now() + 5000
+clearInterval(window.__loeVizRefocus)
+window.__loeVizRefocus = setInterval(() => {
+  if (Date.now() > until) { clearInterval(window.__loeVizRefocus); return }
+  if (document.activeElement !== document.body && document.activeElement !== null) return
+  const tab = find(document)
+  if (tab && tab.getClientRects().length) { tab.focus(); clearInterval(window.__loeVizRefocus) }
+}, 50)
 """
 
 #: A link before everything else on the page, shown only while it has the keyboard's focus: Enter moves the focus

@@ -12,7 +12,7 @@ from ..lessons import LESSONS, Lesson, lesson, lesson_config
 from ..state import ExplorerState
 from ..sweep import SweepState
 from ..text import md_quoting
-from .base import SUBSCRIPT_CSS, alert, readable
+from .base import FOCUS_STEP_JS, SUBSCRIPT_CSS, alert, readable
 from .sweep import SweepView
 
 __all__ = ["LessonsView"]
@@ -156,6 +156,7 @@ class LessonsView(Viewer):
             go = pn.widgets.Button(label=f"Open “{x.look_at}” ▶", color="primary", width=260,
                                    css_classes=["loe-lesson-open"])
             go.on_click(lambda e: self._show(x))
+            go.js_on_click(code=FOCUS_STEP_JS)  # from the keyboard: on to the step it opens
             objs.append(pn.Row(pn.pane.Markdown(f"**Look at:** {x.look_at}", styles={"font-size": "1.1em"}), go))
         self._variants = []
         if x.contrast:
