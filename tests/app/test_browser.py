@@ -528,7 +528,7 @@ def test_the_first_tab_offers_to_skip_the_sidebar_to_the_modes(server, browser):
 def test_tab_goes_from_a_tab_into_its_content_and_an_opened_step_takes_the_focus(server, browser):
     """Bokeh puts a tab bar after its content in the page's order: Tab went from the mode tabs out of the explorer,
     and a lesson's "Open “Sample” ▶" dropped the focus to the page's start."""
-    p = Page(browser, server.url + "?lesson=noise", width=1280, height=800)
+    p = Page(browser, server.url + "?lesson=noise", width=1280, height=800, wait_status=False)
     try:
         go = p.page.locator(".loe-lesson-open button")
         go.wait_for(timeout=120_000)

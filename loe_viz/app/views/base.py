@@ -475,8 +475,9 @@ if (!window.__loeVizNames) {
 """
 
 #: The click of a button that opens a step of the walk-through (a lesson's "Open “Embedding” ▶"): the button goes
-#: away with its mode, and the keyboard's focus went to the page's start. For 5 s, a focus lost to the page goes to
-#: the open step's tab (the steps' tab bar is the host of class loe-steps).
+#: away with its mode, and the keyboard's focus went to the page's start. For 20 s (a first walk-through is drawn
+#: in seconds on a busy server), a focus lost to the page goes to the open step's tab (the steps' tab bar is the
+#: host of class loe-steps).
 FOCUS_STEP_JS = r"""
 const find = (root) => {
   for (const el of root.querySelectorAll("*")) {
@@ -485,14 +486,17 @@ const find = (root) => {
   }
   return null
 }
-const until = Date.now() + 5000
+const until = Date.now() + 20000
 clearInterval(window.__loeVizRefocus)
-window.__loeVizRefocus = setInterval(() => {
-  if (Date.now() > until) { clearInterval(window.__loeVizRefocus); return }
+// the tab bar may be drawn again as the step's content arrives, and the focus lost again: it is put back each time,
+// until the time is up or the mouse is used
+const timer = window.__loeVizRefocus = setInterval(() => {
+  if (Date.now() > until) { clearInterval(timer); return }
   if (document.activeElement !== document.body && document.activeElement !== null) return
   const tab = find(document)
-  if (tab && tab.getClientRects().length) { tab.focus(); clearInterval(window.__loeVizRefocus) }
+  if (tab && tab.getClientRects().length) tab.focus()
 }, 50)
+document.addEventListener("mousedown", () => clearInterval(timer), {once: true, capture: true})
 """
 
 #: A link before everything else on the page, shown only while it has the keyboard's focus: Enter moves the focus
