@@ -394,6 +394,47 @@ def _serving_application():
 
 _hardened = False
 
+#: Longest text of one log record, and of its traceback: Bokeh logs a message it cannot apply with the message
+#: itself (``%r``), and a page may send megabytes (a slider's value set to a 5 MB string: 150 MB of log in 9 s).
+LOG_RECORD_CHARS = 2000
+
+
+class _BoundedRecords(logging.Filter):
+    """Cut a log record's text and its traceback to :data:`LOG_RECORD_CHARS` characters each."""
+
+    @staticmethod
+    def _cut(text: str) -> str:
+        half = LOG_RECORD_CHARS // 2  # a traceback's last line names the error: both ends are kept
+        return f"{text[:half]} ... ({len(text):,} characters in all) ... {text[-half:]}"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "loe_bounded", False):  # cut by another handler's filter already
+            return True
+        record.loe_bounded = True
+        try:
+            text = record.getMessage()
+        except Exception:  # a record that does not format: the handler reports it as it would
+            return True
+        if len(text) > LOG_RECORD_CHARS:
+            record.msg, record.args = self._cut(text), None
+        if record.exc_info and not record.exc_text:
+            trace = logging.Formatter().formatException(record.exc_info)
+            if len(trace) > LOG_RECORD_CHARS:
+                record.exc_text = self._cut(trace)
+        return True
+
+
+_BOUNDED = _BoundedRecords()
+
+
+def bound_log_records() -> None:
+    """Put :class:`_BoundedRecords` on the handlers that write the server's log (idempotent): the root logger's
+    and Bokeh's, Panel's and Tornado's own, where they have any."""
+    for name in (None, "bokeh", "panel", "tornado"):
+        for handler in logging.getLogger(name).handlers:
+            if _BOUNDED not in handler.filters:
+                handler.addFilter(_BOUNDED)
+
 
 def quiet_known_references() -> None:
     """Do not log Bokeh's "reference already known" warning (idempotent).
@@ -426,6 +467,7 @@ def harden() -> None:
     refuse_values_no_widget_takes()
     lighten_pages()
     quiet_known_references()
+    bound_log_records()
     if not _hardened:
         _hardened = True
         warn_if_exposed()

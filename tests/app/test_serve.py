@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import time
 import urllib.request
 from pathlib import Path
@@ -505,3 +506,34 @@ def test_without_the_setting_one_address_opens_any_number_of_pages(server_factor
             srv.stop()
         assert all(app_title in t and "too many" not in t for t in titles), (value, titles)
         assert "Traceback" not in srv.log() and "Refus" not in srv.log(), srv.log()
+
+
+def test_a_huge_message_a_page_sends_takes_a_few_lines_of_log():
+    """Bokeh logs a message it cannot apply with the message itself and its traceback: a slider's value set to a
+    5 MB string grew the server's log by 150 MB in 9 s."""
+    import io
+    import logging
+
+    from loe_viz.app.serving import LOG_RECORD_CHARS, bound_log_records
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    logging.getLogger().addHandler(handler)
+    try:
+        bound_log_records()
+        bound_log_records()  # once per handler
+        assert handler.filters.count(handler.filters[0]) == 1 and len(handler.filters) == 1
+        log = logging.getLogger("bokeh.server.protocol_handler")
+        try:
+            raise ValueError("failed to validate Slider(id='p1').value: expected a value of type Real, got " + "y" * 5_000_000)
+        except ValueError as exc:
+            log.error("error handling message\n message: %r \n error: %r", "x" * 5_000_000, exc, exc_info=True)
+        log.error("a short record stays whole: %s", "ok")
+    finally:
+        logging.getLogger().removeHandler(handler)
+    text = out.getvalue()
+    assert len(text) < 3 * LOG_RECORD_CHARS, len(text)
+    assert text.startswith("error handling message\n message: 'xxx")
+    assert re.search(r" \.\.\. \(10,000,\d{3} characters in all\) \.\.\. ", text)  # where it was cut
+    assert "Traceback (most recent call last)" in text and "characters in all" in text
+    assert text.endswith("a short record stays whole: ok\n")
