@@ -71,6 +71,27 @@ URL_PARAMS = (
 CONFIG_PARAMS = tuple(p for p in URL_PARAMS if p != "step")
 
 
+
+#: A point this many times farther from the centre than the median point sets the scale of every distance alone.
+FAR_POINT_RATIO = 1e6
+
+
+def far_point_note(X) -> str:
+    """What to say of points whose one far outlier sets the scale of every distance ('' when none does).
+
+    A point at 1e200 among points near 1: every other distance is noise at its scale, and the walk-through showed a
+    Procrustes error of 0.9999 and coin-flip answers with nothing saying why.
+    """
+    import numpy as np
+
+    r = np.abs(X - np.median(X, axis=0)).max(axis=1)  # the largest coordinate's distance: no square to overflow
+    med, i = float(np.median(r)), int(np.argmax(r))
+    if not med > 0 or not r[i] > FAR_POINT_RATIO * med:
+        return ""
+    return (f"item {i} lies {r[i] / med:.0e} times farther from the centre than the median item: its distances set "
+            "the scale of all the others, which then look like one point, and the answers about them are noise; "
+            "remove it or rescale")
+
 class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
     """Configuration and results of one explorer session.
 
@@ -279,6 +300,8 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
         n = min(rows, MAX_N)  # the pipeline draws a seeded subsample of n rows
         self._upload_note = (f"{filename} has {rows:,} points; a random {n:,} of them are used, the most this "
                              "explorer takes" if rows > n else "")
+        if far := far_point_note(X):
+            self._upload_note = f"{self._upload_note}; {far}" if self._upload_note else far
         if D <= self.param.d.softbounds[1]:
             d = D
         else:

@@ -262,6 +262,26 @@ def test_a_points_upload_with_more_columns_than_the_explorer_takes_is_refused_be
     s.close()
 
 
+def test_an_uploaded_point_far_beyond_the_others_is_named_with_the_result():
+    # a coordinate of 1e200 among points near 1: Procrustes 0.9999, coin-flip answers, and not a word why
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 2))
+    X[7, 1] = 1e200
+    text = "x,y\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist())
+    s = ExplorerState(n=60, seed=1)
+    try:
+        assert s.load_file(text.encode(), "far.csv") is True
+        assert s.error == "" and s.status.endswith(
+            "(item 7 lies 1e+200 times farther from the centre than the median item: its distances set the scale of "
+            "all the others, which then look like one point, and the answers about them are noise; remove it or "
+            "rescale)"), s.status
+        X[7, 1] = 1e3  # far, but the others keep a scale of their own
+        assert s.load_file(("x,y\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist())).encode(), "near.csv") is True
+        assert s.error == "" and "farther" not in s.status
+    finally:
+        s.close()
+
+
 def test_an_upload_over_the_explorers_limit_uses_a_subsample_and_says_so(monkeypatch):
     """A 10^6-row upload set n = 10^6, then the run was refused, leaving the page half switched."""
     from loe_viz.app import limits
