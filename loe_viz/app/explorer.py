@@ -30,8 +30,9 @@ from .session import connection_count, in_server_session, release_links, session
 from .text import file_stem, md, md_name, md_quoting
 from .state import BUDGET_UNITS, OFFSET_RULES, STEPS, URL_PARAMS, ExplorerState
 from .views import VIEW_CLASSES
-from .views.base import (FOCUS_CSS, TWO_LINES, WRAP_TABS_CSS, KeysStayInBoxes, WholeNumberInput, WholeNumberSlider,
-                         address_without_history, alert, keyboard_and_connection, readable, stretch_only_to_finite)
+from .views.base import (FOCUS_CSS, TWO_LINES, WRAP_TABS_CSS, KeysStayInBoxes, ReleasedFloatEditSlider,
+                         WholeNumberInput, WholeNumberSlider, address_without_history, alert, keyboard_and_connection,
+                         readable, stretch_only_to_finite)
 from .views.lessons import LessonsView
 from .views.triplets import TripletsView
 from .._blas import pin_blas_single_thread
@@ -207,9 +208,6 @@ class Explorer(Viewer):
             # before any component (Panel decodes ?theme= strictly) and the location (a query Panel cannot
             # parse ended this script); also where no serve_explorer_page ran: `panel serve explorer.ipynb`
             harden()
-        # a slider refits on release: a notebook that ran pn.extension() without throttled=True started a fit at
-        # every step of a drag (a dozen for one move of "Items n"); served, serving.py has set it already
-        pn.config.throttled = True
         # compile the kernels off the event loop (once per process) while the page is built
         start_warm_up()
         if own:
@@ -293,7 +291,7 @@ class Explorer(Viewer):
         # in the box and in the state, and refused every later run, of any other setting too)
         self.w_seed = self._whole_number_box("seed", "Seed", sizing_mode="stretch_width", css_classes=["loe-seed"],
                                              refuse=self._refused)
-        self.w_temp = self._slider(W.EditableFloatSlider, "temperature", "Noise temperature T",
+        self.w_temp = self._slider(ReleasedFloatEditSlider, "temperature", "Noise temperature T",
                                    start=0.0, end=2.0, step=0.05, css_classes=["loe-temperature"],
                                    refuse=self._refused)
         # switching the unit converts the number (c <-> comparisons per landmark)
@@ -514,7 +512,7 @@ class Explorer(Viewer):
                     w.value = event.new
                 except Exception:  # a value the widget cannot show; the state reports it
                     pass
-        # throttled (see __init__): a slider's value changes on release
+        # its slider changes the value on release (views.base.ReleasedIntSlider), served or in a notebook
         w.param.watch(to_state, "value")
         s.param.watch(to_widget, name)
         return w

@@ -237,6 +237,9 @@ def refuse_values_no_widget_takes() -> None:
             for key, value in params.items():
                 if "." not in key and key in self.param:
                     self.param[key]._validate(value)
+                    # a group of buttons sent with none pressed (active=null): a choice the explorer cannot make
+                    if key == "value" and value is None and self.value is not None and hasattr(self, "options"):
+                        raise ValueError(f"no option chosen; one of {len(self.options)} must be")
         except Exception as exc:  # noqa: BLE001 - what the page sent cannot be applied: refused
             log.warning("Refused what a page sent to %s %r (%s): %s", type(self).__name__, self.name,
                         ", ".join(map(str, events)), exc)

@@ -22,7 +22,7 @@ from ..state import ExplorerState
 from ..text import md
 
 __all__ = ["StepView", "KeysStayInBoxes", "explanation", "summary", "swatch", "fmt", "hvpane", "plot_row",
-           "WrappingRow", "WholeNumberInput", "WholeNumberSlider", "stretch_only_to_finite",
+           "WrappingRow", "WholeNumberInput", "WholeNumberSlider", "ReleasedFloatEditSlider", "stretch_only_to_finite",
            "use_local_katex_fonts", "readable", "alert", "ALERT_CSS", "WIDGET_FONT", "FOCUS_CSS", "WRAP_TABS_CSS",
            "TOOLTIP_CSS", "CODE_CSS", "SUBSCRIPT_CSS", "FOCUS_STEP_JS"]
 
@@ -134,14 +134,46 @@ class WholeNumberInput(pn.widgets.IntInput):
     mode = param.String(default="float", constant=True, doc="The page's box takes any number (1e5, 2.5).")
 
 
+def _on_release(props: dict) -> dict:
+    """A slider's properties from the page with ``value`` taken only on release (``value_throttled``)."""
+    props = {k: v for k, v in props.items() if k != "value"}
+    if "value_throttled" in props:
+        props["value"] = props["value_throttled"]
+    return props
+
+
+class ReleasedIntSlider(pn.widgets.IntSlider):
+    """An :class:`~panel.widgets.IntSlider` whose value changes when its handle is released, whatever
+    ``pn.config.throttled`` says: a notebook's plain ``pn.extension()`` started a fit at every step of a drag
+    (a dozen for one move of "Items n"). The global switch would change the user's other sliders too."""
+
+    def _process_property_change(self, props):
+        return super()._process_property_change(_on_release(props))
+
+
+class ReleasedFloatSlider(pn.widgets.FloatSlider):
+    """:class:`ReleasedIntSlider` for floats."""
+
+    def _process_property_change(self, props):
+        return super()._process_property_change(_on_release(props))
+
+
+class ReleasedFloatEditSlider(pn.widgets.EditableFloatSlider):
+    """An :class:`~panel.widgets.EditableFloatSlider` whose slider refits on release (:class:`ReleasedIntSlider`)."""
+
+    _slider_widget = ReleasedFloatSlider
+
+
 class WholeNumberSlider(pn.widgets.EditableIntSlider):
     """An :class:`~panel.widgets.EditableIntSlider` whose box is a :class:`WholeNumberInput`.
 
     A whole number typed as 1e5 is taken as 100000; any other number is handed to ``refuse_number``
-    (the owner says why in the page), and the box is set back to the slider's value.
+    (the owner says why in the page), and the box is set back to the slider's value. Its slider
+    changes the value when its handle is released (:class:`ReleasedIntSlider`).
     """
 
     _input_widget = WholeNumberInput
+    _slider_widget = ReleasedIntSlider
 
     def __init__(self, refuse_number=None, **params):
         self._refuse_number = refuse_number
