@@ -223,6 +223,7 @@ def refuse_values_no_widget_takes() -> None:
         return
     import param
     from panel.reactive import Syncable
+    from panel.widgets.select import SingleSelectBase
 
     original = Syncable._process_events
 
@@ -240,6 +241,9 @@ def refuse_values_no_widget_takes() -> None:
                     # a group of buttons sent with none pressed (active=null): a choice the explorer cannot make
                     if key == "value" and value is None and self.value is not None and hasattr(self, "options"):
                         raise ValueError(f"no option chosen; one of {len(self.options)} must be")
+                    # a select's value that none of its options has ('Show' before any result: no option at all)
+                    if key == "value" and isinstance(self, SingleSelectBase) and value not in self.values:
+                        raise ValueError(f"{value!r:.60} is none of its {len(self.values)} option(s)")
         except Exception as exc:  # noqa: BLE001 - what the page sent cannot be applied: refused
             log.warning("Refused what a page sent to %s %r (%s): %s", type(self).__name__, self.name,
                         ", ".join(map(str, events)), exc)

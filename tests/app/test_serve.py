@@ -125,7 +125,8 @@ def test_a_value_no_widget_takes_is_refused_with_one_line_and_the_page_gets_the_
         doc.add_root(pn.panel(e).get_root(doc))
         with caplog.at_level(logging.INFO):
             for widget, prop, sent in ((e.w_kind, "value", "evil<b>x</b>"), (e.w_unit, "active", 7),
-                                       (e.w_sel, "active", 9), (e.w_unit, "active", None), (e.w_sel, "active", None)):
+                                       (e.w_sel, "active", 9), (e.w_unit, "active", None), (e.w_sel, "active", None),
+                                       (e._triplets.w_shown, "value", 99999)):  # 'Show' before any result
                 (model, _), = widget._models.values() or [(None, None)]
                 before = model.lookup(prop).get_value(model) if model is not None else None
                 if model is not None:
