@@ -123,8 +123,11 @@ def _fmt(x: float) -> str:
     return f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
 
 
-def refused_link_settings(values: dict, state) -> dict[str, str]:
+def refused_link_settings(values: dict, state, unparsed=()) -> dict[str, str]:
     """The settings of a link among ``values`` that the explorer cannot run with, each with why.
+
+    ``unparsed`` names the link's settings that do not parse (left out of ``values``): a budget
+    among them takes the unit given with it along.
 
     ``values`` are of the state's parameter types (``n`` an int, ...); each is checked on its
     own and against the settings it depends on, the values in use (``state``'s) standing for
@@ -171,19 +174,24 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
             need = min_dimensions(kind) if kind in POINT_KINDS else 1
             check("kind", None if not _whole(d) or d >= need else f"needs d >= {need}, d is {d}")
     d = use["d"] if _whole(use["d"]) else None
+    fewest = d + 3 if d is not None else 4  # landmarks
+    # the link's n, when it can run with the fewest landmarks, bounds the link's landmarks (not the n in use:
+    # ?n=5000&n_landmarks=300000 refused n for the landmarks' sake, and said "at most 998" of them)
+    n_link = values.get("n")
+    n_fits = "n" in values and _whole(n_link) and fewest + 2 <= n_link <= limits.MAX_N
     if "n_landmarks" in values and values["n_landmarks"] is not None and d is not None:
-        l, n = values["n_landmarks"], use["n"]
-        most = n - 2 if "n" not in values and _whole(n) else None
+        l, n = values["n_landmarks"], n_link if n_fits else use["n"]
+        most = n - 2 if _whole(n) and ("n" not in values or n_fits) else None
         ok = _whole(l) and l >= d + 3 and (most is None or l <= most)
-        check("n_landmarks", None if ok else f"must be at least d + 3 = {d + 3}" + (f" and at most n - 2 = {most}"
+        check("n_landmarks", None if ok else f"must be at least d + 3 = {d + 3}" + (f" and at most n - 2 = {most:,}"
                                                                              if most is not None else ""))
     if "n" in values:
         n = values["n"]
-        l = use["n_landmarks"] if _whole(use["n_landmarks"]) else (d + 3 if d is not None else 4)
-        if not _whole(n) or n < l + 2:
-            check("n", f"must be at least ℓ + 2 = {l + 2}, for ℓ = {l} landmarks")
+        l = use["n_landmarks"] if _whole(use["n_landmarks"]) else fewest
+        if _whole(n) and n > limits.MAX_N:  # said first: ?n=1e308 was told "at least ℓ + 2"
+            check("n", f"must be at most {limits.MAX_N:,}")
         else:
-            check("n", None if n <= limits.MAX_N else f"must be at most {limits.MAX_N:,}")
+            check("n", None if _whole(n) and n >= l + 2 else f"must be at least ℓ + 2 = {l + 2}, for ℓ = {l} landmarks")
     if "seed" in values:
         seed = values["seed"]
         check("seed", None if _whole(seed) and 0 <= seed <= limits.MAX_SEED else
@@ -191,8 +199,9 @@ def refused_link_settings(values: dict, state) -> dict[str, str]:
     if "temperature" in values:
         t = values["temperature"]
         check("temperature", None if _finite(t) and t >= 0 else "must be a number of 0 or more")
-    if "budget_unit" in values:
-        check("budget_unit", None)
+    if "budget_unit" in values:  # a budget given that does not parse: the unit goes with it, as with one refused
+        check("budget_unit", "it goes with the ignored budget" if "budget" in unparsed and values["budget_unit"] !=
+              getattr(state, "budget_unit", None) else None)
     if "budget" in values:
         b = values["budget"]
         # a budget of 0 or less is said with the range too, where there is one (the sidebar's box takes any number)

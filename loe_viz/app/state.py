@@ -361,7 +361,7 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
 
     def from_query(self, query: dict[str, str]) -> None:
         """Apply URL query values; values that do not parse or cannot run are ignored, named in :attr:`error`."""
-        updates, bad = {}, []
+        updates, bad, unparsed = {}, [], set()
         for p in URL_PARAMS:
             if p not in query:
                 continue
@@ -375,12 +375,13 @@ class ExplorerState(RunsJobs, ReadsUploads, param.Parameterized):
                 self.param[p]._validate(v)
             except Exception:
                 bad.append(f"{p}={quote_link_value(raw)}")  # a value of 5,000 characters is cut
+                unparsed.add(p)
                 if p == "step":
                     bad[-1] += f" (a step is one of {', '.join(k.lower() for k in STEPS)})"
                 continue
             updates[p] = v
         # values that parse but cannot run (n above the limit, a budget of inf) are ignored too
-        refused = refused_link_settings(updates, self)
+        refused = refused_link_settings(updates, self, unparsed)
         unusable = [f"{p}={quote_link_value(query[p])} ({why})" for p, why in refused.items()]
         updates = {p: v for p, v in updates.items() if p not in refused}
         if updates:

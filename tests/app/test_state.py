@@ -1258,3 +1258,23 @@ def test_an_uploaded_file_whose_n_the_budget_cannot_run_gets_the_nearest_budget_
     assert s.wait(120)
     assert (s.n, s.budget, s.error) == (1500, hi, ""), (s.n, s.budget, s.error)
     assert s.notice.startswith("Large run"), s.notice
+
+
+@pytest.mark.parametrize("query, kept, said", [
+    # a valid n was refused for an invalid n_landmarks' sake, and the landmarks told "at most n - 2 = 998"
+    ({"n": "5000", "n_landmarks": "300000"}, {"n": 5000, "n_landmarks": None},
+     "n_landmarks='300000' (must be at least d + 3 = 5 and at most n - 2 = 4,998)"),
+    # n above the limit was told "at least ℓ + 2" with two 309-digit numbers
+    ({"n": "1e308"}, {"n": 1000}, "n='1e308' (must be at most 200,000)"),
+    # a budget that does not parse left its unit to read the budget in use as another budget
+    ({"budget": "abc", "budget_unit": "per_landmark"}, {"budget_unit": "total_c", "budget": 100.0},
+     "budget_unit='per_landmark' (it goes with the ignored budget)"),
+])
+def test_a_link_s_refused_setting_takes_along_only_what_goes_with_it(query, kept, said):
+    s = ExplorerState(n=1000, auto_update=False)
+    try:
+        s.from_query(query)
+        assert {k: getattr(s, k) for k in kept} == kept
+        assert said in s.link_problem, s.link_problem
+    finally:
+        s.close()
