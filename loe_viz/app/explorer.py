@@ -824,6 +824,16 @@ class Explorer(Viewer):
 
             self.state.report_link_problem(f"Ignored lesson={str(key)[:80]!r} in the link: no such lesson (the "
                                            f"lessons are {', '.join(lesson_keys())})")
+            # out of the address too, as a refused setting is: a copied link repeated the error (served: once the
+            # page has sent its own address, which would bring it back)
+            def strip():
+                pairs = [(k, v) for k, v in urllib.parse.parse_qsl((where.search or "").lstrip("?"),
+                                                                   keep_blank_values=True) if k != "lesson"]
+                where.search = "?" + urllib.parse.urlencode(pairs) if pairs else ""
+
+            strip()
+            if self._served:
+                pn.state.onload(strip)
 
     def _on_results(self, *events):
         if self._run_all_from is not None:

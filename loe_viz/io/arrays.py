@@ -48,8 +48,8 @@ def read_array(fh, name, what, lim, end):
     start = fh.tell()
     shape, dtype, nbytes = read_header(fh, name, what)
     if dtype.hasobject:
-        raise err(name, f"{what} is an object array; it cannot be read without unpickling, which read_triplets "
-                        "never does (save labels as a str array, triplets as integers)")
+        raise err(name, f"{what} is an object array; it cannot be read without unpickling, which loe_viz never "
+                        "does (save numbers as a numeric array, labels as a str array)")
     left = end - fh.tell()
     _limit(name, f"{what}, declared with shape {shape} and dtype {dtype},", nbytes, lim, "array_bytes")
     if nbytes > left:

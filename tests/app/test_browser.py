@@ -551,6 +551,18 @@ def test_tab_goes_from_a_tab_into_its_content_and_an_opened_step_takes_the_focus
         p.close()
 
 
+def test_an_unknown_lesson_leaves_the_address(server, browser):
+    """A refused setting is written back in the address; an unknown lesson stayed, and a copied link repeated it."""
+    p = Page(browser, server.url + "?lesson=%3Cb%3Enone%3C%2Fb%3E&n=300", width=1280, height=800)
+    try:
+        p.wait_text(".loe-error", r"Ignored lesson='<b>none</b>' in the link: no such lesson", timeout=120)
+        p.page.wait_for_function("() => !window.location.search.includes('lesson')", timeout=30_000)
+        assert p.page.evaluate("window.location.search") == "?n=300"
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+
+
 def test_a_lost_connection_is_said_on_the_page(browser, server_factory):
     """When the hall's network dropped, the page looked live while nothing reached the server."""
     srv = server_factory()
