@@ -96,6 +96,27 @@ def test_compares_progress_bar_appears_only_once_a_run_starts():
         s.close()
 
 
+def test_the_compare_plot_s_log_axis_keeps_to_the_errors_it_shows():
+    """One error value (or an error of 0) left the range to HoloViews, which reached 0 on the log axis: a warning in
+    the server's log at each draw."""
+    import holoviews as hv
+    from loe_viz.app.compare_state import CompareRecord
+
+    s = ExplorerState(n=300, auto_update=False)
+    view = CompareView(state=s)
+    try:
+        view.compare.records = [CompareRecord("STE", 0.5, 0.2, 0.1), CompareRecord("STE", 1.0, 0.2, 0.1, final=True),
+                                CompareRecord("SOE", 0.7, 0.0, 0.0, final=True)]
+        fig = view._figure()
+        lo, hi = fig.opts.get().kwargs["ylim"]
+        assert 0 < lo < 0.2 < hi
+        assert {el.label for el in fig} == {"STE"}  # an error of 0 has no place on a log axis
+        hv.render(fig)
+    finally:
+        view.close()
+        s.close()
+
+
 def test_the_sweeps_progress_bar_and_empty_plots_say_what_happens():
     v = SweepView()
     assert v._progress.visible is False

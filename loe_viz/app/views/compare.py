@@ -108,7 +108,7 @@ that these comparisons hardly pin down from scratch, and STE refines it.
             return hv.Curve([], "seconds", "Procrustes error").opts(
                 **plots.base_opts(title="Procrustes error against time (press “Run comparison”)"))
         df = pd.DataFrame([r.__dict__ for r in recs])
-        df = df[np.isfinite(df["procrustes"])]
+        df = df[np.isfinite(df["procrustes"]) & (df["procrustes"] > 0)]  # a log axis: a 0 has no place on it
         layers = []
         for name, g in df.groupby("method", sort=False):
             m = METHODS[name]  # colour, dash and marker: told apart without colour too
@@ -123,9 +123,10 @@ that these comparisons hardly pin down from scratch, and STE refines it.
         if not layers:
             return hv.Curve([], "seconds", "Procrustes error")
         y = df["procrustes"].to_numpy()
-        y = y[y > 0]
         ticks = plots.log_ticks(y)
-        extra = dict(yticks=ticks, ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3)) if ticks else {}
+        # the range always from the errors: left to HoloViews, one value's range reached 0 on the log axis (a warning
+        # in the server's log at each draw)
+        extra = dict(ylim=(float(y.min()) / 1.3, float(y.max()) * 1.3)) | (dict(yticks=ticks) if ticks else {})
         return hv.Overlay(layers).opts(
             **plots.base_opts(title="Procrustes error against time (large markers: final)", logy=True,
                               xlabel="seconds", ylabel="Procrustes error (log scale)",
