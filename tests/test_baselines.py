@@ -408,7 +408,8 @@ def test_invalid_triplets_and_n_items(truth):
         STE().fit(np.array([[0, 1, -2]]))
     with pytest.raises(ValueError, match="^triplets row 0 repeats an item"):
         STE().fit(np.array([[0, 1, 1], [0, 1, 2]]))
-    with pytest.raises(ValueError, match="^triplets index 39 is out of range for n_items=20"):
+    with pytest.raises(ValueError, match=r"^triplets index 38 is out of range for n_items=20 \(first at row 0; the "
+                                         r"largest is 39\)"):
         STE().fit(T, n_items=20)
     with pytest.raises(ValueError, match="^n_items must be >= 3"):
         STE().fit(T, n_items=2)

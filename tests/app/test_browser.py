@@ -536,6 +536,11 @@ def test_tab_goes_from_a_tab_into_its_content_and_an_opened_step_takes_the_focus
         p.page.keyboard.press("Enter")  # the walk-through opens on the step the lesson names
         p.page.wait_for_function(_FOCUSED_JS.replace("return a ?", "return a && a.textContent.trim() === 'Sample' ?"),
                                  timeout=30_000)
+        # the step's content is sent once the step is open: Tab goes into it when it is there
+        p.page.wait_for_function("""() => { const walk = (r) => { for (const el of r.querySelectorAll('*')) {
+            if (el.childElementCount === 0 && (el.textContent || '').includes('What happens in “Sample”')) return true;
+            if (el.shadowRoot && walk(el.shadowRoot)) return true; } return false; }; return walk(document); }""",
+                                 timeout=60_000)
         p.page.keyboard.press("Tab")  # on into the step, not out of the page
         tag, text, _ = p.page.evaluate(_FOCUSED_JS)
         assert tag == "BUTTON" and text != "Skip to the modes and steps", (tag, text)
