@@ -370,71 +370,72 @@ def _opened_by(monkeypatch, search: str):
     return where
 
 
-def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypatch):
+@pytest.fixture
+def first_run():
+    """An explorer (n = 60) whose first run has ended, closed afterwards (a lesson's sweep cancelled)."""
+    e = Explorer(n=60)
+    try:
+        assert e.state.wait(120)
+        yield e
+    finally:
+        e._lessons.sweep.cancel()
+        e.close()
+
+
+def _open_link(monkeypatch, e, search: str):
+    """(the lesson opened, the location) of the explorer ``e`` opened on the link ``search``."""
+    where = _opened_by(monkeypatch, search)
+    return e._open_lesson_from_url(), where
+
+
+def test_an_unknown_lesson_in_the_link_is_said_beside_the_first_result(monkeypatch, first_run):
     """?lesson=landmark (a typo) opened the walk-through without a word: the first result cleared the error."""
     from loe_viz.app.lessons import lesson_keys
 
-    e = Explorer(n=60)
-    try:
-        assert e.state.wait(120)
-        where = _opened_by(monkeypatch, "?n=60&lesson=<img src=x onerror=alert(1)>")
-        e._open_lesson_from_url()
-        assert where.search == "?n=60"  # out of the address: a copied link repeated the error
-        want = ("Ignored lesson='<img src=x onerror=alert(1)>' in the link: no such lesson (the lessons are "
-                f"{', '.join(lesson_keys())})")
-        assert e.state.error == want and e.state._link_problem == want  # kept through the first run
-        assert e.modes.active == 0
-        e.state.run()  # the first result shows it; a problem of the link reported after that is added to it
-        assert e.state.wait(120) and e.state.error == want
-        e.state.report_link_problem("Ignored settings in the link that do not parse: n='x'")
-        assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
-        e.state.report_link_problem("Ignored settings in the link that do not parse: n='x'")  # the link again
-        assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
-    finally:
-        e.close()
+    e = first_run
+    _, where = _open_link(monkeypatch, e, "?n=60&lesson=<img src=x onerror=alert(1)>")
+    assert where.search == "?n=60"  # out of the address: a copied link repeated the error
+    want = ("Ignored lesson='<img src=x onerror=alert(1)>' in the link: no such lesson (the lessons are "
+            f"{', '.join(lesson_keys())})")
+    assert e.state.error == want and e.state._link_problem == want  # kept through the first run
+    assert e.modes.active == 0
+    e.state.run()  # the first result shows it; a problem of the link reported after that is added to it
+    assert e.state.wait(120) and e.state.error == want
+    e.state.report_link_problem("Ignored settings in the link that do not parse: n='x'")
+    assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
+    e.state.report_link_problem("Ignored settings in the link that do not parse: n='x'")  # the link again
+    assert e.state.error == want + " Ignored settings in the link that do not parse: n='x'"
 
 
-def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monkeypatch):
+def test_a_lesson_s_link_names_its_ignored_settings_on_the_lessons_tab_too(monkeypatch, first_run):
     """?lesson=noise&n=abc opened the Lessons tab, and only the walk-through's tab said that n=abc was ignored."""
-    e = Explorer(n=60)
-    try:
-        assert e.state.wait(120)
-        _opened_by(monkeypatch, "?lesson=noise")
-        x = e._open_lesson_from_url()  # the lesson's preset first, then the link's settings on top
-        e.state.from_query({"n": "<b>abc</b>"})
-        e._say_link_on_lessons(x, "?lesson=noise&n=%3Cb%3Eabc%3C/b%3E")
-        note = e._lessons._link_note
-        assert e.modes.active == 2 and note.visible
-        assert note.object.startswith("Ignored settings in the link that do not parse")
-        assert "<b>" not in note.object and "&lt;b&gt;abc" in note.object  # escaped, as on the walk-through
-        e.state.wait(120)
-        e._lessons.open("budget")  # another lesson, picked on the page: the note spoke of the link's
-        assert not note.visible
-        e._lessons.sweep.cancel()
-    finally:
-        e.close()
+    e = first_run
+    x, _ = _open_link(monkeypatch, e, "?lesson=noise")  # the lesson's preset first, then the link's settings on top
+    e.state.from_query({"n": "<b>abc</b>"})
+    e._say_link_on_lessons(x, "?lesson=noise&n=%3Cb%3Eabc%3C/b%3E")
+    note = e._lessons._link_note
+    assert e.modes.active == 2 and note.visible
+    assert note.object.startswith("Ignored settings in the link that do not parse")
+    assert "<b>" not in note.object and "&lt;b&gt;abc" in note.object  # escaped, as on the walk-through
+    e.state.wait(120)
+    e._lessons.open("budget")  # another lesson, picked on the page: the note spoke of the link's
+    assert not note.visible
 
 
-def test_a_sweep_lesson_s_link_says_its_settings_set_the_walk_through_only(monkeypatch):
+def test_a_sweep_lesson_s_link_says_its_settings_set_the_walk_through_only(monkeypatch, first_run):
     """?lesson=budget&n=300 ran the walk-through at n = 300 and the sweep at its own n = 500, without a word."""
-    e = Explorer(n=60)
-    try:
-        assert e.state.wait(120)
-        link = "?lesson=budget&n=300&temperature=2&step=sample"
-        _opened_by(monkeypatch, link)
-        x = e._open_lesson_from_url()
-        e._lessons.sweep.cancel()
-        e._say_link_on_lessons(x, link)
-        note = e._lessons._link_note
-        assert note.visible
-        assert note.object == md_quoting("This lesson runs a sweep with its own settings (shown with the sweep "
-                                         "below): the link's n, temperature set the walk-through only.")
-        x = e._lessons.open("noise")  # a lesson of the walk-through: the link's settings are its own
-        e._say_link_on_lessons(x, link)
-        assert not note.visible
-    finally:
-        e._lessons.sweep.cancel()
-        e.close()
+    e = first_run
+    link = "?lesson=budget&n=300&temperature=2&step=sample"
+    x, _ = _open_link(monkeypatch, e, link)
+    e._lessons.sweep.cancel()
+    e._say_link_on_lessons(x, link)
+    note = e._lessons._link_note
+    assert note.visible
+    assert note.object == md_quoting("This lesson runs a sweep with its own settings (shown with the sweep "
+                                     "below): the link's n, temperature set the walk-through only.")
+    x = e._lessons.open("noise")  # a lesson of the walk-through: the link's settings are its own
+    e._say_link_on_lessons(x, link)
+    assert not note.visible
 
 
 def test_a_lesson_opened_by_a_click_puts_its_question_above_the_walk_through():

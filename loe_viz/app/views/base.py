@@ -134,28 +134,24 @@ class WholeNumberInput(pn.widgets.IntInput):
     mode = param.String(default="float", constant=True, doc="The page's box takes any number (1e5, 2.5).")
 
 
-def _on_release(props: dict) -> dict:
-    """A slider's properties from the page with ``value`` taken only on release (``value_throttled``)."""
-    props = {k: v for k, v in props.items() if k != "value"}
-    if "value_throttled" in props:
-        props["value"] = props["value_throttled"]
-    return props
-
-
-class ReleasedIntSlider(pn.widgets.IntSlider):
-    """An :class:`~panel.widgets.IntSlider` whose value changes when its handle is released, whatever
-    ``pn.config.throttled`` says: a notebook's plain ``pn.extension()`` started a fit at every step of a drag
-    (a dozen for one move of "Items n"). The global switch would change the user's other sliders too."""
+class _TakesValueOnRelease:
+    """A slider whose value changes when its handle is released, whatever ``pn.config.throttled`` says: a
+    notebook's plain ``pn.extension()`` started a fit at every step of a drag (a dozen for one move of "Items n").
+    The global switch would change the user's other sliders too."""
 
     def _process_property_change(self, props):
-        return super()._process_property_change(_on_release(props))
+        props = {k: v for k, v in props.items() if k != "value"}
+        if "value_throttled" in props:
+            props["value"] = props["value_throttled"]
+        return super()._process_property_change(props)
 
 
-class ReleasedFloatSlider(pn.widgets.FloatSlider):
-    """:class:`ReleasedIntSlider` for floats."""
+class ReleasedIntSlider(_TakesValueOnRelease, pn.widgets.IntSlider):
+    """An :class:`~panel.widgets.IntSlider` that takes its value on release (:class:`_TakesValueOnRelease`)."""
 
-    def _process_property_change(self, props):
-        return super()._process_property_change(_on_release(props))
+
+class ReleasedFloatSlider(_TakesValueOnRelease, pn.widgets.FloatSlider):
+    """A :class:`~panel.widgets.FloatSlider` that takes its value on release (:class:`_TakesValueOnRelease`)."""
 
 
 class ReleasedFloatEditSlider(pn.widgets.EditableFloatSlider):
@@ -506,18 +502,23 @@ if (!window.__loeVizNames) {
 }
 """
 
+#: The chosen tab of the tab bar whose host has the class ``host`` (``loe-modes``, ``loe-steps``), found through
+#: the page's shadow roots; null when there is none.
+_ACTIVE_TAB_JS = r"""
+const activeTab = (root, host) => {
+  for (const el of root.querySelectorAll("*")) {
+    if (el.classList.contains(host) && el.shadowRoot) return el.shadowRoot.querySelector(".bk-tab.bk-active")
+    if (el.shadowRoot) { const t = activeTab(el.shadowRoot, host); if (t) return t }
+  }
+  return null
+}
+"""
+
 #: The click of a button that opens a step of the walk-through (a lesson's "Open “Embedding” ▶"): the button goes
 #: away with its mode, and the keyboard's focus went to the page's start. For 20 s (a first walk-through is drawn
 #: in seconds on a busy server), a focus lost to the page goes to the open step's tab (the steps' tab bar is the
 #: host of class loe-steps).
-FOCUS_STEP_JS = r"""
-const find = (root) => {
-  for (const el of root.querySelectorAll("*")) {
-    if (el.classList.contains("loe-steps") && el.shadowRoot) return el.shadowRoot.querySelector(".bk-tab.bk-active")
-    if (el.shadowRoot) { const t = find(el.shadowRoot); if (t) return t }
-  }
-  return null
-}
+FOCUS_STEP_JS = _ACTIVE_TAB_JS + r"""
 const until = Date.now() + 20000
 clearInterval(window.__loeVizRefocus)
 // the tab bar may be drawn again as the step's content arrives, and the focus lost again: it is put back each time,
@@ -525,7 +526,7 @@ clearInterval(window.__loeVizRefocus)
 const timer = window.__loeVizRefocus = setInterval(() => {
   if (Date.now() > until) { clearInterval(timer); return }
   if (document.activeElement !== document.body && document.activeElement !== null) return
-  const tab = find(document)
+  const tab = activeTab(document, "loe-steps")
   if (tab && tab.getClientRects().length) tab.focus()
 }, 50)
 document.addEventListener("mousedown", () => clearInterval(timer), {once: true, capture: true})
@@ -534,7 +535,7 @@ document.addEventListener("mousedown", () => clearInterval(timer), {once: true, 
 #: A link before everything else on the page, shown only while it has the keyboard's focus: Enter moves the focus
 #: to the chosen mode's tab (Walk-through, Your triplets, Lessons), past the sidebar's twenty-odd controls that
 #: came first from the keyboard. The usual "skip to content" link of a page with a sidebar (WCAG 2.4.1).
-_SKIP_JS = r"""
+_SKIP_JS = _ACTIVE_TAB_JS + r"""
 if (!document.getElementById("loe-skip")) {
   const link = document.createElement("a")
   link.id = "loe-skip"
@@ -546,14 +547,7 @@ if (!document.getElementById("loe-skip")) {
   link.addEventListener("blur", () => { link.style.left = "-10000px" })
   link.addEventListener("click", (e) => {
     e.preventDefault()
-    const find = (root) => {  // the chosen tab of the modes (their tab bar is the host of class loe-modes)
-      for (const el of root.querySelectorAll("*")) {
-        if (el.classList.contains("loe-modes") && el.shadowRoot) return el.shadowRoot.querySelector(".bk-tab.bk-active")
-        if (el.shadowRoot) { const t = find(el.shadowRoot); if (t) return t }
-      }
-      return null
-    }
-    const tab = find(document)
+    const tab = activeTab(document, "loe-modes")  // the chosen mode's tab
     if (tab) { tab.setAttribute("tabindex", tab.getAttribute("tabindex") || "0"); tab.focus() }
   })
   document.body.insertBefore(link, document.body.firstChild)
